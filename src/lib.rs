@@ -1,0 +1,1 @@
+//! rewind: a checkpoint and rollback sidecar for AI coding agents.
