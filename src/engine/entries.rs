@@ -1,0 +1,152 @@
+//! Entries hosts add to the session: their conversation (`append_entry`),
+//! labels, and the staged set; plus the tree view of the session.
+
+use serde_json::{json, Map, Value};
+
+use super::{Engine, EngineError, Result};
+use crate::protocol::{
+    AppendEntryParams, AppendEntryResult, EntryIdResult, GetTreeResult, HostEntryType, LabelParams,
+    StageFilesParams, StageFilesResult, TreeEntryInfo,
+};
+use crate::repo_path::RepoPath;
+use crate::session::{valid_host_id, NewEntry};
+
+impl Engine {
+    pub fn append_entry(&mut self, p: AppendEntryParams) -> Result<AppendEntryResult> {
+        if let Some(id) = &p.entry_id {
+            if !valid_host_id(id) {
+                return Err(EngineError::InvalidParams(format!(
+                    "entryId {id:?} must be a non-empty string without whitespace, at most 64 characters"
+                )));
+            }
+            if let Some(existing) = self.log.index().get(id) {
+                // Re-sending an id is idempotent, unless it would move the
+                // entry elsewhere in the tree.
+                if let Some(parent) = &p.parent_id {
+                    if existing.parent_id.as_deref() != Some(parent.as_str()) {
+                        return Err(EngineError::InvalidParams(format!(
+                            "entry {id} exists with parentId {:?}, not {parent:?}",
+                            existing.parent_id
+                        )));
+                    }
+                }
+                return Ok(AppendEntryResult {
+                    entry_id: id.clone(),
+                    existed: true,
+                });
+            }
+        }
+        let parent = match p.parent_id {
+            Some(id) => {
+                if !self.log.index().contains(&id) {
+                    return Err(EngineError::UnknownEntry(id));
+                }
+                Some(id)
+            }
+            None => self.leaf_id(),
+        };
+        let mut fields = Map::new();
+        let (entry_type, custom_type) = match p.entry_type.unwrap_or_default() {
+            HostEntryType::Message => {
+                // pi's message entries carry {role, content}.
+                let mut message = Map::new();
+                message.insert("role".into(), json!(p.role.as_deref().unwrap_or("user")));
+                if let Some(text) = &p.text {
+                    message.insert("content".into(), json!(text));
+                }
+                fields.insert("message".into(), Value::Object(message));
+                ("message".to_string(), None)
+            }
+            HostEntryType::Custom => {
+                let Some(ct) = p.custom_type else {
+                    return Err(EngineError::InvalidParams(
+                        "entryType \"custom\" needs a customType".into(),
+                    ));
+                };
+                if matches!(ct.as_str(), "step-snapshot" | "unrevert-point" | "approval" | "navigation") {
+                    return Err(EngineError::InvalidParams(format!(
+                        "customType {ct:?} is reserved for the sidecar's own entries"
+                    )));
+                }
+                if let Some(role) = &p.role {
+                    fields.insert("role".into(), json!(role));
+                }
+                if let Some(text) = &p.text {
+                    fields.insert("text".into(), json!(text));
+                }
+                ("custom".to_string(), Some(ct))
+            }
+        };
+        if let Some(data) = p.data {
+            fields.insert("data".into(), data);
+        }
+        let entry = self.log.append(NewEntry {
+            entry_type,
+            custom_type,
+            id: p.entry_id,
+            parent_id: parent,
+            fields,
+        })?;
+        Ok(AppendEntryResult {
+            entry_id: entry.id,
+            existed: false,
+        })
+    }
+
+    pub fn label(&mut self, p: LabelParams) -> Result<EntryIdResult> {
+        if !self.log.index().contains(&p.target_id) {
+            return Err(EngineError::UnknownEntry(p.target_id));
+        }
+        let mut fields = Map::new();
+        fields.insert("targetId".into(), json!(p.target_id));
+        fields.insert("label".into(), p.label.map(Value::String).unwrap_or(Value::Null));
+        if let Some(note) = p.note {
+            fields.insert("note".into(), json!(note));
+        }
+        let leaf = self.leaf_id();
+        let entry = self.log.append(NewEntry {
+            entry_type: "label".into(),
+            custom_type: None,
+            id: None,
+            parent_id: leaf,
+            fields,
+        })?;
+        Ok(EntryIdResult { entry_id: entry.id })
+    }
+
+    pub fn stage_files(&mut self, p: StageFilesParams) -> Result<StageFilesResult> {
+        let mut parsed = Vec::with_capacity(p.paths.len());
+        for raw in &p.paths {
+            let rp = RepoPath::parse(raw)?;
+            rp.check_parents_inside(&self.root)?;
+            parsed.push(rp);
+        }
+        // All or nothing: validate every path before staging any.
+        for rp in parsed {
+            self.staged.insert(rp.into_string());
+        }
+        Ok(StageFilesResult {
+            staged: self.staged.iter().cloned().collect(),
+        })
+    }
+
+    pub fn get_tree(&self) -> Result<GetTreeResult> {
+        let index = self.log.index();
+        let entries = index
+            .entries()
+            .iter()
+            .map(|e| TreeEntryInfo {
+                id: e.id.clone(),
+                parent_id: e.parent_id.clone(),
+                entry_type: e.entry_type.clone(),
+                custom_type: e.custom_type.clone(),
+                label: index.label_of(&e.id).map(|(l, _)| l.to_string()),
+                timestamp: e.timestamp.clone(),
+            })
+            .collect();
+        Ok(GetTreeResult {
+            entries,
+            leaf_id: self.leaf_id().unwrap_or_default(),
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! The engine: one open session of one project. It owns the store, the
+//! session log and the working-copy state, and implements every method's
+//! semantics on top of them. Handlers only translate to and from the wire.
+
+mod error;
+mod entries;
+mod open;
+mod queries;
+mod snapshot;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use error::{EngineError, Result};
+pub use open::{default_store_dir, EngineConfig};
+
+use crate::session::{Entry, SessionLog};
+use crate::store::{self as diff, ObjectId, Store, TreeEntry};
+use crate::working_copy::{ScanOptions, StatCache};
+
+pub type FlatTree = BTreeMap<String, TreeEntry>;
+
+pub struct Engine {
+    root: PathBuf,
+    store: Store,
+    log: SessionLog,
+    scan_options: ScanOptions,
+    stat_cache: StatCache,
+    stat_cache_path: PathBuf,
+    staged: BTreeSet<String>,
+    /// Flattened trees recently used (tree id -> files), so consecutive
+    /// snapshots and queries do not re-read every tree object.
+    flat_cache: HashMap<ObjectId, Arc<FlatTree>>,
+}
+
+/// A point in history a query compares: an entry's checkpoint, a tree
+/// named by hash, or the live working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Point {
+    Entry(String),
+    Tree(ObjectId),
+    Working,
+}
+
+pub const WORKING: &str = "@working";
+
+impl Engine {
+    pub fn project_root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn session_file(&self) -> &Path {
+        self.log.path()
+    }
+
+    pub fn log(&self) -> &SessionLog {
+        &self.log
+    }
+
+    /// The tree recorded by the checkpoint at `id` (PROTOCOL "checkpoint at
+    /// an entry"), with the entry that recorded it.
+    fn checkpoint_tree(&self, id: &str) -> Result<Option<(&Entry, ObjectId)>> {
+        if !self.log.index().contains(id) {
+            return Err(EngineError::UnknownEntry(id.to_string()));
+        }
+        match self.log.index().checkpoint_at(id) {
+            Some(cp) => Ok(Some((cp, tree_of(cp)?))),
+            None => Ok(None),
+        }
+    }
+
+    fn leaf_id(&self) -> Option<String> {
+        self.log.index().leaf().map(|e| e.id.clone())
+    }
+
+    fn baseline(&self) -> Option<&Entry> {
+        self.log.index().first_snapshot()
+    }
+
+    /// The recorded state: the tree the sidecar last observed or wrote.
+    fn recorded_tree(&self) -> Result<Option<ObjectId>> {
+        match self.log.index().latest_working_tree() {
+            Some(h) => Ok(Some(parse_tree_hash(h)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn flat(&mut self, tree: Option<ObjectId>) -> Result<Arc<FlatTree>> {
+        let Some(tree) = tree else {
+            return Ok(Arc::new(FlatTree::new()));
+        };
+        if let Some(f) = self.flat_cache.get(&tree) {
+            return Ok(f.clone());
+        }
+        let flat = Arc::new(diff::flatten(&self.store, &tree)?);
+        if self.flat_cache.len() >= 8 {
+            self.flat_cache.clear();
+        }
+        self.flat_cache.insert(tree, flat.clone());
+        Ok(flat)
+    }
+
+    fn remember_flat(&mut self, tree: ObjectId, flat: Arc<FlatTree>) {
+        if self.flat_cache.len() >= 8 {
+            self.flat_cache.clear();
+        }
+        self.flat_cache.insert(tree, flat);
+    }
+}
+
+/// The tree a tree-recording entry recorded.
+fn tree_of(e: &Entry) -> Result<ObjectId> {
+    let h = e.recorded_tree().ok_or_else(|| {
+        EngineError::InvalidParams(format!("entry {} records no tree", e.id))
+    })?;
+    parse_tree_hash(h)
+}
+
+fn parse_tree_hash(h: &str) -> Result<ObjectId> {
+    ObjectId::from_hex(h).map_err(|_| EngineError::UnknownTree(h.to_string()))
+}
+
+/// Turn index of a tree-recording entry (unrevert-points carry the turn of
+/// the latest step-snapshot above them).
+fn turn_of(e: &Entry) -> u64 {
+    e.data()
+        .and_then(|d| d.get("turnIndex"))
+        .and_then(|t| t.as_u64())
+        .unwrap_or(0)
+}
+
+/// The kind of a tree-recording entry ("baseline", "turn", ..., or the
+/// operation of an unrevert-point).
+fn kind_of(e: &Entry) -> String {
+    e.data()
+        .and_then(|d| d.get("kind"))
+        .and_then(|k| k.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| e.custom_type.clone().unwrap_or_else(|| e.entry_type.clone()))
+}
+
+/// The paths an entry's recorded diff names, with their status.
+fn diff_of(e: &Entry) -> Vec<(String, crate::protocol::FileStatus)> {
+    use crate::protocol::FileStatus;
+    let mut out = Vec::new();
+    let Some(d) = e.data().and_then(|d| d.get("diff")) else {
+        return out;
+    };
+    for (key, status) in [
+        ("added", FileStatus::Added),
+        ("modified", FileStatus::Modified),
+        ("deleted", FileStatus::Deleted),
+    ] {
+        if let Some(list) = d.get(key).and_then(|l| l.as_array()) {
+            out.extend(
+                list.iter()
+                    .filter_map(|p| p.as_str())
+                    .map(|p| (p.to_string(), status)),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,277 @@
+//! Opening a session: locate the store, create or resume the session file,
+//! take the baseline (new session) or record edits made while no sidecar
+//! ran (resume).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
+use super::{Engine, EngineError, Result};
+use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
+use crate::session::{Header, SessionLog, TornTail};
+use crate::store::Store;
+use crate::working_copy::{ScanOptions, StatCache};
+
+#[derive(Debug, Clone, Default)]
+pub struct EngineConfig {
+    /// Project root; `None` takes the resumed session's `cwd`, else the
+    /// process cwd.
+    pub cwd: Option<PathBuf>,
+    pub session_file: Option<PathBuf>,
+    /// `None`: [`default_store_dir`] of the project.
+    pub store_dir: Option<PathBuf>,
+    pub scan: ScanOptions,
+    pub fsync: bool,
+}
+
+/// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
+/// `~/.local/share/rewind`) `/projects/<xxh3-64 of the root path>`.
+pub fn default_store_dir(root: &Path) -> PathBuf {
+    let home = std::env::var_os("REWIND_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind"))
+        })
+        .unwrap_or_else(|| PathBuf::from(".rewind"));
+    home.join("projects")
+        .join(format!("{:016x}", xxh3_64(root.as_os_str().as_encoded_bytes())))
+}
+
+fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
+    if !p.is_absolute() {
+        return Err(EngineError::InvalidParams(format!(
+            "{what} must be an absolute path, got {}",
+            p.display()
+        )));
+    }
+    Ok(p.to_path_buf())
+}
+
+impl Engine {
+    /// Open (resume or create) the session `config` names.
+    pub fn open(config: EngineConfig) -> Result<(Engine, InitializeResult)> {
+        let session_file = match &config.session_file {
+            Some(p) => Some(absolute(p, "sessionFile")?),
+            None => None,
+        };
+        // Lock and read an existing session first: its header names the
+        // project when the caller did not.
+        let existing = match &session_file {
+            Some(p) if p.exists() => Some(SessionLog::open(p, config.fsync)?),
+            _ => None,
+        };
+        let cwd = match (&config.cwd, &existing) {
+            (Some(c), _) => absolute(c, "cwd")?,
+            (None, Some((log, _))) => PathBuf::from(&log.header().cwd),
+            (None, None) => std::env::current_dir()
+                .map_err(|e| EngineError::io("reading the current directory", ".", e))?,
+        };
+        let root = cwd.canonicalize().map_err(|e| {
+            EngineError::InvalidParams(format!("project root {} is not usable: {e}", cwd.display()))
+        })?;
+        if !root.is_dir() {
+            return Err(EngineError::InvalidParams(format!(
+                "project root {} is not a directory",
+                root.display()
+            )));
+        }
+        let store_dir = match &config.store_dir {
+            Some(d) => absolute(d, "storeDir")?,
+            None => default_store_dir(&root),
+        };
+        let store = Store::open(&store_dir, config.fsync)?;
+        let root_str = root.display().to_string();
+        let (log, torn) = match existing {
+            Some((log, report)) => (log, report.torn_tail),
+            None => {
+                let header = Header::new(&root_str);
+                let path = match session_file {
+                    Some(p) => p,
+                    None => {
+                        // pi's naming: <timestamp>_<sessionId>.jsonl
+                        let stamp = header.timestamp.replace([':', '.'], "-");
+                        store.sessions_dir().join(format!("{stamp}_{}.jsonl", header.id))
+                    }
+                };
+                (SessionLog::create_with_header(&path, header, config.fsync)?, None)
+            }
+        };
+        let resumed = log.index().first_snapshot().is_some();
+        register_session(&store, log.path());
+        let mut engine = Engine::assemble(root, store, log, &config);
+
+        let mut recovered = torn.map(|t| match t {
+            TornTail::Completed => Recovered {
+                torn_tail: Some("completed".into()),
+                truncated_bytes: None,
+                outside_entry_id: None,
+            },
+            TornTail::Truncated { bytes } => Recovered {
+                torn_tail: Some("truncated".into()),
+                truncated_bytes: Some(bytes),
+                outside_entry_id: None,
+            },
+        });
+
+        if !resumed {
+            // A new session (or one whose file holds only a header): the
+            // baseline is its root entry.
+            engine.record_snapshot(SnapshotSpec {
+                kind: KIND_BASELINE.into(),
+                label: None,
+                scope: None,
+                tool: None,
+                parent: None,
+                turn_index: Some(0),
+                force: true,
+            })?;
+        } else {
+            // Resume: record edits made while no sidecar was running.
+            let recorded = engine.recorded_tree()?;
+            let prior = engine.flat(recorded)?;
+            let state = engine.scan_working(None, &prior)?;
+            if Some(state.tree) != recorded {
+                let leaf = engine.leaf_id();
+                let res = engine.record_snapshot(SnapshotSpec {
+                    kind: KIND_OUTSIDE.into(),
+                    label: None,
+                    scope: None,
+                    tool: None,
+                    parent: leaf,
+                    turn_index: None,
+                    force: true,
+                })?;
+                let r = recovered.get_or_insert(Recovered {
+                    torn_tail: None,
+                    truncated_bytes: None,
+                    outside_entry_id: None,
+                });
+                r.outside_entry_id = res.entry_id;
+            }
+        }
+
+        let result = engine.initialize_result(resumed, recovered)?;
+        Ok((engine, result))
+    }
+
+    /// Open a session for reading only (terminal commands): no lock, no
+    /// baseline, nothing appended. Queries against `@working` still scan.
+    pub fn open_read_only(config: EngineConfig) -> Result<Engine> {
+        let path = config
+            .session_file
+            .clone()
+            .ok_or_else(|| EngineError::InvalidParams("no session file given".into()))?;
+        let log = SessionLog::open_read_only(&absolute(&path, "sessionFile")?)?;
+        let cwd = config
+            .cwd
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&log.header().cwd));
+        let root = cwd.canonicalize().map_err(|e| {
+            EngineError::InvalidParams(format!("project root {} is not usable: {e}", cwd.display()))
+        })?;
+        let store_dir = match &config.store_dir {
+            Some(d) => absolute(d, "storeDir")?,
+            None => default_store_dir(&root),
+        };
+        let store = Store::open(&store_dir, false)?;
+        Ok(Engine::assemble(root, store, log, &config))
+    }
+
+    fn assemble(root: PathBuf, store: Store, log: SessionLog, config: &EngineConfig) -> Engine {
+        let stat_cache_path = store.root().join("cache").join(format!(
+            "stat-{:016x}.bin",
+            xxh3_64(root.as_os_str().as_encoded_bytes())
+        ));
+        // The staged set survives restarts through the latest snapshot
+        // that recorded it.
+        let staged: BTreeSet<String> = log
+            .index()
+            .entries()
+            .iter()
+            .rev()
+            .find(|e| e.custom_type.as_deref() == Some("step-snapshot"))
+            .and_then(|e| e.data().and_then(|d| d.get("stagedPaths")).and_then(|s| s.as_array()).cloned())
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        Engine {
+            root,
+            store,
+            log,
+            scan_options: config.scan.clone(),
+            stat_cache: StatCache::load(&stat_cache_path),
+            stat_cache_path,
+            staged,
+            flat_cache: HashMap::new(),
+        }
+    }
+
+    fn initialize_result(&mut self, resumed: bool, recovered: Option<crate::protocol::Recovered>) -> Result<InitializeResult> {
+        let baseline = self
+            .baseline()
+            .ok_or_else(|| EngineError::InvalidParams("session has no baseline".into()))?
+            .clone();
+        let tree = super::tree_of(&baseline)?;
+        let files = self.flat(Some(tree))?;
+        Ok(InitializeResult {
+            protocol_version: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            session_id: self.log.header().id.clone(),
+            session_file: self.log.path().display().to_string(),
+            store_dir: self.store.root().display().to_string(),
+            project_root: self.root.display().to_string(),
+            leaf_id: self.leaf_id().unwrap_or_default(),
+            resumed,
+            baseline: BaselineInfo {
+                entry_id: baseline.id.clone(),
+                tree_hash: tree.to_hex(),
+                files: files.len() as u64,
+                bytes: files.values().map(|e| e.size).sum(),
+            },
+            recovered,
+        })
+    }
+}
+
+/// Every session a store serves is registered in it (PROTOCOL), so gc sees
+/// sessions kept outside `<store>/sessions/`. A registration that cannot be
+/// written is logged: it only matters to gc, which then keeps more.
+fn register_session(store: &Store, session_path: &Path) {
+    let dir = store.root().join("registry");
+    let name = format!("{:016x}", xxh3_64(session_path.as_os_str().as_encoded_bytes()));
+    let file = dir.join(name);
+    if file.exists() {
+        return;
+    }
+    let result = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&file, session_path.display().to_string()));
+    if let Err(err) = result {
+        tracing::warn!(%err, path = %file.display(), "could not register the session in the store");
+    }
+}
+
+/// Session files the store knows: those under `sessions/` and registered ones.
+pub(crate) fn known_sessions(store: &Store) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(store.sessions_dir()) {
+        out.extend(
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl")),
+        );
+    }
+    if let Ok(rd) = std::fs::read_dir(store.root().join("registry")) {
+        for e in rd.flatten() {
+            if let Ok(p) = std::fs::read_to_string(e.path()) {
+                let p = PathBuf::from(p.trim());
+                if p.exists() && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}

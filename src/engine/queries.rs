@@ -1,0 +1,416 @@
+//! Read-side queries: checkpoints, modified files, diffs, history, status
+//! and stats. None of them appends anything or moves the leaf.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use similar::{ChangeTag, TextDiff};
+
+use super::snapshot::diff_lists;
+use super::{diff_of, kind_of, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point, Result, WORKING};
+use crate::protocol::{
+    CheckpointInfo, ContentEncoding, FileDiff, FileDiffParams, FileHistoryParams, FileHistoryResult,
+    FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult, ModifiedFile,
+    ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
+};
+use crate::repo_path::RepoPath;
+use crate::session::Entry;
+use crate::store::{self as diff, ObjectId, TreeEntry};
+
+/// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
+const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Git's heuristic: a NUL in the first 8000 bytes, or not UTF-8.
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8000).any(|&b| b == 0) || std::str::from_utf8(bytes).is_err()
+}
+
+impl Engine {
+    /// Resolve one side of a range to a point and its tree.
+    fn resolve(&mut self, entry: Option<String>, hash: Option<String>, default: Point) -> Result<(Point, ObjectId)> {
+        let point = match (entry, hash) {
+            (Some(_), Some(_)) => {
+                return Err(EngineError::InvalidParams(
+                    "give an entry id or a tree hash, not both".into(),
+                ))
+            }
+            (Some(e), None) if e == WORKING => Point::Working,
+            (Some(e), None) => Point::Entry(e),
+            (None, Some(h)) if h == WORKING => Point::Working,
+            (None, Some(h)) => {
+                let id = parse_tree_hash(&h)?;
+                if !self.store.contains(&id) {
+                    return Err(EngineError::UnknownTree(h));
+                }
+                Point::Tree(id)
+            }
+            (None, None) => default,
+        };
+        let tree = match &point {
+            Point::Entry(id) => match self.checkpoint_tree(id)? {
+                Some((_, t)) => t,
+                None => crate::store::empty_tree_id(),
+            },
+            Point::Tree(t) => {
+                // Verifies it is a tree (a blob hash is not a point).
+                self.store.get_tree(t).map_err(|_| EngineError::UnknownTree(t.to_hex()))?;
+                *t
+            }
+            Point::Working => {
+                let recorded = self.recorded_tree()?;
+                let prior = self.flat(recorded)?;
+                self.scan_working(None, &prior)?.tree
+            }
+        };
+        Ok((point, tree))
+    }
+
+    fn range(&mut self, from_entry: Option<String>, from_hash: Option<String>, to_entry: Option<String>, to_hash: Option<String>) -> Result<((Point, ObjectId), (Point, ObjectId))> {
+        let baseline = self
+            .baseline()
+            .map(|e| Point::Entry(e.id.clone()))
+            .unwrap_or(Point::Working);
+        let leaf = self.leaf_id().map(Point::Entry).unwrap_or(Point::Working);
+        let from = self.resolve(from_entry, from_hash, baseline)?;
+        let to = self.resolve(to_entry, to_hash, leaf)?;
+        Ok((from, to))
+    }
+
+    /// Tree-recording entries that lead from `from` to `to`, oldest first:
+    /// those on the path to `to` that are not on the path to `from`.
+    fn entries_between(&self, from: &Point, to: &Point) -> Vec<&Entry> {
+        let index = self.log.index();
+        let to_id = match to {
+            Point::Entry(id) => id.clone(),
+            // The working directory sits below the leaf.
+            Point::Working => match index.leaf() {
+                Some(l) => l.id.clone(),
+                None => return Vec::new(),
+            },
+            Point::Tree(_) => return Vec::new(),
+        };
+        let from_path: Vec<&str> = match from {
+            Point::Entry(id) => index.path_to_root(id).iter().map(|e| e.id.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        index
+            .path_to_root(&to_id)
+            .into_iter()
+            .filter(|e| e.is_tree_recording() && !from_path.contains(&e.id.as_str()))
+            .collect()
+    }
+
+    pub fn get_modified_files(&mut self, p: RangeParams) -> Result<ModifiedFilesResult> {
+        let ((from, from_tree), (to, to_tree)) =
+            self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
+        let changes = diff::diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
+        let mut first: HashMap<&str, (&Entry, u64)> = HashMap::new();
+        let wanted: std::collections::HashSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        let between = self.entries_between(&from, &to);
+        for e in between {
+            for (path, _) in diff_of(e) {
+                if let Some(key) = wanted.get(path.as_str()) {
+                    first.entry(key).or_insert((e, turn_of(e)));
+                }
+            }
+        }
+        let files = changes
+            .iter()
+            .map(|c| {
+                let status = match (&c.old, &c.new) {
+                    (None, _) => FileStatus::Added,
+                    (_, None) => FileStatus::Deleted,
+                    _ => FileStatus::Modified,
+                };
+                let hit = first.get(c.path.as_str());
+                ModifiedFile {
+                    path: c.path.clone(),
+                    status,
+                    turn_index: hit.map(|(_, t)| *t),
+                    entry_id: hit.map(|(e, _)| e.id.clone()),
+                }
+            })
+            .collect();
+        Ok(ModifiedFilesResult {
+            files,
+            from_tree_hash: from_tree.to_hex(),
+            to_tree_hash: to_tree.to_hex(),
+        })
+    }
+
+    pub fn get_file_diff(&mut self, p: FileDiffParams) -> Result<Option<FileDiff>> {
+        let path = RepoPath::parse(&p.file_path)?;
+        path.check_parents_inside(&self.root)?;
+        let ((from, from_tree), (to, to_tree)) =
+            self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
+        let old = diff::lookup(&self.store, &from_tree, path.as_str())?;
+        let new = diff::lookup(&self.store, &to_tree, path.as_str())?;
+        let old = old.filter(|e| e.kind != crate::store::EntryKind::Tree);
+        let new = new.filter(|e| e.kind != crate::store::EntryKind::Tree);
+        // A side that is the live directory may hold the file uncaptured
+        // because it is over the size cap: say so rather than "absent".
+        let disk_too_large = |pt: &Point| -> bool {
+            *pt == Point::Working
+                && std::fs::symlink_metadata(path.to_fs_path(&self.root))
+                    .map(|m| m.is_file() && m.len() > self.scan_options.max_file_size)
+                    .unwrap_or(false)
+        };
+        let old_big = old.is_none() && disk_too_large(&from);
+        let new_big = new.is_none() && disk_too_large(&to);
+        if old.is_none() && new.is_none() && !old_big && !new_big {
+            return Ok(None);
+        }
+        let context = p.context_lines.unwrap_or(3);
+        Ok(Some(self.file_diff(path.as_str(), old, new, context, old_big || new_big)?))
+    }
+
+    /// Contents, hashes and unified diff of one file between two versions.
+    fn file_diff(&self, path: &str, old: Option<TreeEntry>, new: Option<TreeEntry>, context: usize, too_large: bool) -> Result<FileDiff> {
+        let too_large = too_large
+            || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
+            || new.is_some_and(|e| e.size > MAX_DIFF_BYTES);
+        let mut out = FileDiff {
+            path: path.to_string(),
+            old_content: None,
+            new_content: None,
+            old_hash: old.map(|e| e.id.to_hex()),
+            new_hash: new.map(|e| e.id.to_hex()),
+            unified_diff: String::new(),
+            additions: 0,
+            deletions: 0,
+            is_binary: false,
+            is_too_large: too_large,
+            encoding: ContentEncoding::Utf8,
+        };
+        if too_large {
+            return Ok(out);
+        }
+        let read = |e: Option<TreeEntry>| -> Result<Option<Vec<u8>>> {
+            match e {
+                Some(e) => Ok(Some(self.store.get(&e.id)?)),
+                None => Ok(None),
+            }
+        };
+        let old_bytes = read(old)?;
+        let new_bytes = read(new)?;
+        let binary = old_bytes.as_deref().is_some_and(is_binary) || new_bytes.as_deref().is_some_and(is_binary);
+        if binary {
+            let b64 = |b: Option<Vec<u8>>| b.map(|b| base64::engine::general_purpose::STANDARD.encode(b));
+            out.is_binary = true;
+            out.encoding = ContentEncoding::Base64;
+            out.old_content = b64(old_bytes);
+            out.new_content = b64(new_bytes);
+            return Ok(out);
+        }
+        let old_text = old_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let new_text = new_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let (diff, additions, deletions) = unified(path, old_text.as_deref().unwrap_or(""), new_text.as_deref().unwrap_or(""), context);
+        out.unified_diff = diff;
+        out.additions = additions;
+        out.deletions = deletions;
+        out.old_content = old_text;
+        out.new_content = new_text;
+        Ok(out)
+    }
+
+    pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
+        let path = RepoPath::parse(&p.file_path)?;
+        let index = self.log.index();
+        let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
+            Scope::Path => match index.leaf() {
+                Some(l) => index.path_to_root(&l.id),
+                None => Vec::new(),
+            },
+            Scope::All => index.entries().iter().collect(),
+        };
+        let mut versions = Vec::new();
+        for e in entries.into_iter().filter(|e| e.is_tree_recording()) {
+            let Some(status) = diff_of(e)
+                .into_iter()
+                .find(|(p, _)| p == path.as_str())
+                .map(|(_, s)| s)
+            else {
+                continue;
+            };
+            let hash = if status == FileStatus::Deleted {
+                None
+            } else {
+                diff::lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id.to_hex())
+            };
+            versions.push(FileVersion {
+                entry_id: e.id.clone(),
+                turn_index: turn_of(e),
+                kind: kind_of(e),
+                label: label_for(index, e),
+                timestamp: e.timestamp.clone(),
+                status,
+                hash,
+            });
+        }
+        Ok(FileHistoryResult {
+            path: path.into_string(),
+            versions,
+        })
+    }
+
+    pub fn list_checkpoints(&self, p: ListCheckpointsParams) -> Result<ListCheckpointsResult> {
+        let index = self.log.index();
+        let leaf = index.leaf().map(|l| l.id.clone()).unwrap_or_default();
+        let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
+            Scope::Path => index.path_to_root(&leaf),
+            Scope::All => index.entries().iter().collect(),
+        };
+        let query = p.query.map(|q| q.to_lowercase());
+        let mut checkpoints = Vec::new();
+        for e in entries.into_iter().filter(|e| e.is_tree_recording()) {
+            let label = label_for(index, e);
+            let note = index.label_of(&e.id).and_then(|(_, n)| n.map(str::to_string));
+            if let Some(q) = &query {
+                let hit = |s: &Option<String>| s.as_ref().is_some_and(|s| s.to_lowercase().contains(q));
+                if !hit(&label) && !hit(&note) {
+                    continue;
+                }
+            }
+            let diff = diff_of(e);
+            let count = |s: FileStatus| diff.iter().filter(|(_, x)| *x == s).count() as u64;
+            checkpoints.push(CheckpointInfo {
+                entry_id: e.id.clone(),
+                parent_id: e.parent_id.clone(),
+                kind: kind_of(e),
+                label,
+                note,
+                timestamp: e.timestamp.clone(),
+                tree_hash: e.recorded_tree().unwrap_or_default().to_string(),
+                turn_index: turn_of(e),
+                added: count(FileStatus::Added),
+                modified: count(FileStatus::Modified),
+                deleted: count(FileStatus::Deleted),
+                on_current_path: index.is_ancestor(&e.id, &leaf),
+            });
+        }
+        Ok(ListCheckpointsResult {
+            checkpoints,
+            initial_entry_id: self.baseline().map(|b| b.id.clone()).unwrap_or_default(),
+        })
+    }
+
+    pub fn get_status(&mut self) -> Result<StatusResult> {
+        let approval = self.log.index().latest_of_custom_type("approval").cloned();
+        let base_tree = match &approval {
+            Some(a) => {
+                let h = a
+                    .data()
+                    .and_then(|d| d.get("approvedTreeHash"))
+                    .and_then(|h| h.as_str())
+                    .unwrap_or_default();
+                parse_tree_hash(h)?
+            }
+            None => match self.baseline() {
+                Some(b) => tree_of(b)?,
+                None => crate::store::empty_tree_id(),
+            },
+        };
+        let (_, working) = self.resolve(None, None, Point::Working)?;
+        let changes = diff::diff_trees(&self.store, Some(&base_tree), Some(&working))?;
+        let mut changed_files = Vec::with_capacity(changes.len());
+        for c in &changes {
+            let d = self.file_diff(&c.path, c.old, c.new, 3, false)?;
+            let status = match (&c.old, &c.new) {
+                (None, _) => FileStatus::Added,
+                (_, None) => FileStatus::Deleted,
+                _ => FileStatus::Modified,
+            };
+            changed_files.push(StatusFile {
+                path: c.path.clone(),
+                status,
+                additions: d.additions,
+                deletions: d.deletions,
+                diff: (!d.is_binary && !d.is_too_large).then_some(d.unified_diff),
+                base_content: if d.is_binary { None } else { d.old_content },
+                is_binary: d.is_binary,
+                is_too_large: d.is_too_large,
+            });
+        }
+        let _ = diff_lists(&changes);
+        Ok(StatusResult {
+            has_unapproved: !changed_files.is_empty(),
+            approved_entry_id: approval.as_ref().map(|a| a.id.clone()),
+            last_approved_at: approval.as_ref().map(|a| a.timestamp.clone()),
+            changed_files,
+        })
+    }
+
+    pub fn stats(&self) -> Result<StatsResult> {
+        let usage = self.store.usage()?;
+        let snapshots = self
+            .log
+            .index()
+            .entries()
+            .iter()
+            .filter(|e| e.custom_type.as_deref() == Some("step-snapshot"))
+            .count() as u64;
+        Ok(StatsResult {
+            store_bytes: usage.bytes,
+            objects: usage.objects,
+            sessions: super::open::known_sessions(&self.store).len() as u64,
+            snapshots,
+            project_root: self.root.display().to_string(),
+            store_dir: self.store.root().display().to_string(),
+        })
+    }
+}
+
+fn label_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
+    index
+        .label_of(&e.id)
+        .map(|(l, _)| l.to_string())
+        .or_else(|| {
+            e.data()
+                .and_then(|d| d.get("label"))
+                .and_then(|l| l.as_str())
+                .map(str::to_string)
+        })
+}
+
+/// Unified diff with `--- a/` / `+++ b/` headers, and line counts.
+pub(crate) fn unified(path: &str, old: &str, new: &str, context: usize) -> (String, u64, u64) {
+    let diff = TextDiff::from_lines(old, new);
+    let mut additions = 0;
+    let mut deletions = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => additions += 1,
+            ChangeTag::Delete => deletions += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    if additions == 0 && deletions == 0 {
+        return (String::new(), 0, 0);
+    }
+    let text = diff
+        .unified_diff()
+        .context_radius(context)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    (text, additions, deletions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_has_git_style_headers_and_counts() {
+        let (d, a, r) = unified("src/x.txt", "one\ntwo\n", "one\nthree\nfour\n", 3);
+        assert!(d.starts_with("--- a/src/x.txt\n+++ b/src/x.txt\n"), "{d}");
+        assert_eq!((a, r), (2, 1));
+        assert_eq!(unified("x", "same\n", "same\n", 3), (String::new(), 0, 0));
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(is_binary(b"a\0b"));
+        assert!(is_binary(&[0xff, 0xfe]));
+        assert!(!is_binary("héllo\n".as_bytes()));
+    }
+}

@@ -1,0 +1,224 @@
+//! Taking snapshots: scan the working directory (all of it, or only the
+//! paths a host announced), build the hierarchical tree, diff it against the
+//! checkpoint at the parent, and append a step-snapshot when it changed.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use super::{turn_of, Engine, EngineError, FlatTree, Result};
+use crate::protocol::{DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo};
+use crate::repo_path::RepoPath;
+use crate::session::NewEntry;
+use crate::store::{self as diff, ObjectId};
+use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
+
+/// What to record; `parent: None` makes a root entry (the baseline).
+pub(crate) struct SnapshotSpec {
+    pub kind: String,
+    pub label: Option<String>,
+    pub scope: Option<Vec<RepoPath>>,
+    pub tool: Option<ToolInfo>,
+    pub parent: Option<String>,
+    pub turn_index: Option<u64>,
+    /// Append even when nothing changed.
+    pub force: bool,
+}
+
+/// A scan turned into a tree.
+pub(crate) struct WorkingState {
+    pub tree: ObjectId,
+    pub scan: ScanOutput,
+    pub duration_ms: u64,
+}
+
+pub(crate) fn diff_lists(changes: &[diff::Change]) -> DiffLists {
+    let mut d = DiffLists::default();
+    for c in changes {
+        match (&c.old, &c.new) {
+            (None, Some(_)) => d.added.push(c.path.clone()),
+            (Some(_), None) => d.deleted.push(c.path.clone()),
+            _ => d.modified.push(c.path.clone()),
+        }
+    }
+    d
+}
+
+impl Engine {
+    /// The `snapshot` method.
+    pub fn snapshot(&mut self, p: SnapshotParams) -> Result<SnapshotResult> {
+        let kind = p.kind.unwrap_or_default();
+        let scope = match p.paths {
+            Some(paths) => {
+                let mut parsed = Vec::with_capacity(paths.len());
+                for raw in paths {
+                    let rp = RepoPath::parse(&raw)?;
+                    rp.check_parents_inside(&self.root)?;
+                    parsed.push(rp);
+                }
+                Some(parsed)
+            }
+            None => None,
+        };
+        let parent = match p.parent_id {
+            Some(id) => {
+                if !self.log.index().contains(&id) {
+                    return Err(EngineError::UnknownEntry(id));
+                }
+                Some(id)
+            }
+            None => self.leaf_id(),
+        };
+        let kind_name = match kind {
+            SnapshotKind::Turn => "turn",
+            SnapshotKind::Message => "message",
+            SnapshotKind::Tool => "tool",
+            SnapshotKind::Manual => "manual",
+        };
+        self.record_snapshot(SnapshotSpec {
+            kind: kind_name.to_string(),
+            label: p.label,
+            scope,
+            tool: p.tool,
+            parent,
+            turn_index: p.turn_index,
+            force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
+        })
+    }
+
+    /// Scan the working directory (or only `scope`, taking every other path
+    /// from the recorded state) into a stored tree. Updates the stat cache.
+    pub(crate) fn scan_working(
+        &mut self,
+        scope: Option<&[RepoPath]>,
+        prior: &FlatTree,
+    ) -> Result<WorkingState> {
+        let started = Instant::now();
+        let out = scan(&ScanRequest {
+            root: &self.root,
+            options: &self.scan_options,
+            store: &self.store,
+            cache: &self.stat_cache,
+            prior,
+            staged: &self.staged,
+            scope,
+        })?;
+        let files: FlatTree = match scope {
+            None => out.files.clone(),
+            Some(scope) => {
+                let recorded = self.recorded_tree()?;
+                let mut merged = (*self.flat(recorded)?).clone();
+                merged.retain(|path, _| !scope.iter().any(|s| s.is_prefix_of(path)));
+                merged.extend(out.files.iter().map(|(k, v)| (k.clone(), *v)));
+                merged
+            }
+        };
+        for (path, cached) in &out.cache_updates {
+            self.stat_cache.update(path.clone(), *cached, out.scan_start_ns);
+        }
+        if scope.is_none() {
+            self.stat_cache.retain(|p| files.contains_key(p));
+        }
+        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
+            // Only an optimisation: the next scan re-hashes what it must.
+            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
+        }
+        let tree = diff::build_tree(&self.store, &files)?;
+        let files = Arc::new(files);
+        self.remember_flat(tree, files.clone());
+        Ok(WorkingState {
+            tree,
+            scan: out,
+            duration_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+
+    pub(crate) fn record_snapshot(&mut self, spec: SnapshotSpec) -> Result<SnapshotResult> {
+        let parent_cp = match &spec.parent {
+            Some(id) => self
+                .checkpoint_tree(id)?
+                .map(|(e, t)| (turn_of(e), t)),
+            None => None,
+        };
+        let parent_tree = parent_cp.map(|(_, t)| t);
+        let prior = self.flat(parent_tree)?;
+        let state = self.scan_working(spec.scope.as_deref(), &prior)?;
+        let changes = diff::diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
+        let diff = diff_lists(&changes);
+        let changed = parent_tree != Some(state.tree);
+        let stats = SnapshotStats {
+            files_scanned: state.scan.files_scanned,
+            files_hashed: state.scan.files_hashed,
+            bytes_hashed: state.scan.bytes_hashed,
+            duration_ms: state.duration_ms,
+            untracked: state.scan.untracked.clone(),
+        };
+        let git = git::head_info(&self.root).map(|(branch, head)| GitInfo { branch, head });
+        if !changed && !spec.force && spec.parent.is_some() {
+            return Ok(SnapshotResult {
+                entry_id: None,
+                tree_hash: state.tree.to_hex(),
+                changed: false,
+                diff,
+                turn_index: parent_cp.map(|(t, _)| t).unwrap_or(0),
+                stats,
+                git,
+            });
+        }
+        let turn_index = spec
+            .turn_index
+            .unwrap_or_else(|| parent_cp.map(|(t, _)| t + 1).unwrap_or(0));
+        let baseline_tree = parent_tree.unwrap_or_else(crate::store::empty_tree_id);
+        let mut data = Map::new();
+        data.insert("baselineTreeHash".into(), json!(baseline_tree.to_hex()));
+        data.insert("snapshotTreeHash".into(), json!(state.tree.to_hex()));
+        data.insert("diff".into(), serde_json::to_value(&diff).unwrap_or(Value::Null));
+        data.insert("turnIndex".into(), json!(turn_index));
+        data.insert("kind".into(), json!(spec.kind));
+        if let Some(label) = &spec.label {
+            data.insert("label".into(), json!(label));
+        }
+        data.insert(
+            "stats".into(),
+            json!({
+                "filesScanned": stats.files_scanned,
+                "filesHashed": stats.files_hashed,
+                "bytesHashed": stats.bytes_hashed,
+                "durationMs": stats.duration_ms,
+                "untracked": stats.untracked,
+            }),
+        );
+        if let Some(tool) = &spec.tool {
+            data.insert("tool".into(), serde_json::to_value(tool).unwrap_or(Value::Null));
+        }
+        if let Some(g) = &git {
+            data.insert("git".into(), serde_json::to_value(g).unwrap_or(Value::Null));
+        }
+        if !self.staged.is_empty() {
+            data.insert("stagedPaths".into(), json!(self.staged));
+        }
+        let mut fields = Map::new();
+        fields.insert("data".into(), Value::Object(data));
+        let entry = self.log.append(NewEntry {
+            entry_type: "custom".into(),
+            custom_type: Some("step-snapshot".into()),
+            id: None,
+            parent_id: spec.parent.clone(),
+            fields,
+        })?;
+        Ok(SnapshotResult {
+            entry_id: Some(entry.id),
+            tree_hash: state.tree.to_hex(),
+            changed,
+            diff,
+            turn_index,
+            stats,
+            git,
+        })
+    }
+}
+
+/// Kinds a snapshot may carry that hosts cannot ask for directly.
+pub(crate) const KIND_BASELINE: &str = "baseline";
+pub(crate) const KIND_OUTSIDE: &str = "outside";

@@ -1,0 +1,202 @@
+//! The method table: every protocol method as a jsonrpsee method that parses
+//! its params, runs the engine, and maps errors to protocol codes. The
+//! engine is opened by `initialize`, or lazily with the command-line
+//! defaults by the first other request.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use jsonrpsee::types::{ErrorObjectOwned, Params};
+use jsonrpsee::RpcModule;
+use serde::de::DeserializeOwned;
+
+use crate::engine::{Engine, EngineConfig, EngineError};
+use crate::protocol::*;
+use crate::rpc::{Notifier, Shutdown};
+use crate::working_copy::ScanOptions;
+
+/// What `rewind serve`'s flags say, used when `initialize` does not.
+#[derive(Debug, Clone, Default)]
+pub struct Defaults {
+    pub cwd: Option<PathBuf>,
+    pub session_file: Option<PathBuf>,
+    pub store_dir: Option<PathBuf>,
+}
+
+enum State {
+    /// No session yet; the first request other than `shutdown` opens one.
+    Idle,
+    Open(Box<Engine>, EngineConfig),
+    /// After `shutdown`: nothing is opened again.
+    Closed,
+}
+
+pub struct Server {
+    state: Mutex<State>,
+    defaults: Defaults,
+    #[allow(dead_code)] // notifications are sent by the rollback methods
+    notifier: Notifier,
+    shutdown: Shutdown,
+}
+
+fn to_rpc(err: EngineError) -> ErrorObjectOwned {
+    tracing::debug!(%err, code = err.code(), "request failed");
+    ErrorObjectOwned::owned(err.code(), err.to_string(), err.data())
+}
+
+fn invalid(msg: String) -> ErrorObjectOwned {
+    ErrorObjectOwned::owned(crate::engine::EngineError::InvalidParams(String::new()).code(), msg, None::<()>)
+}
+
+/// Params for methods whose params are all optional: absent or null means
+/// all defaults.
+fn parse_opt<T: DeserializeOwned + Default>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
+    match params.as_str() {
+        None | Some("null") => Ok(T::default()),
+        Some(raw) => serde_json::from_str(raw).map_err(|e| invalid(format!("invalid params: {e}"))),
+    }
+}
+
+fn parse_req<T: DeserializeOwned>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
+    match params.as_str() {
+        None | Some("null") => Err(invalid("invalid params: this method needs params".into())),
+        Some(raw) => serde_json::from_str(raw).map_err(|e| invalid(format!("invalid params: {e}"))),
+    }
+}
+
+impl Server {
+    pub fn new(defaults: Defaults, notifier: Notifier, shutdown: Shutdown) -> Server {
+        Server {
+            state: Mutex::new(State::Idle),
+            defaults,
+            notifier,
+            shutdown,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic inside a handler must not wedge every later request.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn config_for(&self, p: InitializeParams) -> EngineConfig {
+        let o = p.options.unwrap_or_default();
+        let d = ScanOptions::default();
+        EngineConfig {
+            cwd: p.cwd.map(PathBuf::from).or_else(|| self.defaults.cwd.clone()),
+            session_file: p
+                .session_file
+                .map(PathBuf::from)
+                .or_else(|| self.defaults.session_file.clone()),
+            store_dir: p.store_dir.map(PathBuf::from).or_else(|| self.defaults.store_dir.clone()),
+            scan: ScanOptions {
+                max_file_size: o.max_file_size.unwrap_or(d.max_file_size),
+                extra_ignores: o.extra_ignores.unwrap_or_default(),
+                use_gitignore: o.use_gitignore.unwrap_or(d.use_gitignore),
+                default_excludes: o.default_excludes.unwrap_or(d.default_excludes),
+            },
+            fsync: o.fsync.unwrap_or(true),
+        }
+    }
+
+    fn initialize(&self, p: InitializeParams) -> Result<InitializeResult, EngineError> {
+        let config = self.config_for(p);
+        let mut state = self.lock();
+        if matches!(*state, State::Closed) {
+            return Err(EngineError::InvalidParams("the sidecar is shutting down".into()));
+        }
+        // Re-opening the session we hold: release it first (else our own
+        // lock refuses us), and take it back if the new open fails.
+        let same_file = match (&*state, &config.session_file) {
+            (State::Open(e, _), Some(f)) => e.session_file() == f.as_path(),
+            _ => false,
+        };
+        let previous = if same_file {
+            std::mem::replace(&mut *state, State::Idle)
+        } else {
+            State::Idle
+        };
+        let previous_config = match &previous {
+            State::Open(_, c) => Some(c.clone()),
+            _ => None,
+        };
+        drop(previous);
+        match Engine::open(config.clone()) {
+            Ok((engine, result)) => {
+                *state = State::Open(Box::new(engine), config);
+                Ok(result)
+            }
+            Err(err) => {
+                if let Some(c) = previous_config {
+                    if let Ok((engine, _)) = Engine::open(c.clone()) {
+                        *state = State::Open(Box::new(engine), c);
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Run `f` on the open engine, opening it with the defaults first if no
+    /// `initialize` came.
+    fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T, EngineError>) -> Result<T, ErrorObjectOwned> {
+        let mut state = self.lock();
+        if matches!(*state, State::Idle) {
+            let config = self.config_for(InitializeParams::default());
+            let (engine, _) = Engine::open(config.clone()).map_err(to_rpc)?;
+            *state = State::Open(Box::new(engine), config);
+        }
+        match &mut *state {
+            State::Open(engine, _) => f(engine).map_err(to_rpc),
+            _ => Err(invalid("the sidecar is shutting down".into())),
+        }
+    }
+
+    fn shutdown(&self) -> EmptyResult {
+        let mut state = self.lock();
+        // Dropping the engine releases the session lock; every append was
+        // already fsynced.
+        *state = State::Closed;
+        self.shutdown.request();
+        EmptyResult {}
+    }
+}
+
+macro_rules! method {
+    ($module:ident, $name:literal, opt $ty:ty, |$e:ident, $p:ident| $body:expr) => {
+        $module.register_blocking_method($name, |params, ctx, _| {
+            let $p: $ty = parse_opt(&params)?;
+            ctx.with_engine(|$e| $body)
+        })?;
+    };
+    ($module:ident, $name:literal, req $ty:ty, |$e:ident, $p:ident| $body:expr) => {
+        $module.register_blocking_method($name, |params, ctx, _| {
+            let $p: $ty = parse_req(&params)?;
+            ctx.with_engine(|$e| $body)
+        })?;
+    };
+}
+
+/// Every method of PROTOCOL.md this build implements.
+pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::RegisterMethodError> {
+    let mut m = RpcModule::new(server);
+    m.register_blocking_method("initialize", |params, ctx, _| {
+        let p: InitializeParams = parse_opt(&params)?;
+        ctx.initialize(p).map_err(to_rpc)
+    })?;
+    m.register_blocking_method("shutdown", |_params, ctx, _| -> Result<EmptyResult, ErrorObjectOwned> {
+        Ok(ctx.shutdown())
+    })?;
+    method!(m, "snapshot", opt SnapshotParams, |e, p| e.snapshot(p));
+    method!(m, "append_entry", opt AppendEntryParams, |e, p| e.append_entry(p));
+    method!(m, "label", req LabelParams, |e, p| e.label(p));
+    method!(m, "stage_files", req StageFilesParams, |e, p| e.stage_files(p));
+    method!(m, "get_tree", opt NoParams, |e, _p| e.get_tree());
+    method!(m, "list_checkpoints", opt ListCheckpointsParams, |e, p| e.list_checkpoints(p));
+    method!(m, "get_modified_files", opt RangeParams, |e, p| e.get_modified_files(p));
+    method!(m, "get_file_diff", req FileDiffParams, |e, p| e.get_file_diff(p));
+    method!(m, "get_file_history", req FileHistoryParams, |e, p| e.get_file_history(p));
+    method!(m, "get_status", opt NoParams, |e, _p| e.get_status());
+    method!(m, "stats", opt NoParams, |e, _p| e.stats());
+    Ok(m)
+}

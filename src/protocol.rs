@@ -1,0 +1,433 @@
+//! Parameter and result types of every method: the wire contract of
+//! PROTOCOL.md as Rust types, and nothing else (no logic). `schema/` is
+//! generated from these with schemars, and the clients from `schema/`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use crate::working_copy::{Untracked, UntrackedReason};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------- initialize
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InitializeParams {
+    /// Project root (absolute). Default: `--cwd`, else the process cwd.
+    pub cwd: Option<String>,
+    /// Resume this session file, or create it. Absolute.
+    pub session_file: Option<String>,
+    /// Store directory (absolute). Default: `$REWIND_HOME/projects/<hash>`.
+    pub store_dir: Option<String>,
+    pub options: Option<InitializeOptions>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InitializeOptions {
+    /// Bytes; files larger than this are untracked `tooLarge` (default 16 MiB).
+    pub max_file_size: Option<u64>,
+    /// Extra gitignore-style globs to exclude (even files git tracks).
+    pub extra_ignores: Option<Vec<String>>,
+    /// Honour .gitignore and .git/info/exclude (default true).
+    pub use_gitignore: Option<bool>,
+    /// Exclude node_modules, target, .venv, ... (default true).
+    pub default_excludes: Option<bool>,
+    /// fsync objects and session appends (default true).
+    pub fsync: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineInfo {
+    pub entry_id: String,
+    pub tree_hash: String,
+    /// Captured regular files and symlinks.
+    pub files: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recovered {
+    /// The session file's last line was unterminated: `"completed"` (it
+    /// parsed and got its newline) or `"truncated"` (it did not parse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torn_tail: Option<String>,
+    /// Bytes removed when the torn tail was truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_bytes: Option<u64>,
+    /// The entry recording edits made while no sidecar was running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_entry_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub protocol_version: u32,
+    pub server_version: String,
+    pub session_id: String,
+    pub session_file: String,
+    pub store_dir: String,
+    pub project_root: String,
+    pub leaf_id: String,
+    pub resumed: bool,
+    pub baseline: BaselineInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<Recovered>,
+}
+
+// ------------------------------------------------------------------ snapshot
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SnapshotKind {
+    #[default]
+    Turn,
+    Message,
+    Tool,
+    Manual,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SnapshotParams {
+    pub kind: Option<SnapshotKind>,
+    pub label: Option<String>,
+    /// Only these may have changed: re-check just them (files, missing
+    /// files, or directories re-checked recursively).
+    pub paths: Option<Vec<String>>,
+    pub tool: Option<ToolInfo>,
+    /// Default: the leaf.
+    pub parent_id: Option<String>,
+    pub turn_index: Option<u64>,
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLists {
+    pub added: Vec<String>,
+    pub modified: Vec<String>,
+    pub deleted: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotStats {
+    pub files_scanned: u64,
+    pub files_hashed: u64,
+    pub bytes_hashed: u64,
+    pub duration_ms: u64,
+    pub untracked: Vec<Untracked>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GitInfo {
+    pub branch: Option<String>,
+    pub head: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotResult {
+    /// The new step-snapshot, or null when nothing changed.
+    pub entry_id: Option<String>,
+    pub tree_hash: String,
+    pub changed: bool,
+    pub diff: DiffLists,
+    pub turn_index: u64,
+    pub stats: SnapshotStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitInfo>,
+}
+
+// -------------------------------------------------------------- append_entry
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum HostEntryType {
+    #[default]
+    Message,
+    Custom,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppendEntryParams {
+    /// The host's own id for the entry (non-empty, no whitespace, ≤ 64 chars).
+    pub entry_id: Option<String>,
+    pub parent_id: Option<String>,
+    pub entry_type: Option<HostEntryType>,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub custom_type: Option<String>,
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendEntryResult {
+    pub entry_id: String,
+    pub existed: bool,
+}
+
+// --------------------------------------------------------------------- label
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelParams {
+    pub target_id: String,
+    /// null clears the label.
+    pub label: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryIdResult {
+    pub entry_id: String,
+}
+
+// --------------------------------------------------------------- stage_files
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StageFilesParams {
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StageFilesResult {
+    pub staged: Vec<String>,
+}
+
+// ------------------------------------------------------------------ get_tree
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NoParams {}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeEntryInfo {
+    pub id: String,
+    pub parent_id: Option<String>,
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub timestamp: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTreeResult {
+    pub entries: Vec<TreeEntryInfo>,
+    pub leaf_id: String,
+}
+
+// ---------------------------------------------------------- list_checkpoints
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    #[default]
+    Path,
+    All,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListCheckpointsParams {
+    pub scope: Option<Scope>,
+    /// Case-insensitive substring searched in labels and notes.
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointInfo {
+    pub entry_id: String,
+    pub parent_id: Option<String>,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub timestamp: String,
+    pub tree_hash: String,
+    pub turn_index: u64,
+    pub added: u64,
+    pub modified: u64,
+    pub deleted: u64,
+    pub on_current_path: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListCheckpointsResult {
+    pub checkpoints: Vec<CheckpointInfo>,
+    pub initial_entry_id: String,
+}
+
+// -------------------------------------------------------- get_modified_files
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RangeParams {
+    /// Entry id or "@working". Default: the baseline.
+    pub from_entry_id: Option<String>,
+    /// Entry id or "@working". Default: the leaf.
+    pub to_entry_id: Option<String>,
+    pub from_hash: Option<String>,
+    pub to_hash: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FileStatus {
+    Added,
+    Modified,
+    Deleted,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModifiedFile {
+    pub path: String,
+    pub status: FileStatus,
+    /// Turn of the earliest tree-recording entry in the range that changed
+    /// the file; null when no recorded entry did (e.g. `@working` changes).
+    pub turn_index: Option<u64>,
+    pub entry_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModifiedFilesResult {
+    pub files: Vec<ModifiedFile>,
+    pub from_tree_hash: String,
+    pub to_tree_hash: String,
+}
+
+// ------------------------------------------------------------- get_file_diff
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileDiffParams {
+    pub file_path: String,
+    pub from_entry_id: Option<String>,
+    pub to_entry_id: Option<String>,
+    pub from_hash: Option<String>,
+    pub to_hash: Option<String>,
+    pub context_lines: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ContentEncoding {
+    Utf8,
+    Base64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDiff {
+    pub path: String,
+    pub old_content: Option<String>,
+    pub new_content: Option<String>,
+    pub old_hash: Option<String>,
+    pub new_hash: Option<String>,
+    pub unified_diff: String,
+    pub additions: u64,
+    pub deletions: u64,
+    pub is_binary: bool,
+    pub is_too_large: bool,
+    pub encoding: ContentEncoding,
+}
+
+// ---------------------------------------------------------- get_file_history
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileHistoryParams {
+    pub file_path: String,
+    pub scope: Option<Scope>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileVersion {
+    pub entry_id: String,
+    pub turn_index: u64,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub timestamp: String,
+    pub status: FileStatus,
+    /// Content hash after this entry; null when deleted.
+    pub hash: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileHistoryResult {
+    pub path: String,
+    pub versions: Vec<FileVersion>,
+}
+
+// ---------------------------------------------------------------- get_status
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusFile {
+    pub path: String,
+    pub status: FileStatus,
+    pub additions: u64,
+    pub deletions: u64,
+    pub diff: Option<String>,
+    pub base_content: Option<String>,
+    pub is_binary: bool,
+    pub is_too_large: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResult {
+    pub has_unapproved: bool,
+    pub approved_entry_id: Option<String>,
+    pub last_approved_at: Option<String>,
+    pub changed_files: Vec<StatusFile>,
+}
+
+// --------------------------------------------------------- stats / shutdown
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsResult {
+    pub store_bytes: u64,
+    pub objects: u64,
+    pub sessions: u64,
+    pub snapshots: u64,
+    pub project_root: String,
+    pub store_dir: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+pub struct EmptyResult {}

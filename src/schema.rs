@@ -1,0 +1,176 @@
+//! The protocol's JSON Schema, generated from the Rust types in
+//! `protocol` (schemars). `schema/rewind-protocol.json` is this output; a
+//! test fails when the committed file drifts, and the clients are generated
+//! from that file.
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{json, Map, Value};
+
+use crate::protocol::*;
+
+/// A method as the schema lists it.
+struct MethodSpec {
+    name: &'static str,
+    summary: &'static str,
+    params: Option<Value>,
+    params_required: bool,
+    result: Value,
+    mutating: bool,
+}
+
+fn sub<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
+    g.subschema_for::<T>().to_value()
+}
+
+/// The whole schema document.
+pub fn protocol_schema() -> Value {
+    let mut g = SchemaSettings::draft2020_12().into_generator();
+    let methods = vec![
+        MethodSpec {
+            name: "initialize",
+            summary: "Open or resume a session; take the baseline snapshot.",
+            params: Some(sub::<InitializeParams>(&mut g)),
+            params_required: false,
+            result: sub::<InitializeResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "snapshot",
+            summary: "Checkpoint the working directory now (turn end, before a tool, manual).",
+            params: Some(sub::<SnapshotParams>(&mut g)),
+            params_required: false,
+            result: sub::<SnapshotResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "append_entry",
+            summary: "Record a host conversation entry, with the host's own id.",
+            params: Some(sub::<AppendEntryParams>(&mut g)),
+            params_required: false,
+            result: sub::<AppendEntryResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "label",
+            summary: "Name or annotate any entry; a null label clears it.",
+            params: Some(sub::<LabelParams>(&mut g)),
+            params_required: true,
+            result: sub::<EntryIdResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "stage_files",
+            summary: "Force-include paths in every later snapshot while they exist, even if ignored.",
+            params: Some(sub::<StageFilesParams>(&mut g)),
+            params_required: true,
+            result: sub::<StageFilesResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "get_tree",
+            summary: "All entries of the session and the leaf.",
+            params: None,
+            params_required: false,
+            result: sub::<GetTreeResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "list_checkpoints",
+            summary: "Tree-recording entries with kinds, labels and counts; query searches labels and notes.",
+            params: Some(sub::<ListCheckpointsParams>(&mut g)),
+            params_required: false,
+            result: sub::<ListCheckpointsResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "get_modified_files",
+            summary: "Files changed between two points, with the entry that first changed each.",
+            params: Some(sub::<RangeParams>(&mut g)),
+            params_required: false,
+            result: sub::<ModifiedFilesResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "get_file_diff",
+            summary: "Old and new content, hashes and unified diff of one file between two points.",
+            params: Some(sub::<FileDiffParams>(&mut g)),
+            params_required: true,
+            result: sub::<Option<FileDiff>>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "get_file_history",
+            summary: "Every checkpoint that changed one file, oldest first.",
+            params: Some(sub::<FileHistoryParams>(&mut g)),
+            params_required: true,
+            result: sub::<FileHistoryResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "get_status",
+            summary: "Working-directory changes since the last approval (or the baseline).",
+            params: None,
+            params_required: false,
+            result: sub::<StatusResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "stats",
+            summary: "Store size, object count, sessions and snapshots.",
+            params: None,
+            params_required: false,
+            result: sub::<StatsResult>(&mut g),
+            mutating: false,
+        },
+        MethodSpec {
+            name: "shutdown",
+            summary: "Flush, release locks, exit after replying.",
+            params: None,
+            params_required: false,
+            result: sub::<EmptyResult>(&mut g),
+            mutating: false,
+        },
+    ];
+    let mut method_map = Map::new();
+    for m in methods {
+        method_map.insert(
+            m.name.to_string(),
+            json!({
+                "summary": m.summary,
+                "params": m.params,
+                "paramsRequired": m.params_required,
+                "result": m.result,
+                "mutating": m.mutating,
+            }),
+        );
+    }
+    let defs = g.take_definitions(true);
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://rewind.dev/schema/rewind-protocol.json",
+        "title": "rewind sidecar protocol",
+        "protocolVersion": PROTOCOL_VERSION,
+        "methods": Value::Object(method_map),
+        "notifications": {},
+        "errors": {
+            "-32700": "parse error",
+            "-32600": "invalid request",
+            "-32601": "unknown method",
+            "-32602": "invalid params (including bad paths)",
+            "1001": "unknown entry id or tree hash",
+            "1002": "restore aborted: conflicts; data.conflicts lists them",
+            "1003": "store corruption detected (hash mismatch); data.object names it",
+            "1004": "session locked by another process",
+            "1005": "I/O error; data.path names the file"
+        },
+        "$defs": Value::Object(defs),
+    })
+}
+
+/// The schema as committed: pretty-printed with a trailing newline.
+pub fn protocol_schema_text() -> String {
+    let mut s = serde_json::to_string_pretty(&protocol_schema()).unwrap_or_default();
+    s.push('\n');
+    s
+}

@@ -1,0 +1,29 @@
+//! Content-addressed object store: blobs (file contents, symlink targets) and directory
+//! trees, addressed by xxh3-128 of their uncompressed bytes.
+//!
+//! Layout under the store root (specified in docs/format.md):
+//!
+//! ```text
+//! VERSION              store format version, ASCII decimal + "\n"
+//! objects/ab/cdef...   one file per object: 16-byte header + raw or zstd payload
+//! sessions/            session files (owned by the session module)
+//! ```
+//!
+//! - [`ObjectId`]: the content address.
+//! - [`Store`]: put/get with hash verification on every read, dedup, atomic writes.
+//! - [`Tree`]: the canonical directory encoding; unchanged directories keep their id.
+//! - [`diff_trees`], [`flatten`], [`lookup`], [`build_tree`]: whole-tree operations that
+//!   read only the directories they need.
+
+mod codec;
+mod diff;
+mod error;
+mod object_id;
+mod objects;
+mod tree;
+
+pub use diff::{build_tree, diff_trees, flatten, lookup, Change};
+pub use error::StoreError;
+pub use object_id::ObjectId;
+pub use objects::{ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION};
+pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, TREE_VERSION};

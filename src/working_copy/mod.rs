@@ -1,0 +1,11 @@
+//! The working copy: which files of the project a snapshot captures and what
+//! they hash to (walk, ignore rules, stat cache).
+
+pub mod git;
+pub mod options;
+pub mod scan;
+pub mod stat_cache;
+
+pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
+pub use scan::{scan, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
+pub use stat_cache::{CachedFile, FileStat, StatCache};

@@ -1,0 +1,58 @@
+//! What a scan captures, with every default documented (ripgrep's
+//! builder/built style: the defaults here are the ones PROTOCOL.md names).
+
+/// Dependency, build and cache directories no one wants checkpointed.
+/// Files the user's git index tracks below them are still captured.
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    "node_modules/",
+    "target/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    "dist/",
+    "build/",
+    ".next/",
+    ".nuxt/",
+    ".svelte-kit/",
+    ".turbo/",
+    ".parcel-cache/",
+    ".cache/",
+    ".gradle/",
+    ".tox/",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".terraform/",
+    "coverage/",
+    "*.pyc",
+];
+
+/// The per-project ignore file read in every directory, like `.gitignore`.
+pub const REWINDIGNORE: &str = ".rewindignore";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Files larger than this (bytes) that the parent checkpoint does not
+    /// already hold are reported untracked with reason `tooLarge`.
+    /// Default 16 MiB.
+    pub max_file_size: u64,
+    /// Extra gitignore-style globs; they exclude even files git tracks.
+    /// Default none.
+    pub extra_ignores: Vec<String>,
+    /// Honour `.gitignore` files (with or without a `.git` directory) and
+    /// `.git/info/exclude`; never the user's global excludes. Default true.
+    pub use_gitignore: bool,
+    /// Apply [`DEFAULT_EXCLUDES`]. Default true.
+    pub default_excludes: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            max_file_size: 16 * 1024 * 1024,
+            extra_ignores: Vec::new(),
+            use_gitignore: true,
+            default_excludes: true,
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! One scan of the working directory: the parallel walk, the ignore rules,
+//! the stat-cache check and — for files the cache cannot vouch for — reading,
+//! hashing and storing their content, all on the walker's threads so a cold
+//! snapshot uses every core.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::{WalkBuilder, WalkState};
+use serde::Serialize;
+
+use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
+use super::stat_cache::{CachedFile, FileStat, StatCache};
+use super::git;
+use crate::repo_path::{relative_utf8, RepoPath};
+use crate::store::{EntryKind, ObjectId, Store, StoreError, TreeEntry};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum UntrackedReason {
+    TooLarge,
+    Special,
+    Unreadable,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+pub struct Untracked {
+    pub path: String,
+    pub reason: UntrackedReason,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("storing the content of {path}: {source}")]
+    Store {
+        path: String,
+        #[source]
+        source: StoreError,
+    },
+    #[error("invalid ignore pattern {pattern:?}: {reason}")]
+    BadPattern { pattern: String, reason: String },
+    #[error("cannot read the project root {path}: {source}")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub struct ScanRequest<'a> {
+    pub root: &'a Path,
+    pub options: &'a ScanOptions,
+    pub store: &'a Store,
+    pub cache: &'a StatCache,
+    /// The files of the parent checkpoint: the size cap spares them.
+    pub prior: &'a BTreeMap<String, TreeEntry>,
+    /// Paths captured even when ignored (stage_files).
+    pub staged: &'a BTreeSet<String>,
+    /// Only these paths (files, or directories and everything below) are
+    /// looked at; `None` scans the whole project.
+    pub scope: Option<&'a [RepoPath]>,
+}
+
+#[derive(Debug, Default)]
+pub struct ScanOutput {
+    /// Captured files and symlinks (within the scope, for scoped scans).
+    pub files: BTreeMap<String, TreeEntry>,
+    pub untracked: Vec<Untracked>,
+    /// Fresh stat-cache facts, to be merged with the racy rule.
+    pub cache_updates: Vec<(String, CachedFile)>,
+    pub files_scanned: u64,
+    pub files_hashed: u64,
+    pub bytes_hashed: u64,
+    /// When the scan began, in ns since the epoch (for the racy rule).
+    pub scan_start_ns: i128,
+}
+
+enum Outcome {
+    Captured {
+        entry: TreeEntry,
+        cache: Option<CachedFile>,
+        hashed: Option<u64>,
+    },
+    Untracked(UntrackedReason),
+    NotAFile,
+}
+
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
+}
+
+fn in_scope(scope: Option<&[RepoPath]>, rel: &str, is_dir: bool) -> bool {
+    let Some(scope) = scope else { return true };
+    scope.iter().any(|s| {
+        s.is_prefix_of(rel) || (is_dir && RepoPath::from_walk(rel.to_string()).is_prefix_of(s.as_str()))
+    })
+}
+
+fn matcher(root: &Path, lines: &[String]) -> Result<Gitignore, ScanError> {
+    let mut b = GitignoreBuilder::new(root);
+    for line in lines {
+        b.add_line(None, line).map_err(|e| ScanError::BadPattern {
+            pattern: line.clone(),
+            reason: e.to_string(),
+        })?;
+    }
+    b.build().map_err(|e| ScanError::BadPattern {
+        pattern: lines.join(", "),
+        reason: e.to_string(),
+    })
+}
+
+/// Capture one path found on disk: decide whether it is a file we keep and,
+/// unless the stat cache vouches for it, read, hash and store its content.
+fn capture(
+    abs: &Path,
+    rel: &str,
+    meta: &std::fs::Metadata,
+    req: &ScanRequest<'_>,
+) -> Result<Outcome, StoreError> {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return Ok(Outcome::NotAFile);
+    }
+    if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
+        return Ok(Outcome::Untracked(UntrackedReason::Special));
+    }
+    let stat = FileStat::from_metadata(meta);
+    if ft.is_file()
+        && meta.len() > req.options.max_file_size
+        && !req.prior.contains_key(rel)
+    {
+        return Ok(Outcome::Untracked(UntrackedReason::TooLarge));
+    }
+    if let Some(hit) = req.cache.get(rel) {
+        if hit.stat == stat {
+            return Ok(Outcome::Captured {
+                entry: hit.entry,
+                cache: None,
+                hashed: None,
+            });
+        }
+    }
+    let (kind, bytes) = if ft.is_symlink() {
+        match std::fs::read_link(abs) {
+            Ok(target) => (EntryKind::Symlink, target.as_os_str().as_bytes().to_vec()),
+            Err(_) => return Ok(Outcome::Untracked(UntrackedReason::Unreadable)),
+        }
+    } else {
+        let kind = if stat.mode & 0o100 != 0 {
+            EntryKind::Executable
+        } else {
+            EntryKind::File
+        };
+        match std::fs::read(abs) {
+            Ok(b) => (kind, b),
+            Err(_) => return Ok(Outcome::Untracked(UntrackedReason::Unreadable)),
+        }
+    };
+    let id = ObjectId::of(&bytes);
+    req.store.put_with_id(id, &bytes)?;
+    let entry = TreeEntry {
+        kind,
+        id,
+        size: bytes.len() as u64,
+    };
+    // Changed under our feet while we read it? Keep what we read, but do not
+    // let the cache vouch for it: the next scan reads it again.
+    let stable = std::fs::symlink_metadata(abs)
+        .map(|m| FileStat::from_metadata(&m) == stat)
+        .unwrap_or(false)
+        && stat.size == bytes.len() as u64;
+    Ok(Outcome::Captured {
+        entry,
+        cache: stable.then_some(CachedFile { stat, entry }),
+        hashed: Some(bytes.len() as u64),
+    })
+}
+
+struct Sink {
+    out: ScanOutput,
+}
+
+impl Sink {
+    fn record(&mut self, rel: String, outcome: Outcome) {
+        match outcome {
+            Outcome::Captured {
+                entry,
+                cache,
+                hashed,
+            } => {
+                self.out.files_scanned += 1;
+                if let Some(n) = hashed {
+                    self.out.files_hashed += 1;
+                    self.out.bytes_hashed += n;
+                }
+                if let Some(c) = cache {
+                    self.out.cache_updates.push((rel.clone(), c));
+                }
+                self.out.files.insert(rel, entry);
+            }
+            Outcome::Untracked(reason) => self.out.untracked.push(Untracked { path: rel, reason }),
+            Outcome::NotAFile => {}
+        }
+    }
+}
+
+/// Scan the working directory as `req` says.
+pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
+    let root = req.root;
+    if let Err(source) = std::fs::read_dir(root) {
+        return Err(ScanError::Root {
+            path: root.to_path_buf(),
+            source,
+        });
+    }
+    let scan_start_ns = now_ns();
+    // extraIgnores exclude everything, tracked files included; the default
+    // excludes give way to files git tracks (second pass below).
+    let hard = Arc::new(matcher(root, &req.options.extra_ignores)?);
+    let soft_lines: Vec<String> = if req.options.default_excludes {
+        DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
+    } else {
+        Vec::new()
+    };
+    let soft = Arc::new(matcher(root, &soft_lines)?);
+
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let mut wb = WalkBuilder::new(root);
+    wb.standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_ignore(req.options.use_gitignore)
+        .git_exclude(req.options.use_gitignore)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(REWINDIGNORE)
+        .threads(threads);
+    {
+        let root = root.to_path_buf();
+        let scope: Option<Vec<RepoPath>> = req.scope.map(|s| s.to_vec());
+        let (hard, soft) = (hard.clone(), soft.clone());
+        wb.filter_entry(move |e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            if e.file_name() == ".git" {
+                return false;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let Some(rel) = relative_utf8(&root, e.path()) else {
+                // Not UTF-8: let the visitor report it as unreadable.
+                return true;
+            };
+            if !in_scope(scope.as_deref(), &rel, is_dir) {
+                return false;
+            }
+            !hard.matched(&rel, is_dir).is_ignore() && !soft.matched(&rel, is_dir).is_ignore()
+        });
+    }
+
+    let sink = Mutex::new(Sink {
+        out: ScanOutput {
+            scan_start_ns,
+            ..Default::default()
+        },
+    });
+    let failure: Mutex<Option<ScanError>> = Mutex::new(None);
+    wb.build_parallel().run(|| {
+        let sink = &sink;
+        let failure = &failure;
+        let mut local: Vec<(String, Outcome)> = Vec::new();
+        // Flush in batches so threads rarely contend on the sink.
+        struct Flush<'s> {
+            local: Vec<(String, Outcome)>,
+            sink: &'s Mutex<Sink>,
+        }
+        impl Drop for Flush<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut s) = self.sink.lock() {
+                    for (rel, o) in self.local.drain(..) {
+                        s.record(rel, o);
+                    }
+                }
+            }
+        }
+        let mut flush = Flush {
+            local: std::mem::take(&mut local),
+            sink,
+        };
+        Box::new(move |result| {
+            let entry = match result {
+                Ok(e) => e,
+                Err(err) => {
+                    tracing::debug!(%err, "walk error");
+                    return WalkState::Continue;
+                }
+            };
+            if entry.depth() == 0 {
+                return WalkState::Continue;
+            }
+            let abs = entry.path();
+            let Some(rel) = relative_utf8(root, abs) else {
+                let lossy = abs
+                    .strip_prefix(root)
+                    .unwrap_or(abs)
+                    .to_string_lossy()
+                    .into_owned();
+                flush
+                    .local
+                    .push((lossy, Outcome::Untracked(UntrackedReason::Unreadable)));
+                return WalkState::Continue;
+            };
+            let meta = match std::fs::symlink_metadata(abs) {
+                Ok(m) => m,
+                Err(_) => return WalkState::Continue, // vanished mid-walk
+            };
+            match capture(abs, &rel, &meta, req) {
+                Ok(o) => {
+                    flush.local.push((rel, o));
+                    if flush.local.len() >= 256 {
+                        if let Ok(mut s) = sink.lock() {
+                            for (rel, o) in flush.local.drain(..) {
+                                s.record(rel, o);
+                            }
+                        }
+                    }
+                    WalkState::Continue
+                }
+                Err(source) => {
+                    if let Ok(mut f) = failure.lock() {
+                        f.get_or_insert(ScanError::Store { path: rel, source });
+                    }
+                    WalkState::Quit
+                }
+            }
+        })
+    });
+    if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(err);
+    }
+    let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
+    second_pass(req, &hard, &mut sink)?;
+    sink.out.untracked.sort();
+    Ok(sink.out)
+}
+
+/// Files the walk's ignore rules hid but that must be captured anyway: those
+/// the user's git index tracks (minus `.rewindignore` and `extraIgnores`,
+/// which are explicit intent) and those staged with `stage_files`.
+fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Result<(), ScanError> {
+    let root = req.root;
+    let seen: HashSet<String> = sink
+        .out
+        .files
+        .keys()
+        .cloned()
+        .chain(sink.out.untracked.iter().map(|u| u.path.clone()))
+        .collect();
+    let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
+    let mut candidates: Vec<String> = Vec::new();
+
+    for path in git::tracked_paths(root) {
+        if seen.contains(&path) || !in_scope(req.scope, &path, false) {
+            continue;
+        }
+        if path.split('/').any(|c| c == ".git") {
+            continue;
+        }
+        if hard.matched_path_or_any_parents(&path, false).is_ignore()
+            || rewindignored(root, &path, &mut rewindignores)
+        {
+            continue;
+        }
+        candidates.push(path);
+    }
+
+    for staged in req.staged {
+        let abs = root.join(staged);
+        let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let mut wb = WalkBuilder::new(&abs);
+            wb.standard_filters(false).hidden(false).follow_links(false);
+            wb.filter_entry(|e| e.file_name() != ".git");
+            for e in wb.build().flatten() {
+                if e.file_type().is_some_and(|t| t.is_dir()) {
+                    continue;
+                }
+                if let Some(rel) = relative_utf8(root, e.path()) {
+                    candidates.push(rel);
+                }
+            }
+        } else {
+            candidates.push(staged.clone());
+        }
+    }
+
+    let mut done: HashSet<String> = HashSet::new();
+    for rel in candidates {
+        if seen.contains(&rel)
+            || !in_scope(req.scope, &rel, false)
+            || !done.insert(rel.clone())
+        {
+            continue;
+        }
+        // Never read through a symlinked parent that leaves the project.
+        let Ok(rp) = RepoPath::parse(&rel) else { continue };
+        if rp.check_parents_inside(root).is_err() {
+            continue;
+        }
+        let abs = root.join(&rel);
+        let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+            continue;
+        };
+        let outcome = capture(&abs, &rel, &meta, req).map_err(|source| ScanError::Store {
+            path: rel.clone(),
+            source,
+        })?;
+        sink.record(rel, outcome);
+    }
+    Ok(())
+}
+
+fn rewindignored(root: &Path, rel: &str, cache: &mut HashMap<PathBuf, Option<Gitignore>>) -> bool {
+    let mut dir = root.to_path_buf();
+    let comps: Vec<&str> = rel.split('/').collect();
+    for i in 0..comps.len() {
+        let m = cache.entry(dir.clone()).or_insert_with(|| {
+            let f = dir.join(REWINDIGNORE);
+            if !f.is_file() {
+                return None;
+            }
+            let mut b = GitignoreBuilder::new(&dir);
+            b.add(&f);
+            b.build().ok()
+        });
+        if let Some(m) = m {
+            let sub = comps[i..].join("/");
+            if m.matched_path_or_any_parents(&sub, false).is_ignore() {
+                return true;
+            }
+        }
+        if i + 1 < comps.len() {
+            dir.push(comps[i]);
+        }
+    }
+    false
+}

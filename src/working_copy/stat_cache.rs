@@ -1,0 +1,277 @@
+//! The persistent stat cache (DESIGN rule 5, jj's `FileState`).
+//!
+//! For every captured path it remembers the lstat fields that change when a
+//! file's content can have changed (size, mtime, ctime, inode, mode) and the
+//! tree entry its content hashed to. A later scan whose lstat matches reuses
+//! the entry without reading the file — also after a restart, because the
+//! cache is saved in the store.
+//!
+//! The racy-timestamp rule: a file modified within [`RACY_WINDOW_NS`] of the
+//! moment the scan started could be modified again without its mtime moving
+//! (coarse timestamps), so such entries are not saved and get re-hashed by
+//! the next scan.
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::store::{EntryKind, ObjectId, TreeEntry};
+
+const MAGIC: &[u8; 8] = b"RWSTAT01";
+/// Filesystem timestamps can be as coarse as a second (and clocks drift a
+/// little between the kernel and us); two seconds errs on the safe side.
+pub const RACY_WINDOW_NS: i128 = 2_000_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStat {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub ino: u64,
+    pub mode: u32,
+}
+
+impl FileStat {
+    pub fn from_metadata(m: &std::fs::Metadata) -> FileStat {
+        FileStat {
+            size: m.size(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            ctime_ns: m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
+            ino: m.ino(),
+            mode: m.mode(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CachedFile {
+    pub stat: FileStat,
+    pub entry: TreeEntry,
+}
+
+#[derive(Default, Debug)]
+pub struct StatCache {
+    entries: HashMap<String, CachedFile>,
+    dirty: bool,
+}
+
+impl StatCache {
+    pub fn get(&self, path: &str) -> Option<&CachedFile> {
+        self.entries.get(path)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Record what a scan saw. Racy entries are dropped so the next scan
+    /// re-reads them.
+    pub fn update(&mut self, path: String, file: CachedFile, scan_start_ns: i128) {
+        let racy = file.stat.mtime_ns + RACY_WINDOW_NS >= scan_start_ns;
+        if racy {
+            if self.entries.remove(&path).is_some() {
+                self.dirty = true;
+            }
+        } else if self.entries.get(&path) != Some(&file) {
+            self.entries.insert(path, file);
+            self.dirty = true;
+        }
+    }
+
+    /// Forget paths under `scope` (or all, when `None`) that `keep` says are
+    /// gone, so the cache does not grow with deleted files.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(|p, _| keep(p));
+        if self.entries.len() != before {
+            self.dirty = true;
+        }
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Load a saved cache; a missing, truncated or foreign file is an empty
+    /// cache (it is only an optimisation — the worst case is re-hashing).
+    pub fn load(path: &Path) -> StatCache {
+        match std::fs::File::open(path) {
+            Ok(f) => match decode(&mut BufReader::new(f)) {
+                Ok(entries) => StatCache {
+                    entries,
+                    dirty: false,
+                },
+                Err(why) => {
+                    tracing::warn!(path = %path.display(), %why, "ignoring unreadable stat cache");
+                    StatCache::default()
+                }
+            },
+            Err(_) => StatCache::default(),
+        }
+    }
+
+    /// Save atomically (temp file + rename). Not fsynced: losing it costs a
+    /// re-hash, never data.
+    pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = tmp_name(path);
+        {
+            let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
+            encode(&self.entries, &mut w)?;
+            w.flush()?;
+        }
+        std::fs::rename(&tmp, path)?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+fn tmp_name(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn kind_byte(k: EntryKind) -> u8 {
+    match k {
+        EntryKind::File => 0,
+        EntryKind::Executable => 1,
+        EntryKind::Symlink => 2,
+        EntryKind::Tree => 3,
+    }
+}
+
+fn encode(entries: &HashMap<String, CachedFile>, w: &mut impl Write) -> std::io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&(entries.len() as u64).to_le_bytes())?;
+    for (path, f) in entries {
+        w.write_all(&(path.len() as u32).to_le_bytes())?;
+        w.write_all(path.as_bytes())?;
+        w.write_all(&f.stat.size.to_le_bytes())?;
+        w.write_all(&f.stat.mtime_ns.to_le_bytes())?;
+        w.write_all(&f.stat.ctime_ns.to_le_bytes())?;
+        w.write_all(&f.stat.ino.to_le_bytes())?;
+        w.write_all(&f.stat.mode.to_le_bytes())?;
+        w.write_all(&[kind_byte(f.entry.kind)])?;
+        w.write_all(&f.entry.size.to_le_bytes())?;
+        w.write_all(f.entry.id.to_hex().as_bytes())?;
+    }
+    Ok(())
+}
+
+fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
+    fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
+        let mut b = [0u8; N];
+        r.read_exact(&mut b).map_err(|e| e.to_string())?;
+        Ok(b)
+    }
+    if &take::<8>(r)? != MAGIC {
+        return Err("not a rewind stat cache (or another version)".into());
+    }
+    let count = u64::from_le_bytes(take(r)?);
+    let mut entries = HashMap::with_capacity(count.min(1 << 22) as usize);
+    for _ in 0..count {
+        let len = u32::from_le_bytes(take(r)?) as usize;
+        if len > 1 << 16 {
+            return Err("path too long".into());
+        }
+        let mut pb = vec![0u8; len];
+        r.read_exact(&mut pb).map_err(|e| e.to_string())?;
+        let path = String::from_utf8(pb).map_err(|e| e.to_string())?;
+        let stat = FileStat {
+            size: u64::from_le_bytes(take(r)?),
+            mtime_ns: i128::from_le_bytes(take(r)?),
+            ctime_ns: i128::from_le_bytes(take(r)?),
+            ino: u64::from_le_bytes(take(r)?),
+            mode: u32::from_le_bytes(take(r)?),
+        };
+        let kind = match take::<1>(r)?[0] {
+            0 => EntryKind::File,
+            1 => EntryKind::Executable,
+            2 => EntryKind::Symlink,
+            _ => return Err("bad entry kind".into()),
+        };
+        let size = u64::from_le_bytes(take(r)?);
+        let hex = take::<32>(r)?;
+        let id = std::str::from_utf8(&hex)
+            .ok()
+            .and_then(|h| ObjectId::from_hex(h).ok())
+            .ok_or("bad object id")?;
+        entries.insert(
+            path,
+            CachedFile {
+                stat,
+                entry: TreeEntry { kind, id, size },
+            },
+        );
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(n: u8, mtime_ns: i128) -> CachedFile {
+        CachedFile {
+            stat: FileStat {
+                size: n as u64,
+                mtime_ns,
+                ctime_ns: mtime_ns,
+                ino: 7,
+                mode: 0o100644,
+            },
+            entry: TreeEntry {
+                kind: EntryKind::File,
+                id: ObjectId::of(&[n]),
+                size: n as u64,
+            },
+        }
+    }
+
+    #[test]
+    fn round_trips_through_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cache/stat.bin");
+        let mut c = StatCache::default();
+        c.update("a".into(), file(1, 0), 10_000_000_000);
+        c.update("dir/b".into(), file(2, 5), 10_000_000_000);
+        c.save(&p).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.len(), 2);
+        assert_eq!(back.get("dir/b"), Some(&file(2, 5)));
+        assert!(!back.is_dirty());
+    }
+
+    #[test]
+    fn racy_entries_are_not_kept() {
+        let mut c = StatCache::default();
+        let start = 100_000_000_000;
+        c.update("old".into(), file(1, start - 3_000_000_000), start);
+        c.update("racy".into(), file(2, start - 1), start);
+        c.update("future".into(), file(3, start + 5), start);
+        assert!(c.get("old").is_some());
+        assert!(c.get("racy").is_none());
+        assert!(c.get("future").is_none());
+    }
+
+    #[test]
+    fn garbage_file_is_an_empty_cache() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        std::fs::write(&p, b"RWSTAT01\xff\xff\xff\xff\xff\xff\xff\x7f").unwrap();
+        assert!(StatCache::load(&p).is_empty());
+        std::fs::write(&p, b"nonsense").unwrap();
+        assert!(StatCache::load(&p).is_empty());
+    }
+}

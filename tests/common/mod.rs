@@ -1,0 +1,231 @@
+//! Test harness: spawn the real `rewind serve` binary and speak the protocol
+//! over its stdin/stdout, on a temporary project and store.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_rewind")
+}
+
+/// A project directory and a store directory that vanish with the test.
+pub struct Fixture {
+    pub project: tempfile::TempDir,
+    pub store: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture {
+            project: tempfile::tempdir().unwrap(),
+            store: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.project.path().canonicalize().unwrap()
+    }
+
+    pub fn store_dir(&self) -> PathBuf {
+        self.store.path().to_path_buf()
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let p = self.project.path().join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.project.path().join(rel)).ok()
+    }
+
+    pub fn remove(&self, rel: &str) {
+        let p = self.project.path().join(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    /// Spawn a sidecar on this fixture (`--cwd` and `--store` set).
+    pub fn spawn(&self) -> Sidecar {
+        Sidecar::spawn(&[
+            "--cwd",
+            self.project.path().to_str().unwrap(),
+            "--store",
+            self.store.path().to_str().unwrap(),
+        ])
+    }
+
+    /// Spawn and `initialize` with these params merged over cwd/storeDir.
+    pub fn start(&self, extra: Value) -> (Sidecar, Value) {
+        let mut s = self.spawn();
+        let mut params = json!({
+            "cwd": self.project.path().to_str().unwrap(),
+            "storeDir": self.store.path().to_str().unwrap(),
+        });
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+        let init = s.ok("initialize", params);
+        (s, init)
+    }
+}
+
+pub struct Sidecar {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Sidecar {
+    pub fn spawn(args: &[&str]) -> Sidecar {
+        let mut child = Command::new(bin())
+            .arg("serve")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .expect("spawn rewind");
+        let stdin = child.stdin.take();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            // Split on \n only, like pi's strict framing.
+            let mut r = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match r.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let s = String::from_utf8_lossy(&buf).trim_end_matches('\n').to_string();
+                        if tx.send(s).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Sidecar {
+            child,
+            stdin,
+            lines: rx,
+            next_id: 1,
+        }
+    }
+
+    /// Write raw bytes (a line, or anything) to the sidecar's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        let mut line = serde_json::to_vec(v).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// Next output line, parsed (panics after 60 s of silence).
+    pub fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a line from the sidecar within 60 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"))
+    }
+
+    /// The raw next output line.
+    pub fn recv_line(&mut self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a line from the sidecar within 60 s")
+    }
+
+    /// Is there no further output within `ms`?
+    pub fn quiet_for(&mut self, ms: u64) -> bool {
+        self.lines.recv_timeout(Duration::from_millis(ms)).is_err()
+    }
+
+    /// Send a JSON-RPC request and return the whole response (skipping
+    /// notifications, which are returned by `notifications`).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut req = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            req["params"] = params;
+        }
+        self.send(&req);
+        loop {
+            let v = self.recv();
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+            assert!(v.get("method").is_some(), "unexpected line {v}");
+        }
+    }
+
+    /// Call and expect success; returns `result`.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let v = self.call(method, params);
+        assert!(v.get("error").is_none(), "{method} failed: {v}");
+        v["result"].clone()
+    }
+
+    /// Call and expect an error; returns `error`.
+    pub fn err(&mut self, method: &str, params: Value) -> Value {
+        let v = self.call(method, params);
+        assert!(v.get("error").is_some(), "{method} should fail: {v}");
+        v["error"].clone()
+    }
+
+    /// Close stdin (EOF) and wait for the exit status.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
+    }
+
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Run `rewind <args>` to completion; (status, stdout, stderr).
+pub fn run_cli(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(bin()).args(args).current_dir(cwd).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
