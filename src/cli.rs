@@ -77,7 +77,12 @@ fn locate(at: &Location) -> Result<EngineConfig> {
 
 fn newest_session(dir: &Path) -> Result<PathBuf> {
     let mut sessions: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
-        .with_context(|| format!("no sessions in {} (run `rewind serve` first, or pass --session)", dir.display()))?
+        .with_context(|| {
+            format!(
+                "no sessions in {} (run `rewind serve` first, or pass --session)",
+                dir.display()
+            )
+        })?
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
@@ -85,7 +90,10 @@ fn newest_session(dir: &Path) -> Result<PathBuf> {
     sessions.sort();
     match sessions.pop() {
         Some((_, p)) => Ok(p),
-        None => bail!("no sessions in {} (run `rewind serve` first, or pass --session)", dir.display()),
+        None => bail!(
+            "no sessions in {} (run `rewind serve` first, or pass --session)",
+            dir.display()
+        ),
     }
 }
 
@@ -100,20 +108,41 @@ pub fn log(at: Location, all: bool) -> Result<()> {
     let depth_of = |id: &str| -> usize {
         // Depth in the tree of tree-recording entries, for indentation.
         let mut d = 0;
-        let mut cur = tree.entries.iter().find(|e| e.id == id).and_then(|e| e.parent_id.clone());
+        let mut cur = tree
+            .entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.parent_id.clone());
         while let Some(p) = cur {
             if list.checkpoints.iter().any(|c| c.entry_id == p) {
                 d += 1;
             }
-            cur = tree.entries.iter().find(|e| e.id == p).and_then(|e| e.parent_id.clone());
+            cur = tree
+                .entries
+                .iter()
+                .find(|e| e.id == p)
+                .and_then(|e| e.parent_id.clone());
         }
         d
     };
     for c in &list.checkpoints {
-        let indent = if all { "  ".repeat(depth_of(&c.entry_id)) } else { String::new() };
-        let marker = if c.entry_id == tree.leaf_id || (c.on_current_path && !all) { "*" } else if c.on_current_path { "*" } else { " " };
-        let label = c.label.as_ref().map(|l| format!(" [{l}]")).unwrap_or_default();
-        let note = c.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default();
+        let indent = if all {
+            "  ".repeat(depth_of(&c.entry_id))
+        } else {
+            String::new()
+        };
+        // `*` marks the checkpoints on the path to the leaf.
+        let marker = if c.on_current_path { "*" } else { " " };
+        let label = c
+            .label
+            .as_ref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        let note = c
+            .note
+            .as_ref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default();
         println!(
             "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}  {}{label}{note}",
             c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp

@@ -45,7 +45,11 @@ fn to_rpc(err: EngineError) -> ErrorObjectOwned {
 }
 
 fn invalid(msg: String) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(crate::engine::EngineError::InvalidParams(String::new()).code(), msg, None::<()>)
+    ErrorObjectOwned::owned(
+        crate::engine::EngineError::InvalidParams(String::new()).code(),
+        msg,
+        None::<()>,
+    )
 }
 
 /// Params for methods whose params are all optional: absent or null means
@@ -83,12 +87,18 @@ impl Server {
         let o = p.options.unwrap_or_default();
         let d = ScanOptions::default();
         EngineConfig {
-            cwd: p.cwd.map(PathBuf::from).or_else(|| self.defaults.cwd.clone()),
+            cwd: p
+                .cwd
+                .map(PathBuf::from)
+                .or_else(|| self.defaults.cwd.clone()),
             session_file: p
                 .session_file
                 .map(PathBuf::from)
                 .or_else(|| self.defaults.session_file.clone()),
-            store_dir: p.store_dir.map(PathBuf::from).or_else(|| self.defaults.store_dir.clone()),
+            store_dir: p
+                .store_dir
+                .map(PathBuf::from)
+                .or_else(|| self.defaults.store_dir.clone()),
             scan: ScanOptions {
                 max_file_size: o.max_file_size.unwrap_or(d.max_file_size),
                 extra_ignores: o.extra_ignores.unwrap_or_default(),
@@ -103,7 +113,9 @@ impl Server {
         let config = self.config_for(p);
         let mut state = self.lock();
         if matches!(*state, State::Closed) {
-            return Err(EngineError::InvalidParams("the sidecar is shutting down".into()));
+            return Err(EngineError::InvalidParams(
+                "the sidecar is shutting down".into(),
+            ));
         }
         // Re-opening the session we hold: release it first (else our own
         // lock refuses us), and take it back if the new open fails.
@@ -139,7 +151,10 @@ impl Server {
 
     /// Run `f` on the open engine, opening it with the defaults first if no
     /// `initialize` came.
-    fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T, EngineError>) -> Result<T, ErrorObjectOwned> {
+    fn with_engine<T>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> Result<T, EngineError>,
+    ) -> Result<T, ErrorObjectOwned> {
         let mut state = self.lock();
         if matches!(*state, State::Idle) {
             let config = self.config_for(InitializeParams::default());
@@ -184,9 +199,10 @@ pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::Regi
         let p: InitializeParams = parse_opt(&params)?;
         ctx.initialize(p).map_err(to_rpc)
     })?;
-    m.register_blocking_method("shutdown", |_params, ctx, _| -> Result<EmptyResult, ErrorObjectOwned> {
-        Ok(ctx.shutdown())
-    })?;
+    m.register_blocking_method(
+        "shutdown",
+        |_params, ctx, _| -> Result<EmptyResult, ErrorObjectOwned> { Ok(ctx.shutdown()) },
+    )?;
     method!(m, "snapshot", opt SnapshotParams, |e, p| e.snapshot(p));
     method!(m, "append_entry", opt AppendEntryParams, |e, p| e.append_entry(p));
     method!(m, "label", req LabelParams, |e, p| e.label(p));

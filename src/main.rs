@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 mod cli;
 
 #[derive(Parser)]
-#[command(name = "rewind", version, about = "Checkpoint and rollback sidecar for AI coding agents")]
+#[command(
+    name = "rewind",
+    version,
+    about = "Checkpoint and rollback sidecar for AI coding agents"
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,

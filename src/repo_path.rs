@@ -33,7 +33,9 @@ impl RepoPath {
             return Err(err("empty path"));
         }
         if trimmed.starts_with('/') {
-            return Err(err("absolute paths are not allowed; use a path relative to the project root"));
+            return Err(err(
+                "absolute paths are not allowed; use a path relative to the project root",
+            ));
         }
         if trimmed.contains('\0') {
             return Err(err("contains a NUL byte"));
@@ -158,7 +160,17 @@ mod tests {
 
     #[test]
     fn rejects_escapes() {
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/./b", "a\0b", "/"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "./a",
+            "a/./b",
+            "a\0b",
+            "/",
+        ] {
             assert!(RepoPath::parse(bad).is_err(), "{bad:?} should be rejected");
         }
     }

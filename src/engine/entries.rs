@@ -63,7 +63,10 @@ impl Engine {
                         "entryType \"custom\" needs a customType".into(),
                     ));
                 };
-                if matches!(ct.as_str(), "step-snapshot" | "unrevert-point" | "approval" | "navigation") {
+                if matches!(
+                    ct.as_str(),
+                    "step-snapshot" | "unrevert-point" | "approval" | "navigation"
+                ) {
                     return Err(EngineError::InvalidParams(format!(
                         "customType {ct:?} is reserved for the sidecar's own entries"
                     )));
@@ -99,7 +102,10 @@ impl Engine {
         }
         let mut fields = Map::new();
         fields.insert("targetId".into(), json!(p.target_id));
-        fields.insert("label".into(), p.label.map(Value::String).unwrap_or(Value::Null));
+        fields.insert(
+            "label".into(),
+            p.label.map(Value::String).unwrap_or(Value::Null),
+        );
         if let Some(note) = p.note {
             fields.insert("note".into(), json!(note));
         }

@@ -2,8 +2,8 @@
 //! session log and the working-copy state, and implements every method's
 //! semantics on top of them. Handlers only translate to and from the wire.
 
-mod error;
 mod entries;
+mod error;
 mod open;
 mod queries;
 mod snapshot;
@@ -115,9 +115,9 @@ impl Engine {
 
 /// The tree a tree-recording entry recorded.
 fn tree_of(e: &Entry) -> Result<ObjectId> {
-    let h = e.recorded_tree().ok_or_else(|| {
-        EngineError::InvalidParams(format!("entry {} records no tree", e.id))
-    })?;
+    let h = e
+        .recorded_tree()
+        .ok_or_else(|| EngineError::InvalidParams(format!("entry {} records no tree", e.id)))?;
     parse_tree_hash(h)
 }
 
@@ -141,7 +141,11 @@ fn kind_of(e: &Entry) -> String {
         .and_then(|d| d.get("kind"))
         .and_then(|k| k.as_str())
         .map(str::to_string)
-        .unwrap_or_else(|| e.custom_type.clone().unwrap_or_else(|| e.entry_type.clone()))
+        .unwrap_or_else(|| {
+            e.custom_type
+                .clone()
+                .unwrap_or_else(|| e.entry_type.clone())
+        })
 }
 
 /// The paths an entry's recorded diff names, with their status.

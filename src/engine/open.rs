@@ -32,12 +32,12 @@ pub fn default_store_dir(root: &Path) -> PathBuf {
     let home = std::env::var_os("REWIND_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind"))
-        })
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind")))
         .unwrap_or_else(|| PathBuf::from(".rewind"));
-    home.join("projects")
-        .join(format!("{:016x}", xxh3_64(root.as_os_str().as_encoded_bytes())))
+    home.join("projects").join(format!(
+        "{:016x}",
+        xxh3_64(root.as_os_str().as_encoded_bytes())
+    ))
 }
 
 fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
@@ -93,10 +93,15 @@ impl Engine {
                     None => {
                         // pi's naming: <timestamp>_<sessionId>.jsonl
                         let stamp = header.timestamp.replace([':', '.'], "-");
-                        store.sessions_dir().join(format!("{stamp}_{}.jsonl", header.id))
+                        store
+                            .sessions_dir()
+                            .join(format!("{stamp}_{}.jsonl", header.id))
                     }
                 };
-                (SessionLog::create_with_header(&path, header, config.fsync)?, None)
+                (
+                    SessionLog::create_with_header(&path, header, config.fsync)?,
+                    None,
+                )
             }
         };
         let resumed = log.index().first_snapshot().is_some();
@@ -193,8 +198,17 @@ impl Engine {
             .iter()
             .rev()
             .find(|e| e.custom_type.as_deref() == Some("step-snapshot"))
-            .and_then(|e| e.data().and_then(|d| d.get("stagedPaths")).and_then(|s| s.as_array()).cloned())
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .and_then(|e| {
+                e.data()
+                    .and_then(|d| d.get("stagedPaths"))
+                    .and_then(|s| s.as_array())
+                    .cloned()
+            })
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
         Engine {
             root,
@@ -208,7 +222,11 @@ impl Engine {
         }
     }
 
-    fn initialize_result(&mut self, resumed: bool, recovered: Option<crate::protocol::Recovered>) -> Result<InitializeResult> {
+    fn initialize_result(
+        &mut self,
+        resumed: bool,
+        recovered: Option<crate::protocol::Recovered>,
+    ) -> Result<InitializeResult> {
         let baseline = self
             .baseline()
             .ok_or_else(|| EngineError::InvalidParams("session has no baseline".into()))?
@@ -240,7 +258,10 @@ impl Engine {
 /// written is logged: it only matters to gc, which then keeps more.
 fn register_session(store: &Store, session_path: &Path) {
     let dir = store.root().join("registry");
-    let name = format!("{:016x}", xxh3_64(session_path.as_os_str().as_encoded_bytes()));
+    let name = format!(
+        "{:016x}",
+        xxh3_64(session_path.as_os_str().as_encoded_bytes())
+    );
     let file = dir.join(name);
     if file.exists() {
         return;

@@ -7,11 +7,14 @@ use base64::Engine as _;
 use similar::{ChangeTag, TextDiff};
 
 use super::snapshot::diff_lists;
-use super::{diff_of, kind_of, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point, Result, WORKING};
+use super::{
+    diff_of, kind_of, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point, Result,
+    WORKING,
+};
 use crate::protocol::{
-    CheckpointInfo, ContentEncoding, FileDiff, FileDiffParams, FileHistoryParams, FileHistoryResult,
-    FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult, ModifiedFile,
-    ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
+    CheckpointInfo, ContentEncoding, FileDiff, FileDiffParams, FileHistoryParams,
+    FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
+    ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
 use crate::repo_path::RepoPath;
 use crate::session::Entry;
@@ -27,7 +30,12 @@ fn is_binary(bytes: &[u8]) -> bool {
 
 impl Engine {
     /// Resolve one side of a range to a point and its tree.
-    fn resolve(&mut self, entry: Option<String>, hash: Option<String>, default: Point) -> Result<(Point, ObjectId)> {
+    fn resolve(
+        &mut self,
+        entry: Option<String>,
+        hash: Option<String>,
+        default: Point,
+    ) -> Result<(Point, ObjectId)> {
         let point = match (entry, hash) {
             (Some(_), Some(_)) => {
                 return Err(EngineError::InvalidParams(
@@ -53,7 +61,9 @@ impl Engine {
             },
             Point::Tree(t) => {
                 // Verifies it is a tree (a blob hash is not a point).
-                self.store.get_tree(t).map_err(|_| EngineError::UnknownTree(t.to_hex()))?;
+                self.store
+                    .get_tree(t)
+                    .map_err(|_| EngineError::UnknownTree(t.to_hex()))?;
                 *t
             }
             Point::Working => {
@@ -65,7 +75,13 @@ impl Engine {
         Ok((point, tree))
     }
 
-    fn range(&mut self, from_entry: Option<String>, from_hash: Option<String>, to_entry: Option<String>, to_hash: Option<String>) -> Result<((Point, ObjectId), (Point, ObjectId))> {
+    fn range(
+        &mut self,
+        from_entry: Option<String>,
+        from_hash: Option<String>,
+        to_entry: Option<String>,
+        to_hash: Option<String>,
+    ) -> Result<((Point, ObjectId), (Point, ObjectId))> {
         let baseline = self
             .baseline()
             .map(|e| Point::Entry(e.id.clone()))
@@ -90,7 +106,11 @@ impl Engine {
             Point::Tree(_) => return Vec::new(),
         };
         let from_path: Vec<&str> = match from {
-            Point::Entry(id) => index.path_to_root(id).iter().map(|e| e.id.as_str()).collect(),
+            Point::Entry(id) => index
+                .path_to_root(id)
+                .iter()
+                .map(|e| e.id.as_str())
+                .collect(),
             _ => Vec::new(),
         };
         index
@@ -105,7 +125,8 @@ impl Engine {
             self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
         let changes = diff::diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
         let mut first: HashMap<&str, (&Entry, u64)> = HashMap::new();
-        let wanted: std::collections::HashSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        let wanted: std::collections::HashSet<&str> =
+            changes.iter().map(|c| c.path.as_str()).collect();
         let between = self.entries_between(&from, &to);
         for e in between {
             for (path, _) in diff_of(e) {
@@ -161,11 +182,24 @@ impl Engine {
             return Ok(None);
         }
         let context = p.context_lines.unwrap_or(3);
-        Ok(Some(self.file_diff(path.as_str(), old, new, context, old_big || new_big)?))
+        Ok(Some(self.file_diff(
+            path.as_str(),
+            old,
+            new,
+            context,
+            old_big || new_big,
+        )?))
     }
 
     /// Contents, hashes and unified diff of one file between two versions.
-    fn file_diff(&self, path: &str, old: Option<TreeEntry>, new: Option<TreeEntry>, context: usize, too_large: bool) -> Result<FileDiff> {
+    fn file_diff(
+        &self,
+        path: &str,
+        old: Option<TreeEntry>,
+        new: Option<TreeEntry>,
+        context: usize,
+        too_large: bool,
+    ) -> Result<FileDiff> {
         let too_large = too_large
             || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
             || new.is_some_and(|e| e.size > MAX_DIFF_BYTES);
@@ -193,9 +227,11 @@ impl Engine {
         };
         let old_bytes = read(old)?;
         let new_bytes = read(new)?;
-        let binary = old_bytes.as_deref().is_some_and(is_binary) || new_bytes.as_deref().is_some_and(is_binary);
+        let binary = old_bytes.as_deref().is_some_and(is_binary)
+            || new_bytes.as_deref().is_some_and(is_binary);
         if binary {
-            let b64 = |b: Option<Vec<u8>>| b.map(|b| base64::engine::general_purpose::STANDARD.encode(b));
+            let b64 =
+                |b: Option<Vec<u8>>| b.map(|b| base64::engine::general_purpose::STANDARD.encode(b));
             out.is_binary = true;
             out.encoding = ContentEncoding::Base64;
             out.old_content = b64(old_bytes);
@@ -204,7 +240,12 @@ impl Engine {
         }
         let old_text = old_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
         let new_text = new_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let (diff, additions, deletions) = unified(path, old_text.as_deref().unwrap_or(""), new_text.as_deref().unwrap_or(""), context);
+        let (diff, additions, deletions) = unified(
+            path,
+            old_text.as_deref().unwrap_or(""),
+            new_text.as_deref().unwrap_or(""),
+            context,
+        );
         out.unified_diff = diff;
         out.additions = additions;
         out.deletions = deletions;
@@ -264,9 +305,12 @@ impl Engine {
         let mut checkpoints = Vec::new();
         for e in entries.into_iter().filter(|e| e.is_tree_recording()) {
             let label = label_for(index, e);
-            let note = index.label_of(&e.id).and_then(|(_, n)| n.map(str::to_string));
+            let note = index
+                .label_of(&e.id)
+                .and_then(|(_, n)| n.map(str::to_string));
             if let Some(q) = &query {
-                let hit = |s: &Option<String>| s.as_ref().is_some_and(|s| s.to_lowercase().contains(q));
+                let hit =
+                    |s: &Option<String>| s.as_ref().is_some_and(|s| s.to_lowercase().contains(q));
                 if !hit(&label) && !hit(&note) {
                     continue;
                 }

@@ -8,7 +8,9 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{turn_of, Engine, EngineError, FlatTree, Result};
-use crate::protocol::{DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo};
+use crate::protocol::{
+    DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
+};
 use crate::repo_path::RepoPath;
 use crate::session::NewEntry;
 use crate::store::{self as diff, ObjectId};
@@ -115,7 +117,8 @@ impl Engine {
             }
         };
         for (path, cached) in &out.cache_updates {
-            self.stat_cache.update(path.clone(), *cached, out.scan_start_ns);
+            self.stat_cache
+                .update(path.clone(), *cached, out.scan_start_ns);
         }
         if scope.is_none() {
             self.stat_cache.retain(|p| files.contains_key(p));
@@ -136,9 +139,7 @@ impl Engine {
 
     pub(crate) fn record_snapshot(&mut self, spec: SnapshotSpec) -> Result<SnapshotResult> {
         let parent_cp = match &spec.parent {
-            Some(id) => self
-                .checkpoint_tree(id)?
-                .map(|(e, t)| (turn_of(e), t)),
+            Some(id) => self.checkpoint_tree(id)?.map(|(e, t)| (turn_of(e), t)),
             None => None,
         };
         let parent_tree = parent_cp.map(|(_, t)| t);
@@ -173,7 +174,10 @@ impl Engine {
         let mut data = Map::new();
         data.insert("baselineTreeHash".into(), json!(baseline_tree.to_hex()));
         data.insert("snapshotTreeHash".into(), json!(state.tree.to_hex()));
-        data.insert("diff".into(), serde_json::to_value(&diff).unwrap_or(Value::Null));
+        data.insert(
+            "diff".into(),
+            serde_json::to_value(&diff).unwrap_or(Value::Null),
+        );
         data.insert("turnIndex".into(), json!(turn_index));
         data.insert("kind".into(), json!(spec.kind));
         if let Some(label) = &spec.label {
@@ -190,7 +194,10 @@ impl Engine {
             }),
         );
         if let Some(tool) = &spec.tool {
-            data.insert("tool".into(), serde_json::to_value(tool).unwrap_or(Value::Null));
+            data.insert(
+                "tool".into(),
+                serde_json::to_value(tool).unwrap_or(Value::Null),
+            );
         }
         if let Some(g) = &git {
             data.insert("git".into(), serde_json::to_value(g).unwrap_or(Value::Null));
@@ -200,6 +207,9 @@ impl Engine {
         }
         let mut fields = Map::new();
         fields.insert("data".into(), Value::Object(data));
+        // Write order (DESIGN rule 4): the objects are durable before the
+        // entry that references them.
+        self.store.sync()?;
         let entry = self.log.append(NewEntry {
             entry_type: "custom".into(),
             custom_type: Some("step-snapshot".into()),

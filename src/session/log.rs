@@ -167,7 +167,8 @@ impl SessionLog {
     /// last line is read as open would repair it, without writing. Appends
     /// fail with [`SessionError::ReadOnly`].
     pub fn open_read_only(path: &Path) -> Result<SessionLog, SessionError> {
-        let mut file = File::open(path).map_err(|e| SessionError::io("open session file", path, e))?;
+        let mut file =
+            File::open(path).map_err(|e| SessionError::io("open session file", path, e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(|e| SessionError::io("read session file", path, e))?;
@@ -264,8 +265,6 @@ impl SessionLog {
         }
     }
 }
-
-
 
 fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
     // An flock-style lock on this open file description: another process, or another

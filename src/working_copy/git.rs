@@ -225,7 +225,13 @@ mod tests {
             paths.sort();
             assert_eq!(
                 paths,
-                vec!["Cargo.lock", "a.txt", "deep/er/b.txt", "deep/er/bb.txt", "link"],
+                vec![
+                    "Cargo.lock",
+                    "a.txt",
+                    "deep/er/b.txt",
+                    "deep/er/bb.txt",
+                    "link"
+                ],
                 "index version {version}"
             );
             assert!(git(d.path(), &["commit", "-q", "-m", "x"]));

@@ -13,9 +13,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
+use super::git;
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
-use super::git;
 use crate::repo_path::{relative_utf8, RepoPath};
 use crate::store::{EntryKind, ObjectId, Store, StoreError, TreeEntry};
 
@@ -99,7 +99,8 @@ fn now_ns() -> i128 {
 fn in_scope(scope: Option<&[RepoPath]>, rel: &str, is_dir: bool) -> bool {
     let Some(scope) = scope else { return true };
     scope.iter().any(|s| {
-        s.is_prefix_of(rel) || (is_dir && RepoPath::from_walk(rel.to_string()).is_prefix_of(s.as_str()))
+        s.is_prefix_of(rel)
+            || (is_dir && RepoPath::from_walk(rel.to_string()).is_prefix_of(s.as_str()))
     })
 }
 
@@ -133,10 +134,7 @@ fn capture(
         return Ok(Outcome::Untracked(UntrackedReason::Special));
     }
     let stat = FileStat::from_metadata(meta);
-    if ft.is_file()
-        && meta.len() > req.options.max_file_size
-        && !req.prior.contains_key(rel)
-    {
+    if ft.is_file() && meta.len() > req.options.max_file_size && !req.prior.contains_key(rel) {
         return Ok(Outcome::Untracked(UntrackedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
@@ -410,14 +408,13 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
 
     let mut done: HashSet<String> = HashSet::new();
     for rel in candidates {
-        if seen.contains(&rel)
-            || !in_scope(req.scope, &rel, false)
-            || !done.insert(rel.clone())
-        {
+        if seen.contains(&rel) || !in_scope(req.scope, &rel, false) || !done.insert(rel.clone()) {
             continue;
         }
         // Never read through a symlinked parent that leaves the project.
-        let Ok(rp) = RepoPath::parse(&rel) else { continue };
+        let Ok(rp) = RepoPath::parse(&rel) else {
+            continue;
+        };
         if rp.check_parents_inside(root).is_err() {
             continue;
         }
