@@ -146,7 +146,7 @@ impl Engine {
                 parent_id: e.parent_id.clone(),
                 entry_type: e.entry_type.clone(),
                 custom_type: e.custom_type.clone(),
-                label: index.label_of(&e.id).map(|(l, _)| l.to_string()),
+                label: super::label_for(index, e),
                 timestamp: e.timestamp.clone(),
             })
             .collect();

@@ -170,3 +170,20 @@ fn diff_of(e: &Entry) -> Vec<(String, crate::protocol::FileStatus)> {
     }
     out
 }
+
+/// An entry's label: the latest `label` entry naming it, else the label a
+/// snapshot was taken with.
+fn label_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
+    index
+        .label_of(&e.id)
+        .map(|(l, _)| l.to_string())
+        .or_else(|| {
+            e.data()
+                .and_then(|d| d.get("label"))
+                .and_then(|l| l.as_str())
+                .map(str::to_string)
+        })
+}
+
+#[cfg(test)]
+mod tests;

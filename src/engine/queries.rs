@@ -8,8 +8,8 @@ use similar::{ChangeTag, TextDiff};
 
 use super::snapshot::diff_lists;
 use super::{
-    diff_of, kind_of, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point, Result,
-    WORKING,
+    diff_of, kind_of, label_for, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point,
+    Result, WORKING,
 };
 use crate::protocol::{
     CheckpointInfo, ContentEncoding, FileDiff, FileDiffParams, FileHistoryParams,
@@ -402,18 +402,6 @@ impl Engine {
             store_dir: self.store.root().display().to_string(),
         })
     }
-}
-
-fn label_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
-    index
-        .label_of(&e.id)
-        .map(|(l, _)| l.to_string())
-        .or_else(|| {
-            e.data()
-                .and_then(|d| d.get("label"))
-                .and_then(|l| l.as_str())
-                .map(str::to_string)
-        })
 }
 
 /// Unified diff with `--- a/` / `+++ b/` headers, and line counts.

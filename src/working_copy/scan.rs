@@ -456,3 +456,239 @@ fn rewindignored(root: &Path, rel: &str, cache: &mut HashMap<PathBuf, Option<Git
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    struct Env {
+        dir: tempfile::TempDir,
+        store_dir: tempfile::TempDir,
+        store: Store,
+    }
+
+    impl Env {
+        fn new() -> Env {
+            let store_dir = tempfile::tempdir().unwrap();
+            let store = Store::open(store_dir.path(), false).unwrap();
+            Env {
+                dir: tempfile::tempdir().unwrap(),
+                store_dir,
+                store,
+            }
+        }
+        fn write(&self, rel: &str, content: &str) {
+            let p = self.dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        fn scan_with(
+            &self,
+            options: &ScanOptions,
+            staged: &[&str],
+            scope: Option<&[RepoPath]>,
+        ) -> ScanOutput {
+            let _ = self.store_dir.path();
+            let staged: BTreeSet<String> = staged.iter().map(|s| s.to_string()).collect();
+            scan(&ScanRequest {
+                root: self.dir.path(),
+                options,
+                store: &self.store,
+                cache: &StatCache::default(),
+                prior: &BTreeMap::new(),
+                staged: &staged,
+                scope,
+            })
+            .unwrap()
+        }
+        fn files(&self) -> Vec<String> {
+            self.scan_with(&ScanOptions::default(), &[], None)
+                .files
+                .into_keys()
+                .collect()
+        }
+    }
+
+    #[test]
+    fn gitignore_applies_without_a_git_directory() {
+        let e = Env::new();
+        e.write(".gitignore", "*.log\nout/\n!keep.log\n");
+        e.write("a.txt", "a");
+        e.write("x.log", "x");
+        e.write("keep.log", "k");
+        e.write("out/o.txt", "o");
+        e.write("sub/.gitignore", "local.txt\n");
+        e.write("sub/local.txt", "l");
+        e.write("sub/other.txt", "o");
+        assert_eq!(
+            e.files(),
+            vec![
+                ".gitignore",
+                "a.txt",
+                "keep.log",
+                "sub/.gitignore",
+                "sub/other.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn default_excludes_hidden_files_and_dot_git() {
+        let e = Env::new();
+        e.write("node_modules/x/index.js", "x");
+        e.write("target/debug/bin", "x");
+        e.write("pkg/__pycache__/m.pyc", "x");
+        e.write(".env", "SECRET=1");
+        e.write(".github/workflows/ci.yml", "on: push");
+        e.write(".git/config", "[core]");
+        e.write("nested/.git/HEAD", "ref: x");
+        e.write("nested/lib.rs", "x");
+        assert_eq!(
+            e.files(),
+            vec![".env", ".github/workflows/ci.yml", "nested/lib.rs"]
+        );
+        let all = e.scan_with(
+            &ScanOptions {
+                default_excludes: false,
+                ..Default::default()
+            },
+            &[],
+            None,
+        );
+        assert!(all.files.contains_key("node_modules/x/index.js"));
+        assert!(!all.files.keys().any(|k| k.contains(".git/")));
+    }
+
+    #[test]
+    fn rewindignore_and_extra_ignores() {
+        let e = Env::new();
+        e.write(".rewindignore", "secret/\n");
+        e.write("secret/k", "k");
+        e.write("data/big.bin", "b");
+        e.write("src/a.rs", "a");
+        let out = e.scan_with(
+            &ScanOptions {
+                extra_ignores: vec!["data/".into()],
+                ..Default::default()
+            },
+            &[],
+            None,
+        );
+        let files: Vec<_> = out.files.into_keys().collect();
+        assert_eq!(files, vec![".rewindignore", "src/a.rs"]);
+    }
+
+    #[test]
+    fn staged_paths_beat_ignore_rules() {
+        let e = Env::new();
+        e.write(".gitignore", "gen/\n*.tmp\n");
+        e.write("gen/a/out.js", "1");
+        e.write("x.tmp", "2");
+        let out = e.scan_with(&ScanOptions::default(), &["gen", "x.tmp", "missing"], None);
+        let files: Vec<_> = out.files.into_keys().collect();
+        assert_eq!(files, vec![".gitignore", "gen/a/out.js", "x.tmp"]);
+    }
+
+    #[test]
+    fn symlinks_exec_bits_special_and_too_large() {
+        let e = Env::new();
+        e.write("a.txt", "hello");
+        e.write("run.sh", "#!/bin/sh");
+        std::fs::set_permissions(
+            e.dir.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", e.dir.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink("a.txt", e.dir.path().join("link")).unwrap();
+        e.write("big.bin", &"x".repeat(100));
+        let fifo_ok = std::process::Command::new("mkfifo")
+            .arg(e.dir.path().join("pipe"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        let out = e.scan_with(
+            &ScanOptions {
+                max_file_size: 50,
+                ..Default::default()
+            },
+            &[],
+            None,
+        );
+        assert_eq!(out.files["run.sh"].kind, EntryKind::Executable);
+        assert_eq!(out.files["a.txt"].kind, EntryKind::File);
+        let link = out.files["outside"];
+        assert_eq!(link.kind, EntryKind::Symlink);
+        assert_eq!(e.store.get(&link.id).unwrap(), b"/etc/passwd");
+        assert!(!out.files.contains_key("big.bin"));
+        assert!(out.untracked.contains(&Untracked {
+            path: "big.bin".into(),
+            reason: UntrackedReason::TooLarge
+        }));
+        if fifo_ok {
+            assert!(out.untracked.contains(&Untracked {
+                path: "pipe".into(),
+                reason: UntrackedReason::Special
+            }));
+        }
+        // The cap spares files the parent checkpoint holds.
+        let mut prior = BTreeMap::new();
+        prior.insert("big.bin".to_string(), out.files["a.txt"]);
+        let again = scan(&ScanRequest {
+            root: e.dir.path(),
+            options: &ScanOptions {
+                max_file_size: 50,
+                ..Default::default()
+            },
+            store: &e.store,
+            cache: &StatCache::default(),
+            prior: &prior,
+            staged: &BTreeSet::new(),
+            scope: None,
+        })
+        .unwrap();
+        assert!(again.files.contains_key("big.bin"));
+    }
+
+    #[test]
+    fn scope_limits_the_walk() {
+        let e = Env::new();
+        e.write("a/x.txt", "1");
+        e.write("a/y/z.txt", "2");
+        e.write("b/w.txt", "3");
+        e.write("c.txt", "4");
+        let scope = [
+            RepoPath::parse("a/y").unwrap(),
+            RepoPath::parse("c.txt").unwrap(),
+        ];
+        let out = e.scan_with(&ScanOptions::default(), &[], Some(&scope));
+        let files: Vec<_> = out.files.into_keys().collect();
+        assert_eq!(files, vec!["a/y/z.txt", "c.txt"]);
+    }
+
+    #[test]
+    fn stat_cache_hits_read_nothing() {
+        let e = Env::new();
+        e.write("a.txt", "hello");
+        let first = e.scan_with(&ScanOptions::default(), &[], None);
+        assert_eq!(first.files_hashed, 1);
+        let mut cache = StatCache::default();
+        for (p, c) in first.cache_updates {
+            // Pretend the scan started long after the file was written.
+            cache.update(p, c, i128::MAX / 2);
+        }
+        let second = scan(&ScanRequest {
+            root: e.dir.path(),
+            options: &ScanOptions::default(),
+            store: &e.store,
+            cache: &cache,
+            prior: &BTreeMap::new(),
+            staged: &BTreeSet::new(),
+            scope: None,
+        })
+        .unwrap();
+        assert_eq!(second.files_hashed, 0);
+        assert_eq!(second.files, first.files);
+    }
+}
