@@ -34,7 +34,6 @@ enum State {
 pub struct Server {
     state: Mutex<State>,
     defaults: Defaults,
-    #[allow(dead_code)] // notifications are sent by the rollback methods
     notifier: Notifier,
     shutdown: Shutdown,
 }
@@ -133,20 +132,30 @@ impl Server {
             _ => None,
         };
         drop(previous);
-        match Engine::open(config.clone()) {
+        match self.open_engine(config.clone()) {
             Ok((engine, result)) => {
                 *state = State::Open(Box::new(engine), config);
                 Ok(result)
             }
             Err(err) => {
                 if let Some(c) = previous_config {
-                    if let Ok((engine, _)) = Engine::open(c.clone()) {
+                    if let Ok((engine, _)) = self.open_engine(c.clone()) {
                         *state = State::Open(Box::new(engine), c);
                     }
                 }
                 Err(err)
             }
         }
+    }
+
+    /// Open an engine whose notifications go to the client.
+    fn open_engine(&self, config: EngineConfig) -> Result<(Engine, InitializeResult), EngineError> {
+        let (mut engine, result) = Engine::open(config)?;
+        let notifier = self.notifier.clone();
+        engine.set_event_sink(std::sync::Arc::new(
+            move |method: &str, params: serde_json::Value| notifier.notify(method, params),
+        ));
+        Ok((engine, result))
     }
 
     /// Run `f` on the open engine, opening it with the defaults first if no
@@ -158,7 +167,7 @@ impl Server {
         let mut state = self.lock();
         if matches!(*state, State::Idle) {
             let config = self.config_for(InitializeParams::default());
-            let (engine, _) = Engine::open(config.clone()).map_err(to_rpc)?;
+            let (engine, _) = self.open_engine(config.clone()).map_err(to_rpc)?;
             *state = State::Open(Box::new(engine), config);
         }
         match &mut *state {
@@ -214,5 +223,10 @@ pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::Regi
     method!(m, "get_file_history", req FileHistoryParams, |e, p| e.get_file_history(p));
     method!(m, "get_status", opt NoParams, |e, _p| e.get_status());
     method!(m, "stats", opt NoParams, |e, _p| e.stats());
+    method!(m, "restore_files", opt RestoreFilesParams, |e, p| e.restore_files(p));
+    method!(m, "navigate_tree", req NavigateTreeParams, |e, p| e.navigate_tree(p));
+    method!(m, "undo", opt UndoParams, |e, p| e.undo(p));
+    method!(m, "approve", opt ApproveParams, |e, p| e.approve(p));
+    method!(m, "reset", opt ResetParams, |e, p| e.reset(p));
     Ok(m)
 }

@@ -5,6 +5,7 @@
 //! `working_copy` / `store` / `session` (the disk).
 
 pub mod engine;
+pub mod gc;
 pub mod handlers;
 pub mod protocol;
 pub mod repo_path;

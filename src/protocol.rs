@@ -49,7 +49,7 @@ pub struct BaselineInfo {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovered {
     /// The session file's last line was unterminated: `"completed"` (it
@@ -62,6 +62,9 @@ pub struct Recovered {
     /// The entry recording edits made while no sidecar was running.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outside_entry_id: Option<String>,
+    /// A restore a crash interrupted, and what recovery did with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_restore: Option<crate::engine::InterruptedRestore>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -431,3 +434,192 @@ pub struct StatsResult {
 
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 pub struct EmptyResult {}
+
+// ------------------------------------------------------------- restore_files
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum OnConflict {
+    /// Leave dirty files as they are and report them (default).
+    #[default]
+    Skip,
+    /// Write dirty files too (they stay listed in `dirty`).
+    Overwrite,
+    /// Change nothing and fail with 1002 when there is any conflict.
+    Abort,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RestoreFilesParams {
+    /// Default: the leaf (discard changes since the last checkpoint).
+    pub target_entry_id: Option<String>,
+    pub tree_hash: Option<String>,
+    /// Only these files (or directories: everything below).
+    pub files: Option<Vec<String>>,
+    pub preview: Option<bool>,
+    pub on_conflict: Option<OnConflict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ConflictReason {
+    /// Changed on disk since the sidecar last recorded it.
+    Dirty,
+    /// Never captured (ignored, too large, special) but standing where the
+    /// target has a file.
+    Untracked,
+    /// Could not be written or removed (permissions, in use).
+    Unwritable,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Conflict {
+    pub path: String,
+    pub reason: ConflictReason,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreResult {
+    pub preview: bool,
+    /// Files written (created or overwritten).
+    pub restored: Vec<String>,
+    /// Files removed.
+    pub deleted: Vec<String>,
+    pub skipped: Vec<String>,
+    pub dirty: Vec<String>,
+    pub conflicts: Vec<Conflict>,
+    pub unrevert_entry_id: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+// -------------------------------------------------------------- navigate_tree
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NavigateTreeParams {
+    pub target_id: String,
+    pub skip_files: Option<bool>,
+    pub summarize: Option<bool>,
+    pub summary: Option<String>,
+    pub label: Option<String>,
+    pub preview: Option<bool>,
+    pub on_conflict: Option<OnConflict>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateTreeResult {
+    /// The last entry of the chain appended below the target; null for a
+    /// preview.
+    pub new_leaf_id: Option<String>,
+    /// The tip of the branch left (its pre-restore snapshot when one was
+    /// taken).
+    pub old_leaf_id: String,
+    pub restore: Option<RestoreResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_entry_id: Option<String>,
+}
+
+// ----------------------------------------------------------------------- undo
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UndoParams {
+    /// An unrevert-point; default the latest on the current path.
+    pub entry_id: Option<String>,
+    pub on_conflict: Option<OnConflict>,
+    pub preview: Option<bool>,
+}
+
+// ------------------------------------------------------------ approve / reset
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApproveParams {
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveResult {
+    pub approved_entry_id: String,
+    pub approved_tree_hash: String,
+    /// Step-snapshots taken since the previous approval (or the session
+    /// start), the approve snapshot included.
+    pub snapshots_approved: u64,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResetParams {
+    pub on_conflict: Option<OnConflict>,
+    pub preview: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetResult {
+    pub reset_to: String,
+    pub restore: RestoreResult,
+}
+
+// ------------------------------------------------------------------------- gc
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GcParams {
+    pub dry_run: Option<bool>,
+    /// Keep the newest N sessions (plus protected ones).
+    pub keep_last: Option<u64>,
+    /// Keep sessions younger than this many days (plus protected ones).
+    pub max_age_days: Option<f64>,
+    /// Remove the oldest unprotected sessions while the store is larger.
+    pub budget_bytes: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GcResult {
+    pub objects_before: u64,
+    pub objects_removed: u64,
+    pub bytes_before: u64,
+    pub bytes_freed: u64,
+    pub sessions_pruned: u64,
+    pub budget_met: bool,
+    pub dry_run: bool,
+    /// Session files removed (or, in a dry run, that would be).
+    pub pruned_sessions: Vec<String>,
+}
+
+// -------------------------------------------------------------- notifications
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeReason {
+    Restore,
+    Navigate,
+    Undo,
+    Reset,
+}
+
+/// `files_changed`: sent once per operation that changed the working
+/// directory, before its response.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FilesChanged {
+    pub reason: ChangeReason,
+    pub written: Vec<String>,
+    pub deleted: Vec<String>,
+}
+
+/// `progress`: at most every 100 ms during long scans and restores.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub operation: String,
+    pub done: u64,
+    pub total: u64,
+}

@@ -12,6 +12,7 @@ use crate::working_copy::ScanError;
 
 pub const INVALID_PARAMS: i32 = -32602;
 pub const UNKNOWN_ID: i32 = 1001;
+pub const CONFLICTS: i32 = 1002;
 pub const CORRUPT: i32 = 1003;
 pub const LOCKED: i32 = 1004;
 pub const IO_ERROR: i32 = 1005;
@@ -26,12 +27,16 @@ pub enum EngineError {
     UnknownEntry(String),
     #[error("unknown tree hash {0:?}")]
     UnknownTree(String),
+    #[error("nothing to undo: no unrevert-point on the current path")]
+    NothingToUndo,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error(transparent)]
     Scan(#[from] ScanError),
+    #[error("restore aborted: {} conflicting file(s)", .0.len())]
+    Conflicts(Vec<crate::protocol::Conflict>),
     #[error("{context} {}: {source}", path.display())]
     Io {
         context: &'static str,
@@ -56,7 +61,9 @@ impl EngineError {
     pub fn code(&self) -> i32 {
         match self {
             EngineError::InvalidParams(_) | EngineError::BadPath(_) => INVALID_PARAMS,
-            EngineError::UnknownEntry(_) | EngineError::UnknownTree(_) => UNKNOWN_ID,
+            EngineError::UnknownEntry(_)
+            | EngineError::UnknownTree(_)
+            | EngineError::NothingToUndo => UNKNOWN_ID,
             EngineError::Store(StoreError::Corrupt { .. }) => CORRUPT,
             // A tree the caller named that is not in the store is an unknown
             // id; a missing object the store itself references is corruption.
@@ -76,6 +83,7 @@ impl EngineError {
             },
             EngineError::Scan(_) => IO_ERROR,
             EngineError::Io { .. } => IO_ERROR,
+            EngineError::Conflicts(_) => CONFLICTS,
         }
     }
 
@@ -103,6 +111,7 @@ impl EngineError {
                 _ => Some(json!({ "path": path })),
             },
             EngineError::Io { path, .. } => Some(json!({ "path": path.display().to_string() })),
+            EngineError::Conflicts(c) => Some(json!({ "conflicts": c })),
             _ => None,
         }
     }

@@ -4,8 +4,11 @@
 
 mod entries;
 mod error;
+mod journal;
 mod open;
 mod queries;
+mod restore;
+mod rollback;
 mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -13,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use error::{EngineError, Result};
+pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, EngineConfig};
 
 use crate::session::{Entry, SessionLog};
@@ -32,7 +36,13 @@ pub struct Engine {
     /// Flattened trees recently used (tree id -> files), so consecutive
     /// snapshots and queries do not re-read every tree object.
     flat_cache: HashMap<ObjectId, Arc<FlatTree>>,
+    /// Where notifications go (`files_changed`, `progress`).
+    events: Option<EventSink>,
+    fsync: bool,
 }
+
+/// Receives the engine's notifications: method name and params.
+pub type EventSink = Arc<dyn Fn(&str, serde_json::Value) + Send + Sync>;
 
 /// A point in history a query compares: an entry's checkpoint, a tree
 /// named by hash, or the live working directory.
@@ -60,6 +70,17 @@ impl Engine {
 
     pub fn log(&self) -> &SessionLog {
         &self.log
+    }
+
+    /// Send notifications (`files_changed`, `progress`) to `sink`.
+    pub fn set_event_sink(&mut self, sink: EventSink) {
+        self.events = Some(sink);
+    }
+
+    fn emit(&self, method: &str, params: serde_json::Value) {
+        if let Some(sink) = &self.events {
+            sink(method, params);
+        }
     }
 
     /// The tree recorded by the checkpoint at `id` (PROTOCOL "checkpoint at

@@ -111,15 +111,21 @@ impl Engine {
         let mut recovered = torn.map(|t| match t {
             TornTail::Completed => Recovered {
                 torn_tail: Some("completed".into()),
-                truncated_bytes: None,
-                outside_entry_id: None,
+                ..Default::default()
             },
             TornTail::Truncated { bytes } => Recovered {
                 torn_tail: Some("truncated".into()),
                 truncated_bytes: Some(bytes),
-                outside_entry_id: None,
+                ..Default::default()
             },
         });
+        // A restore a crash interrupted is finished before the disk is
+        // compared with the recorded state.
+        if let Some(done) = engine.recover_interrupted_restore()? {
+            recovered
+                .get_or_insert_with(Recovered::default)
+                .interrupted_restore = Some(done);
+        }
 
         if !resumed {
             // A new session (or one whose file holds only a header): the
@@ -149,11 +155,7 @@ impl Engine {
                     turn_index: None,
                     force: true,
                 })?;
-                let r = recovered.get_or_insert(Recovered {
-                    torn_tail: None,
-                    truncated_bytes: None,
-                    outside_entry_id: None,
-                });
+                let r = recovered.get_or_insert_with(Recovered::default);
                 r.outside_entry_id = res.entry_id;
             }
         }
@@ -219,6 +221,8 @@ impl Engine {
             stat_cache_path,
             staged,
             flat_cache: HashMap::new(),
+            events: None,
+            fsync: config.fsync,
         }
     }
 

@@ -145,6 +145,21 @@ impl Engine {
         let parent_tree = parent_cp.map(|(_, t)| t);
         let prior = self.flat(parent_tree)?;
         let state = self.scan_working(spec.scope.as_deref(), &prior)?;
+        self.record_state(&spec, state)
+    }
+
+    /// Record a scanned state as a step-snapshot below `spec.parent` (when
+    /// it changed, or `spec.force`).
+    pub(crate) fn record_state(
+        &mut self,
+        spec: &SnapshotSpec,
+        state: WorkingState,
+    ) -> Result<SnapshotResult> {
+        let parent_cp = match &spec.parent {
+            Some(id) => self.checkpoint_tree(id)?.map(|(e, t)| (turn_of(e), t)),
+            None => None,
+        };
+        let parent_tree = parent_cp.map(|(_, t)| t);
         let changes = diff::diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
         let diff = diff_lists(&changes);
         let changed = parent_tree != Some(state.tree);

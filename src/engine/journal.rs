@@ -1,0 +1,144 @@
+//! The restore journal (DESIGN rule 4): written (and fsynced) before the
+//! unrevert-point is appended and before the first file is touched, removed
+//! when the restore is done. Finding one on open means a restore was
+//! interrupted; recovery completes it (rolls forward to the tree the
+//! unrevert-point recorded) when that entry made it into the session, and
+//! otherwise just drops the journal — no file was touched yet.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{parse_tree_hash, Engine, EngineError, Result};
+use crate::protocol::RestoreResult;
+use crate::store as diff;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Journal {
+    pub version: u32,
+    pub unrevert_entry_id: String,
+    pub pre_rollback_tree_hash: String,
+    /// The tree the restore leaves on disk (the unrevert-point's).
+    pub working_tree_hash: String,
+    pub writes: Vec<String>,
+    pub deletes: Vec<String>,
+}
+
+/// What recovery did, for `initialize`'s `recovered`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InterruptedRestore {
+    pub unrevert_entry_id: String,
+    /// `"completed"`: the restore was finished; `"discarded"`: it had not
+    /// started touching files, the journal was dropped.
+    pub action: String,
+    pub restored: Vec<String>,
+    pub deleted: Vec<String>,
+}
+
+impl Journal {
+    /// `<session file>.journal`: beside the session it belongs to, so a
+    /// session copied elsewhere keeps it.
+    pub fn path_for(session: &Path) -> PathBuf {
+        let mut name = session.as_os_str().to_os_string();
+        name.push(".journal");
+        PathBuf::from(name)
+    }
+
+    pub fn write(&self, path: &Path, fsync: bool) -> Result<()> {
+        let tmp = path.with_extension("journal.tmp");
+        let body = serde_json::to_vec(self).map_err(|e| {
+            EngineError::io(
+                "encoding the restore journal",
+                path,
+                std::io::Error::other(e),
+            )
+        })?;
+        let res = (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&body)?;
+            if fsync {
+                f.sync_all()?;
+            }
+            std::fs::rename(&tmp, path)?;
+            if fsync {
+                if let Some(dir) = path.parent() {
+                    std::fs::File::open(dir)?.sync_all()?;
+                }
+            }
+            Ok(())
+        })();
+        res.map_err(|e| EngineError::io("writing the restore journal", path, e))
+    }
+
+    pub fn read(path: &Path) -> Option<Journal> {
+        let bytes = std::fs::read(path).ok()?;
+        match serde_json::from_slice(&bytes) {
+            Ok(j) => Some(j),
+            Err(err) => {
+                tracing::warn!(%err, path = %path.display(), "unreadable restore journal ignored");
+                None
+            }
+        }
+    }
+
+    pub fn remove(path: &Path) {
+        if let Err(err) = std::fs::remove_file(path) {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(%err, path = %path.display(), "could not remove the restore journal");
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Finish or drop a restore a crash interrupted. Called on open, before
+    /// anything else looks at the working directory.
+    pub(crate) fn recover_interrupted_restore(&mut self) -> Result<Option<InterruptedRestore>> {
+        let path = Journal::path_for(self.log.path());
+        let Some(journal) = Journal::read(&path) else {
+            if path.exists() {
+                Journal::remove(&path);
+            }
+            return Ok(None);
+        };
+        if !self.log.index().contains(&journal.unrevert_entry_id) {
+            Journal::remove(&path);
+            return Ok(Some(InterruptedRestore {
+                unrevert_entry_id: journal.unrevert_entry_id,
+                action: "discarded".into(),
+                restored: Vec::new(),
+                deleted: Vec::new(),
+            }));
+        }
+        // Roll forward: make every path the restore meant to change match
+        // the tree its unrevert-point recorded. Idempotent, so a crash
+        // during recovery is recovered the same way next time.
+        let tree = parse_tree_hash(&journal.working_tree_hash)?;
+        let mut writes = Vec::new();
+        let mut deletes = Vec::new();
+        for p in journal.writes.iter().chain(journal.deletes.iter()) {
+            match diff::lookup(&self.store, &tree, p)? {
+                Some(e) if e.kind != diff::EntryKind::Tree => writes.push((p.clone(), e)),
+                _ => deletes.push(p.clone()),
+            }
+        }
+        let mut result = RestoreResult::default();
+        let failures = self.apply(&writes, &deletes, "recover", &mut result);
+        if !failures.is_empty() {
+            tracing::warn!(
+                ?failures,
+                "some files of the interrupted restore could not be completed"
+            );
+        }
+        Journal::remove(&path);
+        Ok(Some(InterruptedRestore {
+            unrevert_entry_id: journal.unrevert_entry_id,
+            action: "completed".into(),
+            restored: result.restored,
+            deleted: result.deleted,
+        }))
+    }
+}

@@ -1,0 +1,502 @@
+//! The restore core shared by restore_files, navigate_tree, undo and reset:
+//! plan (dirty files, conflicts), then — following PROTOCOL "Snapshot
+//! before mutate" — the pre-restore snapshot, the unrevert-point, the
+//! journal, and only then the files.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::journal::Journal;
+use super::snapshot::{diff_lists, SnapshotSpec};
+use super::{turn_of, Engine, EngineError, FlatTree, Result};
+use crate::protocol::{
+    ChangeReason, Conflict, ConflictReason, FilesChanged, OnConflict, Progress, RestoreResult,
+};
+use crate::repo_path::RepoPath;
+use crate::session::{new_entry_id, NewEntry};
+use crate::store::{self as diff, ObjectId, TreeEntry};
+use crate::working_copy::checkout::{self, CheckoutError};
+
+/// What a restore will do, computed before anything is written.
+pub(crate) struct Plan {
+    pub target: ObjectId,
+    /// The working directory as scanned now.
+    pub working: ObjectId,
+    pub writes: Vec<(String, TreeEntry)>,
+    pub deletes: Vec<String>,
+    pub skipped: Vec<String>,
+    pub dirty: Vec<String>,
+    pub conflicts: Vec<Conflict>,
+    /// The files the restore will leave on disk.
+    pub expected: FlatTree,
+}
+
+impl Plan {
+    pub fn is_noop(&self) -> bool {
+        self.writes.is_empty() && self.deletes.is_empty()
+    }
+
+    pub fn preview_result(&self) -> RestoreResult {
+        RestoreResult {
+            preview: true,
+            restored: self.writes.iter().map(|(p, _)| p.clone()).collect(),
+            deleted: self.deletes.clone(),
+            skipped: self.skipped.clone(),
+            dirty: self.dirty.clone(),
+            conflicts: self.conflicts.clone(),
+            unrevert_entry_id: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// What the caller records about the operation in its unrevert-point.
+pub(crate) struct Operation {
+    pub kind: ChangeReason,
+    /// The entry restored to, when there is one.
+    pub target_entry: Option<String>,
+    /// Where the unrevert-point goes (default: the leaf).
+    pub parent: Option<String>,
+    pub extra: Map<String, Value>,
+}
+
+pub(crate) fn kind_name(k: ChangeReason) -> &'static str {
+    match k {
+        ChangeReason::Restore => "restore",
+        ChangeReason::Navigate => "navigate",
+        ChangeReason::Undo => "undo",
+        ChangeReason::Reset => "reset",
+    }
+}
+
+fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id,
+        _ => false,
+    }
+}
+
+impl Engine {
+    /// Plan restoring `target` (only `filter`'s paths when given).
+    pub(crate) fn plan_restore(
+        &mut self,
+        target: ObjectId,
+        filter: Option<&[RepoPath]>,
+        mode: OnConflict,
+    ) -> Result<Plan> {
+        let recorded_tree = self.recorded_tree()?;
+        let recorded = self.flat(recorded_tree)?;
+        let state = self.scan_working(None, &recorded)?;
+        let working = self.flat(Some(state.tree))?;
+        let target_files = self.flat(Some(target))?;
+        let in_filter = |p: &str| filter.is_none_or(|f| f.iter().any(|r| r.is_prefix_of(p)));
+        let mut paths: BTreeSet<&str> = BTreeSet::new();
+        paths.extend(target_files.keys().map(String::as_str));
+        paths.extend(working.keys().map(String::as_str));
+
+        let mut plan = Plan {
+            target,
+            working: state.tree,
+            writes: Vec::new(),
+            deletes: Vec::new(),
+            skipped: Vec::new(),
+            dirty: Vec::new(),
+            conflicts: Vec::new(),
+            expected: (*working).clone(),
+        };
+        // Paths the plan deletes, so a write below a captured file or
+        // symlink that is going away is not mistaken for a blocked one.
+        let deleting: BTreeSet<&str> = paths
+            .iter()
+            .copied()
+            .filter(|p| in_filter(p) && working.contains_key(*p) && !target_files.contains_key(*p))
+            .collect();
+        for path in paths {
+            if !in_filter(path) {
+                continue;
+            }
+            let t = target_files.get(path);
+            let w = working.get(path);
+            if entry_eq(t, w) {
+                continue;
+            }
+            if t.is_some() && w.is_none() {
+                // Something the sidecar never captured where the target has
+                // a file: left alone in every mode.
+                if let Some(reason) = self.uncaptured_in_the_way(path, &working, &deleting) {
+                    tracing::debug!(path, reason, "restore blocked by an uncaptured path");
+                    plan.conflicts.push(Conflict {
+                        path: path.to_string(),
+                        reason: ConflictReason::Untracked,
+                    });
+                    plan.skipped.push(path.to_string());
+                    continue;
+                }
+            }
+            let dirty = !entry_eq(w, recorded.get(path));
+            if dirty {
+                plan.dirty.push(path.to_string());
+                if mode != OnConflict::Overwrite {
+                    plan.conflicts.push(Conflict {
+                        path: path.to_string(),
+                        reason: ConflictReason::Dirty,
+                    });
+                    plan.skipped.push(path.to_string());
+                    continue;
+                }
+            }
+            match t {
+                Some(t) => {
+                    plan.writes.push((path.to_string(), *t));
+                    plan.expected.insert(path.to_string(), *t);
+                }
+                None => {
+                    plan.deletes.push(path.to_string());
+                    plan.expected.remove(path);
+                }
+            }
+        }
+        // A skipped deletion keeps its file, so a write that needed that
+        // path to become a directory cannot happen either.
+        let kept: BTreeSet<String> = plan
+            .skipped
+            .iter()
+            .filter(|p| working.contains_key(*p) && !target_files.contains_key(*p))
+            .cloned()
+            .collect();
+        if !kept.is_empty() {
+            let mut blocked = Vec::new();
+            plan.writes.retain(|(p, _)| {
+                let hit = kept
+                    .iter()
+                    .any(|k| RepoPath::from_walk(k.clone()).is_prefix_of(p) && k != p);
+                if hit {
+                    blocked.push(p.clone());
+                }
+                !hit
+            });
+            for p in blocked {
+                match working.get(&p) {
+                    Some(w) => plan.expected.insert(p.clone(), *w),
+                    None => plan.expected.remove(&p),
+                };
+                plan.conflicts.push(Conflict {
+                    path: p.clone(),
+                    reason: ConflictReason::Untracked,
+                });
+                plan.skipped.push(p);
+            }
+        }
+        plan.conflicts.sort();
+        plan.skipped.sort();
+        Ok(plan)
+    }
+
+    /// Is an uncaptured file (or a directory holding uncaptured files, or a
+    /// parent that is not a directory) standing where `path` must go?
+    fn uncaptured_in_the_way(
+        &self,
+        path: &str,
+        working: &FlatTree,
+        deleting: &BTreeSet<&str>,
+    ) -> Option<&'static str> {
+        let abs = self.root.join(path);
+        if let Ok(m) = std::fs::symlink_metadata(&abs) {
+            if m.is_dir() {
+                let below = checkout::files_below(&self.root, path);
+                if below.iter().any(|f| !working.contains_key(f)) {
+                    return Some("directory with uncaptured files");
+                }
+            } else {
+                return Some("uncaptured file");
+            }
+        }
+        if let Some(parent) = checkout::blocking_parent(&self.root, path) {
+            if !deleting.contains(parent.as_str()) {
+                return Some("uncaptured file in place of a parent directory");
+            }
+        }
+        None
+    }
+
+    /// Snapshot before mutate: when the disk differs from the checkpoint at
+    /// the leaf, record it (kind "pre-restore") at the leaf, so the branch
+    /// being left keeps its latest work. Returns the new entry's id.
+    pub(crate) fn pre_restore_snapshot(&mut self, plan: &Plan) -> Result<Option<String>> {
+        let leaf = self.leaf_id();
+        let leaf_tree = match &leaf {
+            Some(id) => self.checkpoint_tree(id)?.map(|(_, t)| t),
+            None => None,
+        };
+        if leaf_tree == Some(plan.working) {
+            return Ok(None);
+        }
+        let spec = SnapshotSpec {
+            kind: "pre-restore".into(),
+            label: None,
+            scope: None,
+            tool: None,
+            parent: leaf,
+            turn_index: None,
+            force: true,
+        };
+        let state = super::snapshot::WorkingState {
+            tree: plan.working,
+            scan: Default::default(),
+            duration_ms: 0,
+        };
+        Ok(self.record_state(&spec, state)?.entry_id)
+    }
+
+    /// Carry out a plan (after [`Engine::pre_restore_snapshot`]): the
+    /// unrevert-point, the journal, then the files.
+    pub(crate) fn execute(&mut self, plan: Plan, op: Operation) -> Result<RestoreResult> {
+        let mut result = RestoreResult {
+            preview: false,
+            skipped: plan.skipped.clone(),
+            dirty: plan.dirty.clone(),
+            conflicts: plan.conflicts.clone(),
+            ..Default::default()
+        };
+        if plan.is_noop() {
+            return Ok(result);
+        }
+        // Every object the restore writes must be readable before the first
+        // file is touched: a corrupt one stops the restore here (1003).
+        for (_, e) in &plan.writes {
+            self.store.get(&e.id)?;
+        }
+        let expected_tree = diff::build_tree(&self.store, &plan.expected)?;
+        let parent = op.parent.clone().or_else(|| self.leaf_id());
+        let parent_cp = match &parent {
+            Some(id) => self.checkpoint_tree(id)?,
+            None => None,
+        };
+        let (parent_tree, turn) = match parent_cp {
+            Some((e, t)) => (Some(t), turn_of(e)),
+            None => (None, 0),
+        };
+        let changes = diff::diff_trees(&self.store, parent_tree.as_ref(), Some(&expected_tree))?;
+        let mut data = Map::new();
+        data.insert("kind".into(), json!(kind_name(op.kind)));
+        data.insert("preRollbackTreeHash".into(), json!(plan.working.to_hex()));
+        data.insert("targetTreeHash".into(), json!(plan.target.to_hex()));
+        data.insert("rolledBackToLeaf".into(), json!(op.target_entry));
+        let mut touched: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
+        touched.extend(plan.deletes.iter().map(String::as_str));
+        touched.sort();
+        data.insert("restoredFiles".into(), json!(touched));
+        data.insert("workingTreeHash".into(), json!(expected_tree.to_hex()));
+        data.insert(
+            "diff".into(),
+            serde_json::to_value(diff_lists(&changes)).unwrap_or(Value::Null),
+        );
+        data.insert("turnIndex".into(), json!(turn));
+        for (k, v) in op.extra {
+            data.insert(k, v);
+        }
+        let entry_id = new_entry_id(|c| self.log.index().contains(c));
+        // The journal goes first: if we die after the unrevert-point is
+        // appended, the next start finds the journal and completes the
+        // restore; if we die before, the journal names an entry that never
+        // made it and nothing was touched.
+        let journal = Journal {
+            version: 1,
+            unrevert_entry_id: entry_id.clone(),
+            pre_rollback_tree_hash: plan.working.to_hex(),
+            working_tree_hash: expected_tree.to_hex(),
+            writes: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
+            deletes: plan.deletes.clone(),
+        };
+        let journal_path = Journal::path_for(self.log.path());
+        self.store.sync()?;
+        journal.write(&journal_path, self.fsync)?;
+        let mut fields = Map::new();
+        fields.insert("data".into(), Value::Object(data));
+        let appended = self.log.append(NewEntry {
+            entry_type: "custom".into(),
+            custom_type: Some("unrevert-point".into()),
+            id: Some(entry_id.clone()),
+            parent_id: parent,
+            fields,
+        });
+        if let Err(e) = appended {
+            Journal::remove(&journal_path);
+            return Err(e.into());
+        }
+        result.unrevert_entry_id = Some(entry_id);
+
+        let failures = self.apply(&plan.writes, &plan.deletes, kind_name(op.kind), &mut result);
+        Journal::remove(&journal_path);
+        if !failures.is_empty() {
+            // The disk is not what the unrevert-point says: record what it
+            // is, so the recorded state stays true.
+            let recorded = self.flat(Some(expected_tree))?;
+            let state = self.scan_working(None, &recorded)?;
+            let spec = SnapshotSpec {
+                kind: "post-restore".into(),
+                label: None,
+                scope: None,
+                tool: None,
+                parent: self.leaf_id(),
+                turn_index: None,
+                force: false,
+            };
+            self.record_state(&spec, state)?;
+        }
+        result.conflicts.sort();
+        result.skipped.sort();
+        self.emit(
+            "files_changed",
+            serde_json::to_value(FilesChanged {
+                reason: op.kind,
+                written: result.restored.clone(),
+                deleted: result.deleted.clone(),
+            })
+            .unwrap_or(Value::Null),
+        );
+        Ok(result)
+    }
+
+    /// Touch the files. Deletions first (so a file can replace a directory
+    /// and vice versa), then writes. Failures become `unwritable` or
+    /// `untracked` conflicts; the rest goes on.
+    pub(crate) fn apply(
+        &mut self,
+        writes: &[(String, TreeEntry)],
+        deletes: &[String],
+        operation: &str,
+        result: &mut RestoreResult,
+    ) -> Vec<String> {
+        let total = (writes.len() + deletes.len()) as u64;
+        let mut done = 0u64;
+        let mut last_progress = Instant::now();
+        let mut failures = Vec::new();
+        let mut fail = |path: &str, err: CheckoutError, result: &mut RestoreResult| {
+            tracing::warn!(%err, "restore could not change a file");
+            let reason = match err {
+                CheckoutError::Blocked { .. } => ConflictReason::Untracked,
+                CheckoutError::Io { .. } => ConflictReason::Unwritable,
+            };
+            result.conflicts.push(Conflict {
+                path: path.to_string(),
+                reason,
+            });
+            result.skipped.push(path.to_string());
+            failures.push(path.to_string());
+        };
+        // Deepest first, so directories empty out before their parents.
+        let mut deletes: Vec<&String> = deletes.iter().collect();
+        deletes.sort_by(|a, b| {
+            b.matches('/')
+                .count()
+                .cmp(&a.matches('/').count())
+                .then(b.cmp(a))
+        });
+        for path in deletes {
+            match checkout::delete_entry(&self.root, path) {
+                Ok(()) => {
+                    checkout::remove_empty_parents(&self.root, path);
+                    result.deleted.push(path.clone());
+                }
+                Err(e) => fail(path, e, result),
+            }
+            done += 1;
+            self.progress(operation, done, total, &mut last_progress);
+        }
+        for (path, entry) in writes {
+            let written = self
+                .store
+                .get(&entry.id)
+                .map_err(|e| CheckoutError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })
+                .and_then(|content| {
+                    checkout::write_entry(&self.root, path, entry, &content, self.fsync)
+                });
+            match written {
+                Ok(()) => result.restored.push(path.clone()),
+                Err(e) => fail(path, e, result),
+            }
+            done += 1;
+            self.progress(operation, done, total, &mut last_progress);
+        }
+        result.deleted.sort();
+        result.restored.sort();
+        failures
+    }
+
+    fn progress(&self, operation: &str, done: u64, total: u64, last: &mut Instant) {
+        if last.elapsed() >= Duration::from_millis(100) && done < total {
+            *last = Instant::now();
+            self.emit(
+                "progress",
+                serde_json::to_value(Progress {
+                    operation: operation.to_string(),
+                    done,
+                    total,
+                })
+                .unwrap_or(Value::Null),
+            );
+        }
+    }
+
+    /// Warnings a person should see before trusting the restored files.
+    pub(crate) fn git_warnings(&self, target_entry: Option<&str>) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some(id) = target_entry else { return out };
+        let Some(cp) = self.log.index().checkpoint_at(id) else {
+            return out;
+        };
+        let then = cp.data().and_then(|d| d.get("git")).cloned();
+        let now = crate::working_copy::git::head_info(&self.root);
+        if let (Some(then), Some((branch, head))) = (then, now) {
+            let then_branch = then
+                .get("branch")
+                .and_then(|b| b.as_str())
+                .map(str::to_string);
+            let then_head = then
+                .get("head")
+                .and_then(|b| b.as_str())
+                .map(str::to_string);
+            if then_branch != branch {
+                out.push(format!(
+                    "git branch changed since this checkpoint: {} then, {} now",
+                    then_branch.as_deref().unwrap_or("(detached)"),
+                    branch.as_deref().unwrap_or("(detached)")
+                ));
+            } else if then_head != head {
+                out.push(format!(
+                    "git HEAD moved since this checkpoint: {} then, {} now",
+                    then_head.as_deref().unwrap_or("?"),
+                    head.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Parse and check a restore's `files` filter.
+pub(crate) fn parse_filter(
+    root: &std::path::Path,
+    files: Option<Vec<String>>,
+) -> Result<Option<Vec<RepoPath>>> {
+    let Some(files) = files else { return Ok(None) };
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let rp = RepoPath::parse(&f)?;
+        rp.check_parents_inside(root)?;
+        out.push(rp);
+    }
+    if out.is_empty() {
+        return Err(EngineError::InvalidParams(
+            "files is empty: give at least one path, or omit it for all files".into(),
+        ));
+    }
+    Ok(Some(out))
+}

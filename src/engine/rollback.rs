@@ -1,0 +1,406 @@
+//! The rollback methods: restore_files, navigate_tree, undo, approve and
+//! reset. Each plans with `plan_restore`, stops there for a preview or an
+//! abort, then snapshots before mutating and executes.
+
+use serde_json::{json, Map, Value};
+
+use super::restore::{parse_filter, Operation, Plan};
+use super::snapshot::SnapshotSpec;
+use super::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
+use crate::protocol::{
+    ApproveParams, ApproveResult, ChangeReason, NavigateTreeParams, NavigateTreeResult, OnConflict,
+    ResetParams, ResetResult, RestoreFilesParams, RestoreResult, UndoParams,
+};
+use crate::session::NewEntry;
+use crate::store::{empty_tree_id, ObjectId};
+
+fn check_abort(plan: &Plan, mode: OnConflict) -> Result<()> {
+    if mode == OnConflict::Abort && !plan.conflicts.is_empty() {
+        return Err(EngineError::Conflicts(plan.conflicts.clone()));
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// The tree of the checkpoint at `id` (the empty tree above the first
+    /// checkpoint).
+    fn checkpoint_or_empty(&self, id: &str) -> Result<ObjectId> {
+        Ok(self
+            .checkpoint_tree(id)?
+            .map(|(_, t)| t)
+            .unwrap_or_else(empty_tree_id))
+    }
+
+    /// One plain restore: plan, preview/abort, snapshot before mutate,
+    /// execute.
+    fn restore_to(
+        &mut self,
+        target: ObjectId,
+        filter: Option<&[crate::repo_path::RepoPath]>,
+        mode: OnConflict,
+        preview: bool,
+        op: Operation,
+    ) -> Result<RestoreResult> {
+        let plan = self.plan_restore(target, filter, mode)?;
+        let warnings = self.git_warnings(op.target_entry.as_deref());
+        if preview {
+            let mut r = plan.preview_result();
+            r.warnings = warnings;
+            return Ok(r);
+        }
+        check_abort(&plan, mode)?;
+        self.pre_restore_snapshot(&plan)?;
+        let mut r = self.execute(plan, op)?;
+        r.warnings = warnings;
+        Ok(r)
+    }
+
+    pub fn restore_files(&mut self, p: RestoreFilesParams) -> Result<RestoreResult> {
+        let filter = parse_filter(&self.root, p.files)?;
+        let (target_entry, target) = match (p.target_entry_id, p.tree_hash) {
+            (Some(_), Some(_)) => {
+                return Err(EngineError::InvalidParams(
+                    "give targetEntryId or treeHash, not both".into(),
+                ))
+            }
+            (Some(id), None) => {
+                let t = self.checkpoint_or_empty(&id)?;
+                (Some(id), t)
+            }
+            (None, Some(h)) => {
+                let t = parse_tree_hash(&h)?;
+                if self.store.get_tree(&t).is_err() {
+                    return Err(EngineError::UnknownTree(h));
+                }
+                (None, t)
+            }
+            (None, None) => {
+                let leaf = self.leaf_id().unwrap_or_default();
+                let t = self.checkpoint_or_empty(&leaf)?;
+                (Some(leaf), t)
+            }
+        };
+        self.restore_to(
+            target,
+            filter.as_deref(),
+            p.on_conflict.unwrap_or_default(),
+            p.preview.unwrap_or(false),
+            Operation {
+                kind: ChangeReason::Restore,
+                target_entry,
+                parent: None,
+                extra: Map::new(),
+            },
+        )
+    }
+
+    pub fn navigate_tree(&mut self, p: NavigateTreeParams) -> Result<NavigateTreeResult> {
+        if !self.log.index().contains(&p.target_id) {
+            return Err(EngineError::UnknownEntry(p.target_id));
+        }
+        let old_leaf = self.leaf_id().unwrap_or_default();
+        if p.target_id == old_leaf {
+            return Ok(NavigateTreeResult {
+                new_leaf_id: Some(old_leaf.clone()),
+                old_leaf_id: old_leaf,
+                restore: None,
+                summary_entry_id: None,
+            });
+        }
+        let skip_files = p.skip_files.unwrap_or(false);
+        let mode = p.on_conflict.unwrap_or_default();
+        let target_tree = self.checkpoint_or_empty(&p.target_id)?;
+        let plan = if skip_files {
+            None
+        } else {
+            Some(self.plan_restore(target_tree, None, mode)?)
+        };
+        if p.preview.unwrap_or(false) {
+            return Ok(NavigateTreeResult {
+                new_leaf_id: None,
+                old_leaf_id: old_leaf,
+                restore: plan.map(|pl| {
+                    let mut r = pl.preview_result();
+                    r.warnings = self.git_warnings(Some(&p.target_id));
+                    r
+                }),
+                summary_entry_id: None,
+            });
+        }
+        if let Some(plan) = &plan {
+            check_abort(plan, mode)?;
+        }
+        // The tip of the branch being left: its pre-restore snapshot when
+        // the disk held unrecorded work.
+        let pre = match &plan {
+            Some(plan) => self.pre_restore_snapshot(plan)?,
+            None => None,
+        };
+        let old_leaf_id = pre.unwrap_or(old_leaf);
+
+        let mut chain_tip = p.target_id.clone();
+        let mut summary_entry_id = None;
+        if p.summarize.unwrap_or(false) || p.summary.is_some() {
+            let text = match p.summary {
+                Some(t) => t,
+                None => self.summarize_branch(&old_leaf_id, &p.target_id),
+            };
+            let mut fields = Map::new();
+            fields.insert("fromId".into(), json!(p.target_id));
+            fields.insert("summary".into(), json!(text));
+            if skip_files {
+                fields.insert("skipFiles".into(), json!(true));
+            }
+            fields.insert("details".into(), json!({ "oldLeafId": old_leaf_id }));
+            let e = self.log.append(NewEntry {
+                entry_type: "branch_summary".into(),
+                custom_type: None,
+                id: None,
+                parent_id: Some(chain_tip.clone()),
+                fields,
+            })?;
+            summary_entry_id = Some(e.id.clone());
+            chain_tip = e.id;
+        }
+        let mut appended = summary_entry_id.is_some();
+        if let Some(label) = p.label {
+            let mut fields = Map::new();
+            fields.insert("targetId".into(), json!(p.target_id));
+            fields.insert("label".into(), json!(label));
+            let e = self.log.append(NewEntry {
+                entry_type: "label".into(),
+                custom_type: None,
+                id: None,
+                parent_id: Some(chain_tip.clone()),
+                fields,
+            })?;
+            chain_tip = e.id;
+            appended = true;
+        }
+        let mut extra = Map::new();
+        extra.insert("oldLeafId".into(), json!(old_leaf_id));
+        extra.insert("targetId".into(), json!(p.target_id));
+        let restore = match plan {
+            Some(plan) => {
+                let warnings = self.git_warnings(Some(&p.target_id));
+                let mut r = self.execute(
+                    plan,
+                    Operation {
+                        kind: ChangeReason::Navigate,
+                        target_entry: Some(p.target_id.clone()),
+                        parent: Some(chain_tip.clone()),
+                        extra: extra.clone(),
+                    },
+                )?;
+                r.warnings = warnings;
+                if let Some(id) = &r.unrevert_entry_id {
+                    chain_tip = id.clone();
+                    appended = true;
+                }
+                Some(r)
+            }
+            None => None,
+        };
+        if !appended {
+            if skip_files {
+                extra.insert("skipFiles".into(), json!(true));
+            }
+            let mut fields = Map::new();
+            fields.insert("data".into(), Value::Object(extra));
+            let e = self.log.append(NewEntry {
+                entry_type: "custom".into(),
+                custom_type: Some("navigation".into()),
+                id: None,
+                parent_id: Some(chain_tip.clone()),
+                fields,
+            })?;
+            chain_tip = e.id;
+        }
+        Ok(NavigateTreeResult {
+            new_leaf_id: Some(chain_tip),
+            old_leaf_id,
+            restore,
+            summary_entry_id,
+        })
+    }
+
+    /// A summary of the branch being left, for `summarize` without text:
+    /// its checkpoints since the common ancestor and the files they changed.
+    fn summarize_branch(&self, old_leaf: &str, target: &str) -> String {
+        let index = self.log.index();
+        let target_path: Vec<&str> = index
+            .path_to_root(target)
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect();
+        let left: Vec<_> = index
+            .path_to_root(old_leaf)
+            .into_iter()
+            .filter(|e| e.is_tree_recording() && !target_path.contains(&e.id.as_str()))
+            .collect();
+        let mut files: Vec<String> = left
+            .iter()
+            .flat_map(|e| diff_of(e))
+            .map(|(p, _)| p)
+            .collect();
+        files.sort();
+        files.dedup();
+        let shown: Vec<&str> = files.iter().take(10).map(String::as_str).collect();
+        let more = files.len().saturating_sub(shown.len());
+        let mut s = format!(
+            "Left a branch of {} checkpoint(s) ending at {old_leaf}",
+            left.len()
+        );
+        if !files.is_empty() {
+            s.push_str(&format!("; files changed: {}", shown.join(", ")));
+            if more > 0 {
+                s.push_str(&format!(" (+{more} more)"));
+            }
+        }
+        s
+    }
+
+    pub fn undo(&mut self, p: UndoParams) -> Result<RestoreResult> {
+        let index = self.log.index();
+        let unrevert = match &p.entry_id {
+            Some(id) => {
+                let e = index
+                    .get(id)
+                    .ok_or_else(|| EngineError::UnknownEntry(id.clone()))?;
+                if e.custom_type.as_deref() != Some("unrevert-point") {
+                    return Err(EngineError::InvalidParams(format!(
+                        "entry {id} is not an unrevert-point"
+                    )));
+                }
+                e.clone()
+            }
+            None => {
+                let leaf = self.leaf_id().unwrap_or_default();
+                index
+                    .path_to_root(&leaf)
+                    .into_iter()
+                    .rev()
+                    .find(|e| e.custom_type.as_deref() == Some("unrevert-point"))
+                    .cloned()
+                    .ok_or(EngineError::NothingToUndo)?
+            }
+        };
+        let pre = unrevert
+            .data()
+            .and_then(|d| d.get("preRollbackTreeHash"))
+            .and_then(|h| h.as_str())
+            .ok_or_else(|| {
+                EngineError::InvalidParams(format!(
+                    "unrevert-point {} has no preRollbackTreeHash",
+                    unrevert.id
+                ))
+            })?;
+        let target = parse_tree_hash(pre)?;
+        let mut extra = Map::new();
+        extra.insert("undoneEntryId".into(), json!(unrevert.id));
+        self.restore_to(
+            target,
+            None,
+            p.on_conflict.unwrap_or_default(),
+            p.preview.unwrap_or(false),
+            Operation {
+                kind: ChangeReason::Undo,
+                target_entry: None,
+                parent: None,
+                extra,
+            },
+        )
+    }
+
+    pub fn approve(&mut self, p: ApproveParams) -> Result<ApproveResult> {
+        let recorded_tree = self.recorded_tree()?;
+        let recorded = self.flat(recorded_tree)?;
+        let state = self.scan_working(None, &recorded)?;
+        let working = state.tree;
+        let leaf = self.leaf_id();
+        let leaf_tree = match &leaf {
+            Some(id) => self.checkpoint_tree(id)?.map(|(_, t)| t),
+            None => None,
+        };
+        if leaf_tree != Some(working) {
+            let spec = SnapshotSpec {
+                kind: "approve".into(),
+                label: None,
+                scope: None,
+                tool: None,
+                parent: leaf,
+                turn_index: None,
+                force: true,
+            };
+            self.record_state(&spec, state)?;
+        }
+        let index = self.log.index();
+        let since = index
+            .latest_of_custom_type("approval")
+            .and_then(|a| index.entries().iter().position(|e| e.id == a.id))
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        let snapshots_approved = index.entries()[since..]
+            .iter()
+            .filter(|e| e.custom_type.as_deref() == Some("step-snapshot"))
+            .count() as u64;
+        let mut data = Map::new();
+        data.insert("approvedTreeHash".into(), json!(working.to_hex()));
+        data.insert("workingTreeHash".into(), json!(working.to_hex()));
+        data.insert("snapshotsApproved".into(), json!(snapshots_approved));
+        if let Some(m) = &p.message {
+            data.insert("message".into(), json!(m));
+        }
+        let mut fields = Map::new();
+        fields.insert("data".into(), Value::Object(data));
+        let parent = self.leaf_id();
+        let e = self.log.append(NewEntry {
+            entry_type: "custom".into(),
+            custom_type: Some("approval".into()),
+            id: None,
+            parent_id: parent,
+            fields,
+        })?;
+        Ok(ApproveResult {
+            approved_entry_id: e.id,
+            approved_tree_hash: working.to_hex(),
+            snapshots_approved,
+        })
+    }
+
+    pub fn reset(&mut self, p: ResetParams) -> Result<ResetResult> {
+        let (target_entry, target) = match self.log.index().latest_of_custom_type("approval") {
+            Some(a) => {
+                let h = a
+                    .data()
+                    .and_then(|d| d.get("approvedTreeHash"))
+                    .and_then(|h| h.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                (a.id.clone(), parse_tree_hash(&h)?)
+            }
+            None => {
+                let b = self.baseline().ok_or_else(|| {
+                    EngineError::InvalidParams("the session has no baseline".into())
+                })?;
+                (b.id.clone(), tree_of(b)?)
+            }
+        };
+        let restore = self.restore_to(
+            target,
+            None,
+            p.on_conflict.unwrap_or_default(),
+            p.preview.unwrap_or(false),
+            Operation {
+                kind: ChangeReason::Reset,
+                target_entry: Some(target_entry),
+                parent: None,
+                extra: Map::new(),
+            },
+        )?;
+        Ok(ResetResult {
+            reset_to: target.to_hex(),
+            restore,
+        })
+    }
+}
