@@ -4,10 +4,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::Location;
+use crate::{Confirm, Location};
 use rewind::engine::{default_store_dir, Engine, EngineConfig};
 use rewind::handlers::{self, Defaults, Server};
-use rewind::protocol::{FileDiffParams, ListCheckpointsParams, RangeParams, Scope};
+use rewind::protocol::{
+    FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, RangeParams, RestoreFilesParams,
+    RestoreResult, Scope, UndoParams,
+};
 use rewind::rpc::{self, ServeConfig, Shutdown};
 
 pub fn serve(at: Location, max_line_bytes: usize) -> Result<()> {
@@ -199,5 +202,172 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
             }
         }
     }
+    Ok(())
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ConflictMode {
+    /// Leave files changed outside the sidecar as they are.
+    Skip,
+    /// Write them too.
+    Overwrite,
+    /// Change nothing if any file conflicts.
+    Abort,
+}
+
+impl From<ConflictMode> for OnConflict {
+    fn from(m: ConflictMode) -> OnConflict {
+        match m {
+            ConflictMode::Skip => OnConflict::Skip,
+            ConflictMode::Overwrite => OnConflict::Overwrite,
+            ConflictMode::Abort => OnConflict::Abort,
+        }
+    }
+}
+
+/// Open the session for writing (a running sidecar holding it refuses us).
+fn open_for_writing(at: &Location) -> Result<Engine> {
+    let config = locate(at)?;
+    match Engine::open(config) {
+        Ok((engine, _)) => Ok(engine),
+        Err(e) if e.code() == 1004 => bail!(
+            "{e}: a sidecar is running on this session; ask it (restore_files / undo) or stop it first"
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn print_plan(r: &RestoreResult) {
+    for p in &r.restored {
+        println!("  write   {p}");
+    }
+    for p in &r.deleted {
+        println!("  delete  {p}");
+    }
+    for c in &r.conflicts {
+        println!("  keep    {} ({:?})", c.path, c.reason);
+    }
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
+}
+
+/// Show the plan and ask; `false` when nothing should be written.
+fn confirmed(plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
+    if plan.restored.is_empty() && plan.deleted.is_empty() {
+        println!("Nothing to change.");
+        print_plan(plan);
+        return Ok(false);
+    }
+    println!(
+        "This will write {} file(s) and delete {} file(s):",
+        plan.restored.len(),
+        plan.deleted.len()
+    );
+    print_plan(plan);
+    if confirm.yes {
+        return Ok(true);
+    }
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() {
+        println!("Nothing written (no terminal to ask; pass --yes to proceed).");
+        return Ok(false);
+    }
+    print!("Proceed? [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn print_done(r: &RestoreResult) {
+    println!(
+        "Wrote {} file(s), deleted {} file(s){}.",
+        r.restored.len(),
+        r.deleted.len(),
+        r.unrevert_entry_id
+            .as_ref()
+            .map(|id| format!("; `rewind undo` reverts it (unrevert-point {id})"))
+            .unwrap_or_default()
+    );
+    for c in &r.conflicts {
+        println!("  kept    {} ({:?})", c.path, c.reason);
+    }
+}
+
+pub fn restore(
+    at: Location,
+    target: Option<String>,
+    files: Vec<String>,
+    confirm: Confirm,
+) -> Result<()> {
+    let mut engine = open_for_writing(&at)?;
+    let (target_entry_id, tree_hash) = match target {
+        Some(t) if t.len() == 32 && t.chars().all(|c| c.is_ascii_hexdigit()) => (None, Some(t)),
+        Some(t) => (Some(t), None),
+        None => (None, None),
+    };
+    let params = |preview: bool| RestoreFilesParams {
+        target_entry_id: target_entry_id.clone(),
+        tree_hash: tree_hash.clone(),
+        files: (!files.is_empty()).then(|| files.clone()),
+        preview: Some(preview),
+        on_conflict: Some(confirm.on_conflict.into()),
+    };
+    let plan = engine.restore_files(params(true))?;
+    if !confirmed(&plan, &confirm)? {
+        return Ok(());
+    }
+    print_done(&engine.restore_files(params(false))?);
+    Ok(())
+}
+
+pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
+    let mut engine = open_for_writing(&at)?;
+    let params = |preview: bool| UndoParams {
+        entry_id: entry.clone(),
+        on_conflict: Some(confirm.on_conflict.into()),
+        preview: Some(preview),
+    };
+    let plan = engine.undo(params(true))?;
+    if !confirmed(&plan, &confirm)? {
+        return Ok(());
+    }
+    print_done(&engine.undo(params(false))?);
+    Ok(())
+}
+
+pub fn gc(at: Location, params: GcParams) -> Result<()> {
+    let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+    let root = cwd
+        .canonicalize()
+        .with_context(|| format!("project root {}", cwd.display()))?;
+    let store_dir = match &at.store {
+        Some(s) => absolute(s.clone())?,
+        None => default_store_dir(&root),
+    };
+    if !store_dir.exists() {
+        bail!("no store at {} (nothing to collect)", store_dir.display());
+    }
+    let store = rewind::store::Store::open(&store_dir, true)?;
+    let r = rewind::gc::run(&store, &params, &rewind::gc::GcOptions::default())?;
+    let verb = if r.dry_run { "would remove" } else { "removed" };
+    for s in &r.pruned_sessions {
+        println!("session {verb}: {s}");
+    }
+    println!(
+        "{} {} of {} object(s), {} of {} byte(s); {} session(s) pruned{}",
+        if r.dry_run { "Would free" } else { "Freed" },
+        r.objects_removed,
+        r.objects_before,
+        r.bytes_freed,
+        r.bytes_before,
+        r.sessions_pruned,
+        if r.budget_met {
+            ""
+        } else {
+            "; the budget was NOT met"
+        }
+    );
     Ok(())
 }

@@ -228,5 +228,6 @@ pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::Regi
     method!(m, "undo", opt UndoParams, |e, p| e.undo(p));
     method!(m, "approve", opt ApproveParams, |e, p| e.approve(p));
     method!(m, "reset", opt ResetParams, |e, p| e.reset(p));
+    method!(m, "gc", opt GcParams, |e, p| e.gc(p));
     Ok(m)
 }

@@ -67,6 +67,56 @@ enum Command {
         #[arg(long)]
         name_only: bool,
     },
+    /// Restore files to a checkpoint (entry id or tree hash; default: the
+    /// leaf, i.e. discard changes since the last checkpoint). Shows the plan
+    /// first and asks before writing.
+    Restore {
+        #[command(flatten)]
+        at: Location,
+        target: Option<String>,
+        /// Only these files or directories.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+        #[command(flatten)]
+        confirm: Confirm,
+    },
+    /// Revert the last restore, navigation, reset or undo (or the named
+    /// unrevert-point). Shows the plan first and asks before writing.
+    Undo {
+        #[command(flatten)]
+        at: Location,
+        entry: Option<String>,
+        #[command(flatten)]
+        confirm: Confirm,
+    },
+    /// Prune old sessions and delete unreferenced objects from the store.
+    Gc {
+        #[command(flatten)]
+        at: Location,
+        /// Report what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Keep the newest N sessions (labelled, approved and open ones are
+        /// always kept).
+        #[arg(long)]
+        keep_last: Option<u64>,
+        /// Keep sessions younger than this many days.
+        #[arg(long)]
+        max_age_days: Option<f64>,
+        /// Remove the oldest unprotected sessions while the store is larger.
+        #[arg(long)]
+        budget_bytes: Option<u64>,
+    },
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct Confirm {
+    /// What to do with files changed since the sidecar last recorded them.
+    #[arg(long, value_enum, default_value = "skip")]
+    on_conflict: cli::ConflictMode,
+    /// Do not ask: write right after showing the plan.
+    #[arg(long, short)]
+    yes: bool,
 }
 
 fn main() -> ExitCode {
@@ -92,6 +142,28 @@ fn main() -> ExitCode {
             to,
             name_only,
         } => cli::diff(at, from, to, name_only),
+        Command::Restore {
+            at,
+            target,
+            files,
+            confirm,
+        } => cli::restore(at, target, files, confirm),
+        Command::Undo { at, entry, confirm } => cli::undo(at, entry, confirm),
+        Command::Gc {
+            at,
+            dry_run,
+            keep_last,
+            max_age_days,
+            budget_bytes,
+        } => cli::gc(
+            at,
+            rewind::protocol::GcParams {
+                dry_run: Some(dry_run),
+                keep_last,
+                max_age_days,
+                budget_bytes,
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

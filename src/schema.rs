@@ -124,6 +124,54 @@ pub fn protocol_schema() -> Value {
             mutating: false,
         },
         MethodSpec {
+            name: "restore_files",
+            summary: "Restore all or selected files to a checkpoint; preview returns the plan only.",
+            params: Some(sub::<RestoreFilesParams>(&mut g)),
+            params_required: false,
+            result: sub::<RestoreResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "navigate_tree",
+            summary: "Move the leaf to an entry and (unless skipFiles) restore its files.",
+            params: Some(sub::<NavigateTreeParams>(&mut g)),
+            params_required: true,
+            result: sub::<NavigateTreeResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "undo",
+            summary: "Revert the last restore/navigate/reset/undo (an undo is itself undoable).",
+            params: Some(sub::<UndoParams>(&mut g)),
+            params_required: false,
+            result: sub::<RestoreResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "approve",
+            summary: "Lock in the current state as approved.",
+            params: Some(sub::<ApproveParams>(&mut g)),
+            params_required: false,
+            result: sub::<ApproveResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "reset",
+            summary: "Restore the last approved state (or the baseline); undoable.",
+            params: Some(sub::<ResetParams>(&mut g)),
+            params_required: false,
+            result: sub::<ResetResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
+            name: "gc",
+            summary: "Prune old sessions (keep-rules) and collect unreferenced objects; dryRun reports only.",
+            params: Some(sub::<GcParams>(&mut g)),
+            params_required: false,
+            result: sub::<GcResult>(&mut g),
+            mutating: true,
+        },
+        MethodSpec {
             name: "shutdown",
             summary: "Flush, release locks, exit after replying.",
             params: None,
@@ -145,6 +193,16 @@ pub fn protocol_schema() -> Value {
             }),
         );
     }
+    let notifications = json!({
+        "files_changed": {
+            "summary": "Sent once per operation that changed the working directory, before its response.",
+            "params": sub::<FilesChanged>(&mut g),
+        },
+        "progress": {
+            "summary": "At most every 100 ms during long restores.",
+            "params": sub::<Progress>(&mut g),
+        },
+    });
     let defs = g.take_definitions(true);
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -152,7 +210,7 @@ pub fn protocol_schema() -> Value {
         "title": "rewind sidecar protocol",
         "protocolVersion": PROTOCOL_VERSION,
         "methods": Value::Object(method_map),
-        "notifications": {},
+        "notifications": notifications,
         "errors": {
             "-32700": "parse error",
             "-32600": "invalid request",

@@ -35,6 +35,8 @@ pub enum EngineError {
     Session(#[from] SessionError),
     #[error(transparent)]
     Scan(#[from] ScanError),
+    #[error("gc failed: {0}")]
+    Gc(#[from] crate::gc::GcError),
     #[error("restore aborted: {} conflicting file(s)", .0.len())]
     Conflicts(Vec<crate::protocol::Conflict>),
     #[error("{context} {}: {source}", path.display())]
@@ -84,6 +86,8 @@ impl EngineError {
             EngineError::Scan(_) => IO_ERROR,
             EngineError::Io { .. } => IO_ERROR,
             EngineError::Conflicts(_) => CONFLICTS,
+            EngineError::Gc(crate::gc::GcError::InvalidParams(_)) => INVALID_PARAMS,
+            EngineError::Gc(_) => IO_ERROR,
         }
     }
 

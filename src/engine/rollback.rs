@@ -404,3 +404,16 @@ impl Engine {
         })
     }
 }
+
+impl Engine {
+    /// The `gc` method: retention and sweep over the whole store (every
+    /// session it serves, this one included, which is protected because we
+    /// hold it open).
+    pub fn gc(&self, p: crate::protocol::GcParams) -> Result<crate::protocol::GcResult> {
+        Ok(crate::gc::run(
+            &self.store,
+            &p,
+            &crate::gc::GcOptions::default(),
+        )?)
+    }
+}

@@ -195,6 +195,26 @@ impl Store {
         codec::decode_payload(id, codec, len, payload).map_err(|_| corrupt())
     }
 
+    /// For a caller that will reference an object it did not just put (a
+    /// stat-cache hit): is it still stored? A stored one gets its mtime
+    /// refreshed, exactly as a dedup hit in `put` does, so gc's grace period
+    /// protects it until the entry referencing it is written. `false` means
+    /// the caller must read and put the content again.
+    pub fn confirm(&self, id: &ObjectId, content_len: u64) -> bool {
+        if let Some(known) = self.known.get(id) {
+            if known.at.elapsed() < KNOWN_OBJECT_TTL {
+                return true;
+            }
+        }
+        match freshen(&self.object_path(id), content_len) {
+            Some(stored_bytes) => {
+                self.remember(*id, stored_bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Whether the object exists (recently written or seen by this process, or on disk).
     /// Does not read or verify it.
     pub fn contains(&self, id: &ObjectId) -> bool {

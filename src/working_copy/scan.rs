@@ -138,7 +138,9 @@ fn capture(
         return Ok(Outcome::Untracked(UntrackedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
-        if hit.stat == stat {
+        // The cache vouches for the content only while its object is still
+        // stored (gc may have collected it since the cache was written).
+        if hit.stat == stat && req.store.confirm(&hit.entry.id, hit.entry.size) {
             return Ok(Outcome::Captured {
                 entry: hit.entry,
                 cache: None,
@@ -690,5 +692,31 @@ mod tests {
         .unwrap();
         assert_eq!(second.files_hashed, 0);
         assert_eq!(second.files, first.files);
+    }
+
+    #[test]
+    fn a_cache_hit_whose_object_was_collected_is_read_again() {
+        let e = Env::new();
+        e.write("a.txt", "hello");
+        let first = e.scan_with(&ScanOptions::default(), &[], None);
+        let mut cache = StatCache::default();
+        for (p, c) in first.cache_updates {
+            cache.update(p, c, i128::MAX / 2);
+        }
+        let id = first.files["a.txt"].id;
+        // gc removed the blob (through the store, which forgets it).
+        assert!(e.store.remove(&id).unwrap());
+        let second = scan(&ScanRequest {
+            root: e.dir.path(),
+            options: &ScanOptions::default(),
+            store: &e.store,
+            cache: &cache,
+            prior: &BTreeMap::new(),
+            staged: &BTreeSet::new(),
+            scope: None,
+        })
+        .unwrap();
+        assert_eq!(second.files_hashed, 1);
+        assert_eq!(e.store.get(&id).unwrap(), b"hello");
     }
 }
