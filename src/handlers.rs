@@ -27,6 +27,10 @@ enum State {
     /// No session yet; the first request other than `shutdown` opens one.
     Idle,
     Open(Box<Engine>, EngineConfig),
+    /// The last `initialize` failed and no session is open: requests are
+    /// refused rather than opening one with the command-line defaults,
+    /// which may name another project.
+    Failed(String),
     /// After `shutdown`: nothing is opened again.
     Closed,
 }
@@ -143,6 +147,9 @@ impl Server {
                         *state = State::Open(Box::new(engine), c);
                     }
                 }
+                if !matches!(*state, State::Open(..)) {
+                    *state = State::Failed(err.to_string());
+                }
                 Err(err)
             }
         }
@@ -172,6 +179,13 @@ impl Server {
         }
         match &mut *state {
             State::Open(engine, _) => f(engine).map_err(to_rpc),
+            State::Failed(why) => Err(ErrorObjectOwned::owned(
+                -32600,
+                format!(
+                    "no session is open: the last initialize failed ({why}); send initialize again"
+                ),
+                None::<()>,
+            )),
             _ => Err(invalid("the sidecar is shutting down".into())),
         }
     }

@@ -25,8 +25,12 @@ impl Engine {
                 if let Some(parent) = &p.parent_id {
                     if existing.parent_id.as_deref() != Some(parent.as_str()) {
                         return Err(EngineError::InvalidParams(format!(
-                            "entry {id} exists with parentId {:?}, not {parent:?}",
-                            existing.parent_id
+                            "entry {id} exists with parentId {}, not {parent:?}",
+                            existing
+                                .parent_id
+                                .as_deref()
+                                .map(|p| format!("{p:?}"))
+                                .unwrap_or_else(|| "null".into())
                         )));
                     }
                 }
@@ -125,6 +129,11 @@ impl Engine {
         for raw in &p.paths {
             let rp = RepoPath::parse(raw)?;
             rp.check_parents_inside(&self.root)?;
+            if rp.as_str().split('/').any(|c| c == ".git") {
+                return Err(EngineError::InvalidParams(format!(
+                    "{raw:?} is inside a .git directory, which is never captured"
+                )));
+            }
             parsed.push(rp);
         }
         // All or nothing: validate every path before staging any.

@@ -107,8 +107,14 @@ impl EngineError {
             EngineError::Session(SessionError::Locked { path }) => {
                 Some(json!({ "path": path.display().to_string() }))
             }
-            EngineError::Session(SessionError::Io { path, .. }) => {
+            EngineError::Session(SessionError::Io { path, .. })
+            | EngineError::Session(SessionError::Malformed { path, .. })
+            | EngineError::Session(SessionError::NotASession { path })
+            | EngineError::Session(SessionError::UnsupportedVersion { path, .. }) => {
                 Some(json!({ "path": path.display().to_string() }))
+            }
+            EngineError::Store(StoreError::BadTree { id: Some(id), .. }) => {
+                Some(json!({ "object": id.to_hex() }))
             }
             EngineError::Scan(ScanError::Store { path, source }) => match source {
                 StoreError::Corrupt { id } => Some(json!({ "object": id.to_hex(), "path": path })),

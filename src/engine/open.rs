@@ -80,10 +80,15 @@ impl Engine {
         }
         let store_dir = match &config.store_dir {
             Some(d) => absolute(d, "storeDir")?,
-            None => default_store_dir(&root),
+            None => store_of_session(session_file.as_deref())
+                .unwrap_or_else(|| default_store_dir(&root)),
         };
         let store = Store::open(&store_dir, config.fsync)?;
+        // The empty tree is every baseline's `baselineTreeHash`; storing it
+        // makes it a point like any other tree.
+        store.put_tree(&crate::store::Tree::default())?;
         let root_str = root.display().to_string();
+        let created = existing.is_none();
         let (log, torn) = match existing {
             Some((log, report)) => (log, report.torn_tail),
             None => {
@@ -130,7 +135,7 @@ impl Engine {
         if !resumed {
             // A new session (or one whose file holds only a header): the
             // baseline is its root entry.
-            engine.record_snapshot(SnapshotSpec {
+            let baseline = engine.record_snapshot(SnapshotSpec {
                 kind: KIND_BASELINE.into(),
                 label: None,
                 scope: None,
@@ -138,7 +143,14 @@ impl Engine {
                 parent: None,
                 turn_index: Some(0),
                 force: true,
-            })?;
+            });
+            if let Err(err) = baseline {
+                // A session file we just made holds nothing worth keeping.
+                if created && engine.log.index().is_empty() {
+                    let _ = std::fs::remove_file(engine.log.path());
+                }
+                return Err(err);
+            }
         } else {
             // Resume: record edits made while no sidecar was running.
             let recorded = engine.recorded_tree()?;
@@ -181,7 +193,7 @@ impl Engine {
         })?;
         let store_dir = match &config.store_dir {
             Some(d) => absolute(d, "storeDir")?,
-            None => default_store_dir(&root),
+            None => store_of_session(Some(&path)).unwrap_or_else(|| default_store_dir(&root)),
         };
         let store = Store::open(&store_dir, false)?;
         Ok(Engine::assemble(root, store, log, &config))
@@ -255,6 +267,17 @@ impl Engine {
             recovered,
         })
     }
+}
+
+/// The store a session file lives in, when it sits in a store's
+/// `sessions/` directory: resuming it needs no `storeDir`.
+fn store_of_session(session: Option<&Path>) -> Option<PathBuf> {
+    let dir = session?.parent()?;
+    if dir.file_name()? != "sessions" {
+        return None;
+    }
+    let store = dir.parent()?;
+    store.join("VERSION").is_file().then(|| store.to_path_buf())
 }
 
 /// Every session a store serves is registered in it (PROTOCOL), so gc sees

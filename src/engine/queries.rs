@@ -47,7 +47,7 @@ impl Engine {
             (None, Some(h)) if h == WORKING => Point::Working,
             (None, Some(h)) => {
                 let id = parse_tree_hash(&h)?;
-                if !self.store.contains(&id) {
+                if id != crate::store::empty_tree_id() && !self.store.contains(&id) {
                     return Err(EngineError::UnknownTree(h));
                 }
                 Point::Tree(id)
@@ -61,9 +61,11 @@ impl Engine {
             },
             Point::Tree(t) => {
                 // Verifies it is a tree (a blob hash is not a point).
-                self.store
-                    .get_tree(t)
-                    .map_err(|_| EngineError::UnknownTree(t.to_hex()))?;
+                if *t != crate::store::empty_tree_id() {
+                    self.store
+                        .get_tree(t)
+                        .map_err(|_| EngineError::UnknownTree(t.to_hex()))?;
+                }
                 *t
             }
             Point::Working => {
@@ -93,8 +95,11 @@ impl Engine {
     }
 
     /// Tree-recording entries that lead from `from` to `to`, oldest first:
-    /// those on the path to `to` that are not on the path to `from`.
-    fn entries_between(&self, from: &Point, to: &Point) -> Vec<&Entry> {
+    /// those on the path to `to` that are not on the path to `from`. When
+    /// `from` is a tree (a hash, or the live directory), the range starts
+    /// after the last entry on the path that recorded that tree; a tree no
+    /// entry on the path recorded starts it after the baseline.
+    fn entries_between(&self, from: &Point, from_tree: ObjectId, to: &Point) -> Vec<&Entry> {
         let index = self.log.index();
         let to_id = match to {
             Point::Entry(id) => id.clone(),
@@ -105,19 +110,38 @@ impl Engine {
             },
             Point::Tree(_) => return Vec::new(),
         };
-        let from_path: Vec<&str> = match from {
-            Point::Entry(id) => index
-                .path_to_root(id)
-                .iter()
-                .map(|e| e.id.as_str())
-                .collect(),
-            _ => Vec::new(),
-        };
-        index
+        let path: Vec<&Entry> = index
             .path_to_root(&to_id)
             .into_iter()
-            .filter(|e| e.is_tree_recording() && !from_path.contains(&e.id.as_str()))
-            .collect()
+            .filter(|e| e.is_tree_recording())
+            .collect();
+        match from {
+            Point::Entry(id) => {
+                let from_path: Vec<&str> = index
+                    .path_to_root(id)
+                    .iter()
+                    .map(|e| e.id.as_str())
+                    .collect();
+                path.into_iter()
+                    .filter(|e| !from_path.contains(&e.id.as_str()))
+                    .collect()
+            }
+            _ => {
+                let hex = from_tree.to_hex();
+                let start = path
+                    .iter()
+                    .rposition(|e| e.recorded_tree() == Some(hex.as_str()))
+                    .map(|i| i + 1)
+                    .unwrap_or_else(|| {
+                        if from_tree == crate::store::empty_tree_id() {
+                            0
+                        } else {
+                            1.min(path.len())
+                        }
+                    });
+                path.into_iter().skip(start).collect()
+            }
+        }
     }
 
     pub fn get_modified_files(&mut self, p: RangeParams) -> Result<ModifiedFilesResult> {
@@ -127,7 +151,7 @@ impl Engine {
         let mut first: HashMap<&str, (&Entry, u64)> = HashMap::new();
         let wanted: std::collections::HashSet<&str> =
             changes.iter().map(|c| c.path.as_str()).collect();
-        let between = self.entries_between(&from, &to);
+        let between = self.entries_between(&from, from_tree, &to);
         for e in between {
             for (path, _) in diff_of(e) {
                 if let Some(key) = wanted.get(path.as_str()) {
@@ -256,6 +280,7 @@ impl Engine {
 
     pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
         let path = RepoPath::parse(&p.file_path)?;
+        path.check_parents_inside(&self.root)?;
         let index = self.log.index();
         let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
             Scope::Path => match index.leaf() {

@@ -31,6 +31,10 @@ pub(crate) struct Plan {
     pub conflicts: Vec<Conflict>,
     /// The files the restore will leave on disk.
     pub expected: FlatTree,
+    /// The scan that found `working` (its stats go into a pre-restore
+    /// snapshot).
+    pub scan: crate::working_copy::ScanOutput,
+    pub scan_ms: u64,
 }
 
 impl Plan {
@@ -106,6 +110,8 @@ impl Engine {
             dirty: Vec::new(),
             conflicts: Vec::new(),
             expected: (*working).clone(),
+            scan: crate::working_copy::ScanOutput::default(),
+            scan_ms: state.duration_ms,
         };
         // Paths the plan deletes, so a write below a captured file or
         // symlink that is going away is not mistaken for a blocked one.
@@ -192,6 +198,7 @@ impl Engine {
         }
         plan.conflicts.sort();
         plan.skipped.sort();
+        plan.scan = state.scan;
         Ok(plan)
     }
 
@@ -225,7 +232,7 @@ impl Engine {
     /// Snapshot before mutate: when the disk differs from the checkpoint at
     /// the leaf, record it (kind "pre-restore") at the leaf, so the branch
     /// being left keeps its latest work. Returns the new entry's id.
-    pub(crate) fn pre_restore_snapshot(&mut self, plan: &Plan) -> Result<Option<String>> {
+    pub(crate) fn pre_restore_snapshot(&mut self, plan: &mut Plan) -> Result<Option<String>> {
         let leaf = self.leaf_id();
         let leaf_tree = match &leaf {
             Some(id) => self.checkpoint_tree(id)?.map(|(_, t)| t),
@@ -245,8 +252,8 @@ impl Engine {
         };
         let state = super::snapshot::WorkingState {
             tree: plan.working,
-            scan: Default::default(),
-            duration_ms: 0,
+            scan: std::mem::take(&mut plan.scan),
+            duration_ms: plan.scan_ms,
         };
         Ok(self.record_state(&spec, state)?.entry_id)
     }
@@ -388,6 +395,7 @@ impl Engine {
             result.skipped.push(path.to_string());
             failures.push(path.to_string());
         };
+        let deletes_all = deletes;
         // Deepest first, so directories empty out before their parents.
         let mut deletes: Vec<&String> = deletes.iter().collect();
         deletes.sort_by(|a, b| {
@@ -424,6 +432,20 @@ impl Engine {
             }
             done += 1;
             self.progress(operation, done, total, &mut last_progress);
+        }
+        // Renames and unlinks are durable only once their directories are;
+        // the journal is removed after this, so a power loss cannot lose a
+        // restore the journal no longer describes.
+        if self.fsync {
+            let mut dirs: BTreeSet<&str> = BTreeSet::new();
+            for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
+                dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
+            }
+            for d in dirs {
+                if let Ok(f) = std::fs::File::open(self.root.join(d)) {
+                    let _ = f.sync_all();
+                }
+            }
         }
         result.deleted.sort();
         result.restored.sort();

@@ -41,7 +41,7 @@ impl Engine {
         preview: bool,
         op: Operation,
     ) -> Result<RestoreResult> {
-        let plan = self.plan_restore(target, filter, mode)?;
+        let mut plan = self.plan_restore(target, filter, mode)?;
         let warnings = self.git_warnings(op.target_entry.as_deref());
         if preview {
             let mut r = plan.preview_result();
@@ -49,7 +49,7 @@ impl Engine {
             return Ok(r);
         }
         check_abort(&plan, mode)?;
-        self.pre_restore_snapshot(&plan)?;
+        self.pre_restore_snapshot(&mut plan)?;
         let mut r = self.execute(plan, op)?;
         r.warnings = warnings;
         Ok(r)
@@ -110,7 +110,7 @@ impl Engine {
         let skip_files = p.skip_files.unwrap_or(false);
         let mode = p.on_conflict.unwrap_or_default();
         let target_tree = self.checkpoint_or_empty(&p.target_id)?;
-        let plan = if skip_files {
+        let mut plan = if skip_files {
             None
         } else {
             Some(self.plan_restore(target_tree, None, mode)?)
@@ -132,7 +132,7 @@ impl Engine {
         }
         // The tip of the branch being left: its pre-restore snapshot when
         // the disk held unrecorded work.
-        let pre = match &plan {
+        let pre = match &mut plan {
             Some(plan) => self.pre_restore_snapshot(plan)?,
             None => None,
         };

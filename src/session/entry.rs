@@ -73,13 +73,19 @@ impl Entry {
     }
 
     /// The recorded state (the working tree the sidecar last observed or wrote) as of this
-    /// entry, if the entry carries it: a step-snapshot's `snapshotTreeHash`, otherwise a
-    /// `data.workingTreeHash` on any entry type.
+    /// entry, if the entry carries it: a step-snapshot's `snapshotTreeHash`, otherwise the
+    /// `data.workingTreeHash` of the sidecar's own entries (unrevert-points, approvals,
+    /// navigation markers). A host's entry cannot set it: its `data` is the host's.
     pub fn working_tree(&self) -> Option<&str> {
         if self.is_custom(CUSTOM_STEP_SNAPSHOT) {
             self.data_str("snapshotTreeHash")
-        } else {
+        } else if self.is_custom(CUSTOM_UNREVERT_POINT)
+            || self.is_custom(CUSTOM_APPROVAL)
+            || self.is_custom(CUSTOM_NAVIGATION)
+        {
             self.data_str("workingTreeHash")
+        } else {
+            None
         }
     }
 

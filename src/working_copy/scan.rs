@@ -387,6 +387,11 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
     }
 
     for staged in req.staged {
+        // `.git` is never captured, staged or not (a session written by an
+        // older build may still name one).
+        if staged.split('/').any(|c| c == ".git") {
+            continue;
+        }
         let abs = root.join(staged);
         let Ok(meta) = std::fs::symlink_metadata(&abs) else {
             continue;

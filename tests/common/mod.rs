@@ -67,6 +67,16 @@ impl Fixture {
         ])
     }
 
+    /// Session files in `<store>/sessions/`, sorted.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = match std::fs::read_dir(self.store.path().join("sessions")) {
+            Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
+            Err(_) => Vec::new(),
+        };
+        v.sort();
+        v
+    }
+
     /// Spawn and `initialize` with these params merged over cwd/storeDir.
     pub fn start(&self, extra: Value) -> (Sidecar, Value) {
         let mut s = self.spawn();
@@ -93,15 +103,22 @@ pub struct Sidecar {
 
 impl Sidecar {
     pub fn spawn(args: &[&str]) -> Sidecar {
-        let mut child = Command::new(bin())
-            .arg("serve")
+        Sidecar::spawn_env(args, &[])
+    }
+
+    /// Spawn `rewind serve <args>` with extra environment variables.
+    pub fn spawn_env(args: &[&str], envs: &[(&str, &Path)]) -> Sidecar {
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .env("RUST_LOG", "warn")
-            .spawn()
-            .expect("spawn rewind");
+            .env("RUST_LOG", "warn");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn rewind");
         let stdin = child.stdin.take();
         let stdout: ChildStdout = child.stdout.take().unwrap();
         let (tx, rx) = channel();
@@ -114,7 +131,9 @@ impl Sidecar {
                 match r.read_until(b'\n', &mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
-                        let s = String::from_utf8_lossy(&buf).trim_end_matches('\n').to_string();
+                        let s = String::from_utf8_lossy(&buf)
+                            .trim_end_matches('\n')
+                            .to_string();
                         if tx.send(s).is_err() {
                             break;
                         }
@@ -149,7 +168,8 @@ impl Sidecar {
             .lines
             .recv_timeout(Duration::from_secs(60))
             .expect("a line from the sidecar within 60 s");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"))
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"))
     }
 
     /// The raw next output line.
@@ -157,6 +177,45 @@ impl Sidecar {
         self.lines
             .recv_timeout(Duration::from_secs(60))
             .expect("a line from the sidecar within 60 s")
+    }
+
+    /// The next raw output line, or `None` once stdout is closed (the
+    /// process exited). Panics after 60 s of silence.
+    pub fn next_line(&mut self) -> Option<String> {
+        match self.lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(l) => Some(l),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("no line from the sidecar within 60 s")
+            }
+        }
+    }
+
+    /// Write raw bytes; false when stdin is closed or the process is gone.
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> bool {
+        match self.stdin.as_mut() {
+            Some(stdin) => stdin.write_all(bytes).and_then(|_| stdin.flush()).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Close stdin (EOF) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Wait for the process to exit (after `close_stdin` or `shutdown`).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
+    }
+
+    /// Every remaining output line until stdout closes.
+    pub fn drain(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(l) = self.next_line() {
+            out.push(l);
+        }
+        out
     }
 
     /// Is there no further output within `ms`?
@@ -222,10 +281,157 @@ impl Drop for Sidecar {
 
 /// Run `rewind <args>` to completion; (status, stdout, stderr).
 pub fn run_cli(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).current_dir(cwd).output().unwrap();
+    run_cli_env(args, cwd, &[])
+}
+
+/// `run_cli` with extra environment variables.
+pub fn run_cli_env(args: &[&str], cwd: &Path, envs: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(cwd).env("RUST_LOG", "warn");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+// ------------------------------------------------------------------
+// Helpers for the rollback suites (rollback, conflicts, rollback_model,
+// crash): what is on disk, and calls that keep their notifications.
+
+/// One non-directory entry of a project as it is on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    File { bytes: Vec<u8>, exec: bool },
+    Link(String),
+}
+
+impl Node {
+    pub fn file(bytes: impl AsRef<[u8]>) -> Node {
+        Node::File {
+            bytes: bytes.as_ref().to_vec(),
+            exec: false,
+        }
+    }
+}
+
+/// Every file and symlink below `root` (relative `/`-separated paths),
+/// without following symlinks; `.git` is left out.
+pub fn disk_state(root: &Path) -> std::collections::BTreeMap<String, Node> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                if path != ".git" {
+                    stack.push((e.path(), path));
+                }
+            } else if ft.is_symlink() {
+                let t = std::fs::read_link(e.path()).unwrap();
+                out.insert(path, Node::Link(t.to_string_lossy().into_owned()));
+            } else {
+                let m = std::fs::metadata(e.path()).unwrap();
+                out.insert(
+                    path,
+                    Node::File {
+                        bytes: std::fs::read(e.path()).unwrap(),
+                        exec: m.permissions().mode() & 0o100 != 0,
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Every directory below `root` (not `root` itself, not `.git`).
+pub fn disk_dirs(root: &Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut stack = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if e.file_type().unwrap().is_dir() && path != ".git" {
+                out.insert(path.clone());
+                stack.push((e.path(), path));
+            }
+        }
+    }
+    out
+}
+
+/// Every line of a session file, parsed (panics on a line that is not JSON).
+pub fn session_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect()
+}
+
+impl Sidecar {
+    /// Send a JSON-RPC request; return the notifications written before its
+    /// response, and the response.
+    pub fn call_collect(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut req = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            req["params"] = params;
+        }
+        self.send(&req);
+        let mut notes = Vec::new();
+        loop {
+            let v = self.recv();
+            if v.get("id") == Some(&json!(id)) {
+                return (notes, v);
+            }
+            notes.push(v);
+        }
+    }
+
+    /// Send a pi-style command (`{"id":..,"type":..,...}`); return the lines
+    /// written before its response, and the response.
+    pub fn pi_collect(&mut self, command: Value) -> (Vec<Value>, Value) {
+        let id = command["id"].clone();
+        assert!(!id.is_null(), "pi_collect needs an id");
+        self.send(&command);
+        let mut notes = Vec::new();
+        loop {
+            let v = self.recv();
+            if v.get("type") == Some(&json!("response")) && v.get("id") == Some(&id) {
+                return (notes, v);
+            }
+            notes.push(v);
+        }
+    }
+
+    /// Send a JSON-RPC request without waiting for its response.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut req = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            req["params"] = params;
+        }
+        self.send(&req);
+        id
+    }
 }
