@@ -193,7 +193,9 @@ pub struct AppendEntryResult {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelParams {
     pub target_id: String,
-    /// null clears the label.
+    /// The label; null clears it. Required (send null to clear).
+    #[serde(deserialize_with = "Option::deserialize")]
+    #[schemars(required)]
     pub label: Option<String>,
     pub note: Option<String>,
 }
@@ -615,7 +617,8 @@ pub struct FilesChanged {
     pub deleted: Vec<String>,
 }
 
-/// `progress`: at most every 100 ms during long scans and restores.
+/// `progress`: at most every 100 ms while a restore, navigation, undo or
+/// reset writes files (`done` of `total` files).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {

@@ -23,48 +23,65 @@ fn sub<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
     g.subschema_for::<T>().to_value()
 }
 
+/// Two generators: params are described as the server *reads* them (an
+/// `Option` may be left out), results and notifications as it *writes*
+/// them (a field is required unless it is skipped when empty, so an
+/// always-sent `null` is required and nullable). Their `$defs` merge into
+/// one map; a type used both ways must describe the same shape.
+struct Generators {
+    params: SchemaGenerator,
+    results: SchemaGenerator,
+}
+
 /// The whole schema document.
 pub fn protocol_schema() -> Value {
-    let mut g = SchemaSettings::draft2020_12().into_generator();
+    let mut gens = Generators {
+        params: SchemaSettings::draft2020_12()
+            .for_deserialize()
+            .into_generator(),
+        results: SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator(),
+    };
     let methods = vec![
         MethodSpec {
             name: "initialize",
             summary: "Open or resume a session; take the baseline snapshot.",
-            params: Some(sub::<InitializeParams>(&mut g)),
+            params: Some(sub::<InitializeParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<InitializeResult>(&mut g),
+            result: sub::<InitializeResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "snapshot",
             summary: "Checkpoint the working directory now (turn end, before a tool, manual).",
-            params: Some(sub::<SnapshotParams>(&mut g)),
+            params: Some(sub::<SnapshotParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<SnapshotResult>(&mut g),
+            result: sub::<SnapshotResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "append_entry",
             summary: "Record a host conversation entry, with the host's own id.",
-            params: Some(sub::<AppendEntryParams>(&mut g)),
+            params: Some(sub::<AppendEntryParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<AppendEntryResult>(&mut g),
+            result: sub::<AppendEntryResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "label",
             summary: "Name or annotate any entry; a null label clears it.",
-            params: Some(sub::<LabelParams>(&mut g)),
+            params: Some(sub::<LabelParams>(&mut gens.params)),
             params_required: true,
-            result: sub::<EntryIdResult>(&mut g),
+            result: sub::<EntryIdResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "stage_files",
             summary: "Force-include paths in every later snapshot while they exist, even if ignored.",
-            params: Some(sub::<StageFilesParams>(&mut g)),
+            params: Some(sub::<StageFilesParams>(&mut gens.params)),
             params_required: true,
-            result: sub::<StageFilesResult>(&mut g),
+            result: sub::<StageFilesResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
@@ -72,39 +89,39 @@ pub fn protocol_schema() -> Value {
             summary: "All entries of the session and the leaf.",
             params: None,
             params_required: false,
-            result: sub::<GetTreeResult>(&mut g),
+            result: sub::<GetTreeResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
             name: "list_checkpoints",
             summary: "Tree-recording entries with kinds, labels and counts; query searches labels and notes.",
-            params: Some(sub::<ListCheckpointsParams>(&mut g)),
+            params: Some(sub::<ListCheckpointsParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<ListCheckpointsResult>(&mut g),
+            result: sub::<ListCheckpointsResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
             name: "get_modified_files",
             summary: "Files changed between two points, with the entry that first changed each.",
-            params: Some(sub::<RangeParams>(&mut g)),
+            params: Some(sub::<RangeParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<ModifiedFilesResult>(&mut g),
+            result: sub::<ModifiedFilesResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
             name: "get_file_diff",
             summary: "Old and new content, hashes and unified diff of one file between two points.",
-            params: Some(sub::<FileDiffParams>(&mut g)),
+            params: Some(sub::<FileDiffParams>(&mut gens.params)),
             params_required: true,
-            result: sub::<Option<FileDiff>>(&mut g),
+            result: sub::<Option<FileDiff>>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
             name: "get_file_history",
             summary: "Every checkpoint that changed one file, oldest first.",
-            params: Some(sub::<FileHistoryParams>(&mut g)),
+            params: Some(sub::<FileHistoryParams>(&mut gens.params)),
             params_required: true,
-            result: sub::<FileHistoryResult>(&mut g),
+            result: sub::<FileHistoryResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
@@ -112,7 +129,7 @@ pub fn protocol_schema() -> Value {
             summary: "Working-directory changes since the last approval (or the baseline).",
             params: None,
             params_required: false,
-            result: sub::<StatusResult>(&mut g),
+            result: sub::<StatusResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
@@ -120,55 +137,55 @@ pub fn protocol_schema() -> Value {
             summary: "Store size, object count, sessions and snapshots.",
             params: None,
             params_required: false,
-            result: sub::<StatsResult>(&mut g),
+            result: sub::<StatsResult>(&mut gens.results),
             mutating: false,
         },
         MethodSpec {
             name: "restore_files",
             summary: "Restore all or selected files to a checkpoint; preview returns the plan only.",
-            params: Some(sub::<RestoreFilesParams>(&mut g)),
+            params: Some(sub::<RestoreFilesParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<RestoreResult>(&mut g),
+            result: sub::<RestoreResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "navigate_tree",
             summary: "Move the leaf to an entry and (unless skipFiles) restore its files.",
-            params: Some(sub::<NavigateTreeParams>(&mut g)),
+            params: Some(sub::<NavigateTreeParams>(&mut gens.params)),
             params_required: true,
-            result: sub::<NavigateTreeResult>(&mut g),
+            result: sub::<NavigateTreeResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "undo",
             summary: "Revert the last restore/navigate/reset/undo (an undo is itself undoable).",
-            params: Some(sub::<UndoParams>(&mut g)),
+            params: Some(sub::<UndoParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<RestoreResult>(&mut g),
+            result: sub::<RestoreResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "approve",
             summary: "Lock in the current state as approved.",
-            params: Some(sub::<ApproveParams>(&mut g)),
+            params: Some(sub::<ApproveParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<ApproveResult>(&mut g),
+            result: sub::<ApproveResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "reset",
             summary: "Restore the last approved state (or the baseline); undoable.",
-            params: Some(sub::<ResetParams>(&mut g)),
+            params: Some(sub::<ResetParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<ResetResult>(&mut g),
+            result: sub::<ResetResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
             name: "gc",
             summary: "Prune old sessions (keep-rules) and collect unreferenced objects; dryRun reports only.",
-            params: Some(sub::<GcParams>(&mut g)),
+            params: Some(sub::<GcParams>(&mut gens.params)),
             params_required: false,
-            result: sub::<GcResult>(&mut g),
+            result: sub::<GcResult>(&mut gens.results),
             mutating: true,
         },
         MethodSpec {
@@ -176,7 +193,7 @@ pub fn protocol_schema() -> Value {
             summary: "Flush, release locks, exit after replying.",
             params: None,
             params_required: false,
-            result: sub::<EmptyResult>(&mut g),
+            result: sub::<EmptyResult>(&mut gens.results),
             mutating: false,
         },
     ];
@@ -196,14 +213,26 @@ pub fn protocol_schema() -> Value {
     let notifications = json!({
         "files_changed": {
             "summary": "Sent once per operation that changed the working directory, before its response.",
-            "params": sub::<FilesChanged>(&mut g),
+            "params": sub::<FilesChanged>(&mut gens.results),
         },
         "progress": {
-            "summary": "At most every 100 ms during long restores.",
-            "params": sub::<Progress>(&mut g),
+            "summary": "At most every 100 ms while a restore, navigation, undo or reset writes files.",
+            "params": sub::<Progress>(&mut gens.results),
         },
     });
-    let defs = g.take_definitions(true);
+    let mut defs = gens.params.take_definitions(true);
+    for (name, schema) in gens.results.take_definitions(true) {
+        // A type both read and written must have one shape, or `$ref`s
+        // would be ambiguous; the schema tests run this, so a protocol
+        // change that breaks it cannot land.
+        if let Some(existing) = defs.get(&name) {
+            assert!(
+                *existing == schema,
+                "protocol type {name} is read and written with different shapes; split it"
+            );
+        }
+        defs.insert(name, schema);
+    }
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rewind.dev/schema/rewind-protocol.json",

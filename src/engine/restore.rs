@@ -210,6 +210,16 @@ impl Engine {
         working: &FlatTree,
         deleting: &BTreeSet<&str>,
     ) -> Option<&'static str> {
+        // Parents first: looking at the path itself through a parent that
+        // is a symlink would look outside the project.
+        if let Some(parent) = checkout::blocking_parent(&self.root, path) {
+            return if deleting.contains(parent.as_str()) {
+                // A captured file or symlink the restore removes first.
+                None
+            } else {
+                Some("uncaptured file in place of a parent directory")
+            };
+        }
         let abs = self.root.join(path);
         if let Ok(m) = std::fs::symlink_metadata(&abs) {
             if m.is_dir() {
@@ -219,11 +229,6 @@ impl Engine {
                 }
             } else {
                 return Some("uncaptured file");
-            }
-        }
-        if let Some(parent) = checkout::blocking_parent(&self.root, path) {
-            if !deleting.contains(parent.as_str()) {
-                return Some("uncaptured file in place of a parent directory");
             }
         }
         None

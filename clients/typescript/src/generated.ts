@@ -1,0 +1,823 @@
+// generated from schema/rewind-protocol.json by clients/generate.py — do not edit
+
+import { EventEmitter } from "node:events";
+import type { CallOptions } from "./types.js";
+
+/** Protocol version this client was generated for (`rewind sidecar protocol`). */
+export const PROTOCOL_VERSION = 1 as const;
+
+/** Error codes of the protocol and what they mean. */
+export const ERROR_CODES = {
+  "-32700": "parse error",
+  "-32602": "invalid params (including bad paths)",
+  "-32601": "unknown method",
+  "-32600": "invalid request",
+  "1001": "unknown entry id or tree hash",
+  "1002": "restore aborted: conflicts; data.conflicts lists them",
+  "1003": "store corruption detected (hash mismatch); data.object names it",
+  "1004": "session locked by another process",
+  "1005": "I/O error; data.path names the file",
+} as const;
+
+/** A code from the protocol's error table. */
+export type ProtocolErrorCode = -32700 | -32602 | -32601 | -32600 | 1001 | 1002 | 1003 | 1004 | 1005;
+
+// ---- types ($defs) ----
+
+export interface AppendEntryParams {
+  customType?: string | null;
+  data?: unknown;
+  /** The host's own id for the entry (non-empty, no whitespace, ≤ 64 chars). */
+  entryId?: string | null;
+  entryType?: HostEntryType | null;
+  parentId?: string | null;
+  role?: string | null;
+  text?: string | null;
+}
+
+export interface AppendEntryResult {
+  entryId: string;
+  existed: boolean;
+}
+
+export interface ApproveParams {
+  message?: string | null;
+}
+
+export interface ApproveResult {
+  approvedEntryId: string;
+  approvedTreeHash: string;
+  /**
+   * Step-snapshots taken since the previous approval (or the session
+   * start), the approve snapshot included.
+   */
+  snapshotsApproved: number;
+}
+
+export interface BaselineInfo {
+  bytes: number;
+  entryId: string;
+  /** Captured regular files and symlinks. */
+  files: number;
+  treeHash: string;
+}
+
+export type ChangeReason = "restore" | "navigate" | "undo" | "reset";
+
+export interface CheckpointInfo {
+  added: number;
+  deleted: number;
+  entryId: string;
+  kind: string;
+  label?: string | null;
+  modified: number;
+  note?: string | null;
+  onCurrentPath: boolean;
+  parentId: string | null;
+  timestamp: string;
+  treeHash: string;
+  turnIndex: number;
+}
+
+export interface Conflict {
+  path: string;
+  reason: ConflictReason;
+}
+
+/**
+ * - "dirty": Changed on disk since the sidecar last recorded it.
+ * - "untracked": Never captured (ignored, too large, special) but standing where the target has a file.
+ * - "unwritable": Could not be written or removed (permissions, in use).
+ */
+export type ConflictReason = "dirty" | "untracked" | "unwritable";
+
+export type ContentEncoding = "utf8" | "base64";
+
+export interface DiffLists {
+  added: string[];
+  deleted: string[];
+  modified: string[];
+}
+
+export type EmptyResult = Record<string, unknown>;
+
+export interface EntryIdResult {
+  entryId: string;
+}
+
+export interface FileDiff {
+  additions: number;
+  deletions: number;
+  encoding: ContentEncoding;
+  isBinary: boolean;
+  isTooLarge: boolean;
+  newContent: string | null;
+  newHash: string | null;
+  oldContent: string | null;
+  oldHash: string | null;
+  path: string;
+  unifiedDiff: string;
+}
+
+export interface FileDiffParams {
+  contextLines?: number | null;
+  filePath: string;
+  fromEntryId?: string | null;
+  fromHash?: string | null;
+  toEntryId?: string | null;
+  toHash?: string | null;
+}
+
+export interface FileHistoryParams {
+  filePath: string;
+  scope?: Scope | null;
+}
+
+export interface FileHistoryResult {
+  path: string;
+  versions: FileVersion[];
+}
+
+export type FileStatus = "added" | "modified" | "deleted";
+
+export interface FileVersion {
+  entryId: string;
+  /** Content hash after this entry; null when deleted. */
+  hash: string | null;
+  kind: string;
+  label?: string | null;
+  status: FileStatus;
+  timestamp: string;
+  turnIndex: number;
+}
+
+/**
+ * `files_changed`: sent once per operation that changed the working
+ * directory, before its response.
+ */
+export interface FilesChanged {
+  deleted: string[];
+  reason: ChangeReason;
+  written: string[];
+}
+
+export interface GcParams {
+  /** Remove the oldest unprotected sessions while the store is larger. */
+  budgetBytes?: number | null;
+  dryRun?: boolean | null;
+  /** Keep the newest N sessions (plus protected ones). */
+  keepLast?: number | null;
+  /** Keep sessions younger than this many days (plus protected ones). */
+  maxAgeDays?: number | null;
+}
+
+export interface GcResult {
+  budgetMet: boolean;
+  bytesBefore: number;
+  bytesFreed: number;
+  dryRun: boolean;
+  objectsBefore: number;
+  objectsRemoved: number;
+  /** Session files removed (or, in a dry run, that would be). */
+  prunedSessions: string[];
+  sessionsPruned: number;
+}
+
+export interface GetTreeResult {
+  entries: TreeEntryInfo[];
+  leafId: string;
+}
+
+export interface GitInfo {
+  branch: string | null;
+  head: string | null;
+}
+
+export type HostEntryType = "message" | "custom";
+
+export interface InitializeOptions {
+  /** Exclude node_modules, target, .venv, ... (default true). */
+  defaultExcludes?: boolean | null;
+  /** Extra gitignore-style globs to exclude (even files git tracks). */
+  extraIgnores?: string[] | null;
+  /** fsync objects and session appends (default true). */
+  fsync?: boolean | null;
+  /** Bytes; files larger than this are untracked `tooLarge` (default 16 MiB). */
+  maxFileSize?: number | null;
+  /** Honour .gitignore and .git/info/exclude (default true). */
+  useGitignore?: boolean | null;
+}
+
+export interface InitializeParams {
+  /** Project root (absolute). Default: `--cwd`, else the process cwd. */
+  cwd?: string | null;
+  options?: InitializeOptions | null;
+  /** Resume this session file, or create it. Absolute. */
+  sessionFile?: string | null;
+  /** Store directory (absolute). Default: `$REWIND_HOME/projects/<hash>`. */
+  storeDir?: string | null;
+}
+
+export interface InitializeResult {
+  baseline: BaselineInfo;
+  leafId: string;
+  projectRoot: string;
+  protocolVersion: number;
+  recovered?: Recovered | null;
+  resumed: boolean;
+  serverVersion: string;
+  sessionFile: string;
+  sessionId: string;
+  storeDir: string;
+}
+
+/** What recovery did, for `initialize`'s `recovered`. */
+export interface InterruptedRestore {
+  /**
+   * `"completed"`: the restore was finished; `"discarded"`: it had not
+   * started touching files, the journal was dropped.
+   */
+  action: string;
+  deleted: string[];
+  restored: string[];
+  unrevertEntryId: string;
+}
+
+export interface LabelParams {
+  /** The label; null clears it. Required (send null to clear). */
+  label: string;
+  note?: string | null;
+  targetId: string;
+}
+
+export interface ListCheckpointsParams {
+  /** Case-insensitive substring searched in labels and notes. */
+  query?: string | null;
+  scope?: Scope | null;
+}
+
+export interface ListCheckpointsResult {
+  checkpoints: CheckpointInfo[];
+  initialEntryId: string;
+}
+
+export interface ModifiedFile {
+  entryId: string | null;
+  path: string;
+  status: FileStatus;
+  /**
+   * Turn of the earliest tree-recording entry in the range that changed
+   * the file; null when no recorded entry did (e.g. `@working` changes).
+   */
+  turnIndex: number | null;
+}
+
+export interface ModifiedFilesResult {
+  files: ModifiedFile[];
+  fromTreeHash: string;
+  toTreeHash: string;
+}
+
+export interface NavigateTreeParams {
+  label?: string | null;
+  onConflict?: OnConflict | null;
+  preview?: boolean | null;
+  skipFiles?: boolean | null;
+  summarize?: boolean | null;
+  summary?: string | null;
+  targetId: string;
+}
+
+export interface NavigateTreeResult {
+  /**
+   * The last entry of the chain appended below the target; null for a
+   * preview.
+   */
+  newLeafId: string | null;
+  /**
+   * The tip of the branch left (its pre-restore snapshot when one was
+   * taken).
+   */
+  oldLeafId: string;
+  restore: RestoreResult | null;
+  summaryEntryId?: string | null;
+}
+
+/**
+ * - "skip": Leave dirty files as they are and report them (default).
+ * - "overwrite": Write dirty files too (they stay listed in `dirty`).
+ * - "abort": Change nothing and fail with 1002 when there is any conflict.
+ */
+export type OnConflict = "skip" | "overwrite" | "abort";
+
+/**
+ * `progress`: at most every 100 ms while a restore, navigation, undo or
+ * reset writes files (`done` of `total` files).
+ */
+export interface Progress {
+  done: number;
+  operation: string;
+  total: number;
+}
+
+export interface RangeParams {
+  /** Entry id or "@working". Default: the baseline. */
+  fromEntryId?: string | null;
+  fromHash?: string | null;
+  /** Entry id or "@working". Default: the leaf. */
+  toEntryId?: string | null;
+  toHash?: string | null;
+}
+
+export interface Recovered {
+  /** A restore a crash interrupted, and what recovery did with it. */
+  interruptedRestore?: InterruptedRestore | null;
+  /** The entry recording edits made while no sidecar was running. */
+  outsideEntryId?: string | null;
+  /**
+   * The session file's last line was unterminated: `"completed"` (it
+   * parsed and got its newline) or `"truncated"` (it did not parse).
+   */
+  tornTail?: string | null;
+  /** Bytes removed when the torn tail was truncated. */
+  truncatedBytes?: number | null;
+}
+
+export interface ResetParams {
+  onConflict?: OnConflict | null;
+  preview?: boolean | null;
+}
+
+export interface ResetResult {
+  resetTo: string;
+  restore: RestoreResult;
+}
+
+export interface RestoreFilesParams {
+  /** Only these files (or directories: everything below). */
+  files?: string[] | null;
+  onConflict?: OnConflict | null;
+  preview?: boolean | null;
+  /** Default: the leaf (discard changes since the last checkpoint). */
+  targetEntryId?: string | null;
+  treeHash?: string | null;
+}
+
+export interface RestoreResult {
+  conflicts: Conflict[];
+  /** Files removed. */
+  deleted: string[];
+  dirty: string[];
+  preview: boolean;
+  /** Files written (created or overwritten). */
+  restored: string[];
+  skipped: string[];
+  unrevertEntryId: string | null;
+  warnings: string[];
+}
+
+export type Scope = "path" | "all";
+
+export type SnapshotKind = "turn" | "message" | "tool" | "manual";
+
+export interface SnapshotParams {
+  force?: boolean | null;
+  kind?: SnapshotKind | null;
+  label?: string | null;
+  /** Default: the leaf. */
+  parentId?: string | null;
+  /**
+   * Only these may have changed: re-check just them (files, missing
+   * files, or directories re-checked recursively).
+   */
+  paths?: string[] | null;
+  tool?: ToolInfo | null;
+  turnIndex?: number | null;
+}
+
+export interface SnapshotResult {
+  changed: boolean;
+  diff: DiffLists;
+  /** The new step-snapshot, or null when nothing changed. */
+  entryId: string | null;
+  git?: GitInfo | null;
+  stats: SnapshotStats;
+  treeHash: string;
+  turnIndex: number;
+}
+
+export interface SnapshotStats {
+  bytesHashed: number;
+  durationMs: number;
+  filesHashed: number;
+  filesScanned: number;
+  untracked: Untracked[];
+}
+
+export interface StageFilesParams {
+  paths: string[];
+}
+
+export interface StageFilesResult {
+  staged: string[];
+}
+
+export interface StatsResult {
+  objects: number;
+  projectRoot: string;
+  sessions: number;
+  snapshots: number;
+  storeBytes: number;
+  storeDir: string;
+}
+
+export interface StatusFile {
+  additions: number;
+  baseContent: string | null;
+  deletions: number;
+  diff: string | null;
+  isBinary: boolean;
+  isTooLarge: boolean;
+  path: string;
+  status: FileStatus;
+}
+
+export interface StatusResult {
+  approvedEntryId: string | null;
+  changedFiles: StatusFile[];
+  hasUnapproved: boolean;
+  lastApprovedAt: string | null;
+}
+
+export interface ToolInfo {
+  input?: unknown;
+  name: string;
+}
+
+export interface TreeEntryInfo {
+  customType?: string | null;
+  id: string;
+  label?: string | null;
+  parentId: string | null;
+  timestamp: string;
+  type: string;
+}
+
+export interface UndoParams {
+  /** An unrevert-point; default the latest on the current path. */
+  entryId?: string | null;
+  onConflict?: OnConflict | null;
+  preview?: boolean | null;
+}
+
+export interface Untracked {
+  path: string;
+  reason: UntrackedReason;
+}
+
+export type UntrackedReason = "tooLarge" | "special" | "unreadable";
+
+// ---- methods ----
+
+/** Every protocol method: its params (`undefined` when it takes none) and result. */
+export interface MethodMap {
+  append_entry: {
+    params: AppendEntryParams;
+    result: AppendEntryResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  approve: {
+    params: ApproveParams;
+    result: ApproveResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  gc: {
+    params: GcParams;
+    result: GcResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  get_file_diff: {
+    params: FileDiffParams;
+    result: FileDiff | null;
+    paramsRequired: true;
+    mutating: false;
+  };
+  get_file_history: {
+    params: FileHistoryParams;
+    result: FileHistoryResult;
+    paramsRequired: true;
+    mutating: false;
+  };
+  get_modified_files: {
+    params: RangeParams;
+    result: ModifiedFilesResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  get_status: {
+    params: undefined;
+    result: StatusResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  get_tree: {
+    params: undefined;
+    result: GetTreeResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  initialize: {
+    params: InitializeParams;
+    result: InitializeResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  label: {
+    params: LabelParams;
+    result: EntryIdResult;
+    paramsRequired: true;
+    mutating: true;
+  };
+  list_checkpoints: {
+    params: ListCheckpointsParams;
+    result: ListCheckpointsResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  navigate_tree: {
+    params: NavigateTreeParams;
+    result: NavigateTreeResult;
+    paramsRequired: true;
+    mutating: true;
+  };
+  reset: {
+    params: ResetParams;
+    result: ResetResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  restore_files: {
+    params: RestoreFilesParams;
+    result: RestoreResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  shutdown: {
+    params: undefined;
+    result: EmptyResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  snapshot: {
+    params: SnapshotParams;
+    result: SnapshotResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+  stage_files: {
+    params: StageFilesParams;
+    result: StageFilesResult;
+    paramsRequired: true;
+    mutating: true;
+  };
+  stats: {
+    params: undefined;
+    result: StatsResult;
+    paramsRequired: false;
+    mutating: false;
+  };
+  undo: {
+    params: UndoParams;
+    result: RestoreResult;
+    paramsRequired: false;
+    mutating: true;
+  };
+}
+
+export type MethodName = keyof MethodMap;
+export type MethodParams<M extends MethodName> = MethodMap[M]["params"];
+export type MethodResult<M extends MethodName> = MethodMap[M]["result"];
+
+/** Runtime metadata of every method. */
+export const METHODS = {
+  append_entry: { hasParams: true, paramsRequired: false, mutating: true },
+  approve: { hasParams: true, paramsRequired: false, mutating: true },
+  gc: { hasParams: true, paramsRequired: false, mutating: true },
+  get_file_diff: { hasParams: true, paramsRequired: true, mutating: false },
+  get_file_history: { hasParams: true, paramsRequired: true, mutating: false },
+  get_modified_files: { hasParams: true, paramsRequired: false, mutating: false },
+  get_status: { hasParams: false, paramsRequired: false, mutating: false },
+  get_tree: { hasParams: false, paramsRequired: false, mutating: false },
+  initialize: { hasParams: true, paramsRequired: false, mutating: true },
+  label: { hasParams: true, paramsRequired: true, mutating: true },
+  list_checkpoints: { hasParams: true, paramsRequired: false, mutating: false },
+  navigate_tree: { hasParams: true, paramsRequired: true, mutating: true },
+  reset: { hasParams: true, paramsRequired: false, mutating: true },
+  restore_files: { hasParams: true, paramsRequired: false, mutating: true },
+  shutdown: { hasParams: false, paramsRequired: false, mutating: false },
+  snapshot: { hasParams: true, paramsRequired: false, mutating: true },
+  stage_files: { hasParams: true, paramsRequired: true, mutating: true },
+  stats: { hasParams: false, paramsRequired: false, mutating: false },
+  undo: { hasParams: true, paramsRequired: false, mutating: true },
+} as const;
+
+// ---- notifications ----
+
+/** Server-to-client notifications and their params. */
+export interface NotificationMap {
+  /** Sent once per operation that changed the working directory, before its response. */
+  files_changed: FilesChanged;
+  /** At most every 100 ms while a restore, navigation, undo or reset writes files. */
+  progress: Progress;
+}
+
+export type NotificationName = keyof NotificationMap;
+export const NOTIFICATIONS = ["files_changed", "progress"] as const;
+
+// ---- typed client methods ----
+
+/**
+ * One typed method per protocol method. `RewindClient` (client.ts) supplies `call`,
+ * which sends the request and resolves with the result.
+ */
+export abstract class RewindMethods extends EventEmitter {
+  abstract call<M extends MethodName>(
+    method: M,
+    params?: MethodParams<M>,
+    opts?: CallOptions,
+  ): Promise<MethodResult<M>>;
+
+  /**
+   * Record a host conversation entry, with the host's own id.
+   *
+   * `append_entry` (mutating; applied in order)
+   */
+  appendEntry(params?: AppendEntryParams, opts?: CallOptions): Promise<AppendEntryResult> {
+    return this.call("append_entry", params, opts);
+  }
+
+  /**
+   * Lock in the current state as approved.
+   *
+   * `approve` (mutating; applied in order)
+   */
+  approve(params?: ApproveParams, opts?: CallOptions): Promise<ApproveResult> {
+    return this.call("approve", params, opts);
+  }
+
+  /**
+   * Prune old sessions (keep-rules) and collect unreferenced objects; dryRun reports only.
+   *
+   * `gc` (mutating; applied in order)
+   */
+  gc(params?: GcParams, opts?: CallOptions): Promise<GcResult> {
+    return this.call("gc", params, opts);
+  }
+
+  /**
+   * Old and new content, hashes and unified diff of one file between two points.
+   *
+   * `get_file_diff` (read-only)
+   */
+  getFileDiff(params: FileDiffParams, opts?: CallOptions): Promise<FileDiff | null> {
+    return this.call("get_file_diff", params, opts);
+  }
+
+  /**
+   * Every checkpoint that changed one file, oldest first.
+   *
+   * `get_file_history` (read-only)
+   */
+  getFileHistory(params: FileHistoryParams, opts?: CallOptions): Promise<FileHistoryResult> {
+    return this.call("get_file_history", params, opts);
+  }
+
+  /**
+   * Files changed between two points, with the entry that first changed each.
+   *
+   * `get_modified_files` (read-only)
+   */
+  getModifiedFiles(params?: RangeParams, opts?: CallOptions): Promise<ModifiedFilesResult> {
+    return this.call("get_modified_files", params, opts);
+  }
+
+  /**
+   * Working-directory changes since the last approval (or the baseline).
+   *
+   * `get_status` (read-only)
+   */
+  getStatus(opts?: CallOptions): Promise<StatusResult> {
+    return this.call("get_status", undefined, opts);
+  }
+
+  /**
+   * All entries of the session and the leaf.
+   *
+   * `get_tree` (read-only)
+   */
+  getTree(opts?: CallOptions): Promise<GetTreeResult> {
+    return this.call("get_tree", undefined, opts);
+  }
+
+  /**
+   * Open or resume a session; take the baseline snapshot.
+   *
+   * `initialize` (mutating; applied in order)
+   */
+  initialize(params?: InitializeParams, opts?: CallOptions): Promise<InitializeResult> {
+    return this.call("initialize", params, opts);
+  }
+
+  /**
+   * Name or annotate any entry; a null label clears it.
+   *
+   * `label` (mutating; applied in order)
+   */
+  label(params: LabelParams, opts?: CallOptions): Promise<EntryIdResult> {
+    return this.call("label", params, opts);
+  }
+
+  /**
+   * Tree-recording entries with kinds, labels and counts; query searches labels and notes.
+   *
+   * `list_checkpoints` (read-only)
+   */
+  listCheckpoints(params?: ListCheckpointsParams, opts?: CallOptions): Promise<ListCheckpointsResult> {
+    return this.call("list_checkpoints", params, opts);
+  }
+
+  /**
+   * Move the leaf to an entry and (unless skipFiles) restore its files.
+   *
+   * `navigate_tree` (mutating; applied in order)
+   */
+  navigateTree(params: NavigateTreeParams, opts?: CallOptions): Promise<NavigateTreeResult> {
+    return this.call("navigate_tree", params, opts);
+  }
+
+  /**
+   * Restore the last approved state (or the baseline); undoable.
+   *
+   * `reset` (mutating; applied in order)
+   */
+  reset(params?: ResetParams, opts?: CallOptions): Promise<ResetResult> {
+    return this.call("reset", params, opts);
+  }
+
+  /**
+   * Restore all or selected files to a checkpoint; preview returns the plan only.
+   *
+   * `restore_files` (mutating; applied in order)
+   */
+  restoreFiles(params?: RestoreFilesParams, opts?: CallOptions): Promise<RestoreResult> {
+    return this.call("restore_files", params, opts);
+  }
+
+  /**
+   * Flush, release locks, exit after replying.
+   *
+   * `shutdown` (read-only)
+   */
+  shutdown(opts?: CallOptions): Promise<EmptyResult> {
+    return this.call("shutdown", undefined, opts);
+  }
+
+  /**
+   * Checkpoint the working directory now (turn end, before a tool, manual).
+   *
+   * `snapshot` (mutating; applied in order)
+   */
+  snapshot(params?: SnapshotParams, opts?: CallOptions): Promise<SnapshotResult> {
+    return this.call("snapshot", params, opts);
+  }
+
+  /**
+   * Force-include paths in every later snapshot while they exist, even if ignored.
+   *
+   * `stage_files` (mutating; applied in order)
+   */
+  stageFiles(params: StageFilesParams, opts?: CallOptions): Promise<StageFilesResult> {
+    return this.call("stage_files", params, opts);
+  }
+
+  /**
+   * Store size, object count, sessions and snapshots.
+   *
+   * `stats` (read-only)
+   */
+  stats(opts?: CallOptions): Promise<StatsResult> {
+    return this.call("stats", undefined, opts);
+  }
+
+  /**
+   * Revert the last restore/navigate/reset/undo (an undo is itself undoable).
+   *
+   * `undo` (mutating; applied in order)
+   */
+  undo(params?: UndoParams, opts?: CallOptions): Promise<RestoreResult> {
+    return this.call("undo", params, opts);
+  }
+}
