@@ -104,6 +104,14 @@ impl Engine {
             }
             return Ok(None);
         };
+        // Temp files of writes the crash cut short are ours, never the
+        // user's: remove them whatever happens next.
+        let touched = journal
+            .writes
+            .iter()
+            .chain(journal.deletes.iter())
+            .map(String::as_str);
+        crate::working_copy::checkout::remove_temp_files(&self.root, touched);
         if !self.log.index().contains(&journal.unrevert_entry_id) {
             Journal::remove(&path);
             return Ok(Some(InterruptedRestore {

@@ -84,8 +84,42 @@ fn make_parents(root: &Path, rel: &str) -> Result<PathBuf, CheckoutError> {
     Ok(cur)
 }
 
+/// Prefix of the temp files restores write before renaming them into
+/// place. Scans never capture such names, and recovery removes leftovers.
+pub const TEMP_PREFIX: &str = ".rewind-tmp-";
+
 fn temp_name(dir: &Path) -> PathBuf {
-    dir.join(format!(".rewind-tmp-{:016x}", rand::random::<u64>()))
+    dir.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()))
+}
+
+/// Remove restore temp files a crash left in the directories of `paths`.
+pub fn remove_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a str>) -> usize {
+    let dirs: std::collections::BTreeSet<&str> = paths
+        .into_iter()
+        .map(|p| p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""))
+        .collect();
+    let mut removed = 0;
+    for d in dirs {
+        if blocking_parent(root, &format!("{d}/x")).is_some() && !d.is_empty() {
+            continue; // never look through a symlinked parent
+        }
+        let Ok(rd) = std::fs::read_dir(root.join(d)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let is_temp = e
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(TEMP_PREFIX));
+            if is_temp
+                && e.file_type().is_ok_and(|t| !t.is_dir())
+                && std::fs::remove_file(e.path()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+    }
+    removed
 }
 
 /// Write `entry` (with `content`: file bytes or link target) at `rel`.

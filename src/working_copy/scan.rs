@@ -258,6 +258,14 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             if e.file_name() == ".git" {
                 return false;
             }
+            // A restore's temp file (a crash can leave one) is never project
+            // content.
+            if e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(super::checkout::TEMP_PREFIX))
+            {
+                return false;
+            }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             let Some(rel) = relative_utf8(&root, e.path()) else {
                 // Not UTF-8: let the visitor report it as unreadable.
