@@ -238,11 +238,18 @@ fn open_for_writing(at: &Location) -> Result<Engine> {
 }
 
 fn print_plan(r: &RestoreResult) {
+    let note = |p: &String| {
+        if r.dirty.contains(p) {
+            "  (changed since the last checkpoint; undo brings it back)"
+        } else {
+            ""
+        }
+    };
     for p in &r.restored {
-        println!("  write   {p}");
+        println!("  write   {p}{}", note(p));
     }
     for p in &r.deleted {
-        println!("  delete  {p}");
+        println!("  delete  {p}{}", note(p));
     }
     for c in &r.conflicts {
         println!("  keep    {} ({:?})", c.path, c.reason);
@@ -301,12 +308,25 @@ pub fn restore(
     files: Vec<String>,
     confirm: Confirm,
 ) -> Result<()> {
-    let mut engine = open_for_writing(&at)?;
-    let (target_entry_id, tree_hash) = match target {
-        Some(t) if t.len() == 32 && t.chars().all(|c| c.is_ascii_hexdigit()) => (None, Some(t)),
-        Some(t) => (Some(t), None),
-        None => (None, None),
-    };
+    // The preview comes from a read-only view: nothing is appended until the
+    // person says yes. With no target, "the last checkpoint" is the leaf as
+    // the session stands now (opening it for writing records the edits
+    // made since as an `outside` snapshot, which must not become the
+    // target).
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let target = target.unwrap_or_else(|| {
+        view.log()
+            .index()
+            .leaf()
+            .map(|e| e.id.clone())
+            .unwrap_or_default()
+    });
+    let (target_entry_id, tree_hash) =
+        if target.len() == 32 && target.chars().all(|c| c.is_ascii_hexdigit()) {
+            (None, Some(target))
+        } else {
+            (Some(target), None)
+        };
     let params = |preview: bool| RestoreFilesParams {
         target_entry_id: target_entry_id.clone(),
         tree_hash: tree_hash.clone(),
@@ -314,25 +334,31 @@ pub fn restore(
         preview: Some(preview),
         on_conflict: Some(confirm.on_conflict.into()),
     };
-    let plan = engine.restore_files(params(true))?;
+    let plan = view.restore_files(params(true))?;
     if !confirmed(&plan, &confirm)? {
         return Ok(());
     }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
     print_done(&engine.restore_files(params(false))?);
     Ok(())
 }
 
 pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
-    let mut engine = open_for_writing(&at)?;
+    // Preview from a read-only view; the named (or latest) unrevert-point is
+    // fixed before the session is opened for writing.
+    let mut view = Engine::open_read_only(locate(&at)?)?;
     let params = |preview: bool| UndoParams {
         entry_id: entry.clone(),
         on_conflict: Some(confirm.on_conflict.into()),
         preview: Some(preview),
     };
-    let plan = engine.undo(params(true))?;
+    let plan = view.undo(params(true))?;
     if !confirmed(&plan, &confirm)? {
         return Ok(());
     }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
     print_done(&engine.undo(params(false))?);
     Ok(())
 }

@@ -112,7 +112,10 @@ enum Command {
 #[derive(clap::Args, Clone, Debug)]
 pub struct Confirm {
     /// What to do with files changed since the sidecar last recorded them.
-    #[arg(long, value_enum, default_value = "skip")]
+    /// The default writes them: you see the plan first, the restore first
+    /// records them in a pre-restore snapshot, and `rewind undo` brings them
+    /// back.
+    #[arg(long, value_enum, default_value = "overwrite")]
     on_conflict: cli::ConflictMode,
     /// Do not ask: write right after showing the plan.
     #[arg(long, short)]

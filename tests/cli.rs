@@ -1,4 +1,4 @@
-//! The terminal commands: `rewind schema`, `rewind log`, `rewind diff`.
+//! The terminal commands: `rewind schema`, `log`, `diff`, `restore`, `undo`, `gc`.
 
 mod common;
 
@@ -348,4 +348,91 @@ fn log_finds_the_store_through_rewind_home() {
         out.contains(init["baseline"]["entryId"].as_str().unwrap()),
         "{out}"
     );
+}
+
+#[test]
+fn restore_shows_the_plan_and_writes_only_when_told() {
+    let p = project();
+    let fx = &p.fx;
+    let before = std::fs::read(&p.session).unwrap();
+    // No terminal and no --yes: the plan is shown, nothing is written or
+    // appended.
+    let (code, out, err) = cli(fx, &["restore", p.baseline.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   edit.txt"), "{out}");
+    assert!(out.contains("delete  new.txt"), "{out}");
+    assert!(out.contains("Nothing written"), "{out}");
+    assert_eq!(std::fs::read(&p.session).unwrap(), before);
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+
+    let (code, out, err) = cli(fx, &["restore", p.baseline.as_str(), "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rewind undo"), "{out}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\ntwo\nthree\n");
+    assert_eq!(fx.read("old.txt").unwrap(), b"old\n");
+    assert_eq!(fx.read("new.txt"), None);
+
+    // undo brings back everything, the unsnapshotted edit included.
+    let (code, out, err) = cli(fx, &["undo", "--yes"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+    assert_eq!(fx.read("new.txt").unwrap(), b"new\n");
+}
+
+#[test]
+fn restore_without_a_target_discards_changes_since_the_last_checkpoint() {
+    let p = project();
+    let fx = &p.fx;
+    fx.write("stray.txt", "agent junk\n");
+    let (code, out, err) = cli(fx, &["restore", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   edit.txt"), "{out}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\n");
+    assert_eq!(fx.read("stray.txt"), None);
+    // Only the named files, with --file.
+    fx.write("edit.txt", "again\n");
+    fx.write("stray.txt", "again\n");
+    let (code, _, err) = cli(
+        fx,
+        &["restore", p.t2.as_str(), "--file", "edit.txt", "--yes"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\n");
+    assert_eq!(fx.read("stray.txt").unwrap(), b"again\n");
+}
+
+#[test]
+fn restore_refuses_while_a_sidecar_holds_the_session() {
+    let p = project();
+    let fx = &p.fx;
+    let mut s = Sidecar::spawn(&[
+        "--cwd",
+        fx.project.path().to_str().unwrap(),
+        "--store",
+        fx.store.path().to_str().unwrap(),
+        "--session",
+        &p.session,
+    ]);
+    s.ok("get_tree", json!(null));
+    let (code, _, err) = cli(
+        fx,
+        &["restore", p.t1.as_str(), "--yes", "--session", &p.session],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("sidecar is running"), "{err}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+}
+
+#[test]
+fn gc_dry_run_and_keep_rules() {
+    let p = project();
+    let fx = &p.fx;
+    let (code, out, err) = cli(fx, &["gc", "--dry-run", "--keep-last", "0"]);
+    assert_eq!(code, 0, "{err}");
+    // The only session holds a labelled checkpoint: protected.
+    assert!(out.contains("0 session(s) pruned"), "{out}");
+    assert!(Path::new(&p.session).exists());
+    let (code, out, err) = cli(fx, &["gc"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Freed"), "{out}");
 }
