@@ -17,9 +17,11 @@
 //!    period) exceeds the budget.
 //! 4. **Mark**: from every remaining session (and its restore journal), every string under
 //!    a key ending in `TreeHash`, at any depth, names a tree; trees are walked recursively,
-//!    each tree id once. The persisted stat caches are not roots: a scan trusts a cache
-//!    hit only after `Store::confirm` finds (and freshens) its blob, and re-reads the file
-//!    otherwise, so collecting a blob only the cache names loses nothing.
+//!    each tree id once. The blobs named by the persisted stat caches (`<store>/cache/
+//!    stat-*.bin`, read with [`StatCache::load`]) are roots too: a scan reuses a cache
+//!    hit's blob id without touching the store, so a blob the cache vouches for must
+//!    outlive every session that referenced it. (A cache that cannot be decoded is not
+//!    trusted by scans either, so it names nothing.)
 //! 5. **Sweep**: objects that are unreachable and older than the grace period are deleted
 //!    through [`Store::remove`] (the mtime is checked again right before, so an object a
 //!    concurrent put re-used meanwhile is spared), and stale temp files are removed.
@@ -48,6 +50,7 @@ use crate::session::{SessionError, SessionLog, CUSTOM_APPROVAL, TYPE_LABEL};
 use crate::store::{
     empty_tree_id, EntryKind, ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL,
 };
+use crate::working_copy::StatCache;
 
 /// Objects younger than this are never deleted. It must exceed [`KNOWN_OBJECT_TTL`] plus the
 /// longest snapshot, so an object a live sidecar re-uses without touching it is spared.
@@ -162,6 +165,7 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
 
     let mut blockers = Blockers::default();
     let sessions = scan_sessions(store, &mut blockers)?;
+    let cache_blobs = stat_cache_blobs(store)?;
 
     // Retention by keep rules.
     let ranked = newest_first(&sessions);
@@ -187,6 +191,9 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
         walker.memoize = true;
         let candidates = budget_candidates(&sessions, &ranked, keep_last.unwrap_or(0), &pruned);
         let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+        for id in &cache_blobs {
+            *counts.entry(*id).or_default() += 1;
+        }
         let mut candidate_sets: HashMap<usize, HashSet<ObjectId>> = HashMap::new();
         for (i, s) in sessions.iter().enumerate() {
             if pruned.contains(&i) {
@@ -273,6 +280,9 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
             reach.objects
         }
     };
+
+    let mut live = live;
+    live.extend(cache_blobs.iter().copied());
 
     // Sweep.
     let garbage: Vec<&ObjectInfo> = if blockers.any() {
@@ -796,6 +806,29 @@ impl<'a> Walker<'a> {
         }
         Ok(children)
     }
+}
+
+/// Blob ids named by the persisted stat caches in `<store>/cache/`.
+fn stat_cache_blobs(store: &Store) -> Result<HashSet<ObjectId>, GcError> {
+    let dir = store.root().join("cache");
+    let mut out = HashSet::new();
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(GcError::io("listing stat caches", &dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| GcError::io("listing stat caches", &dir, e))?;
+        let path = entry.path();
+        let is_cache = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("stat-") && n.ends_with(".bin"));
+        if is_cache {
+            out.extend(StatCache::load(&path).object_ids());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

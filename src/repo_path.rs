@@ -130,6 +130,24 @@ impl fmt::Debug for RepoPath {
 /// Turn a path found by the walk into the project-relative `/` form; `None`
 /// when it is not valid UTF-8 (reported as unreadable by the caller).
 pub fn relative_utf8(root: &Path, path: &Path) -> Option<String> {
+    // Fast path for what the walk yields (`root` joined with clean names):
+    // a byte prefix and a UTF-8 check, no component iteration. Called for
+    // every entry of every scan.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (r, p) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+        let r = r.strip_suffix(b"/").unwrap_or(r);
+        if let Some(rest) = p.strip_prefix(r).and_then(|rest| rest.strip_prefix(b"/")) {
+            let clean = !rest.is_empty()
+                && !rest.ends_with(b"/")
+                && rest
+                    .split(|&b| b == b'/')
+                    .all(|c| !c.is_empty() && c != b"." && c != b"..");
+            if clean {
+                return std::str::from_utf8(rest).ok().map(str::to_string);
+            }
+        }
+    }
     let rel = path.strip_prefix(root).ok()?;
     let mut out = String::new();
     for comp in rel.components() {
@@ -173,6 +191,31 @@ mod tests {
         ] {
             assert!(RepoPath::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn relative_paths_of_walked_entries() {
+        let root = Path::new("/p/root");
+        assert_eq!(
+            relative_utf8(root, Path::new("/p/root/a/b.txt")).as_deref(),
+            Some("a/b.txt")
+        );
+        assert_eq!(
+            relative_utf8(Path::new("/p/root/"), Path::new("/p/root/a")).as_deref(),
+            Some("a")
+        );
+        assert_eq!(relative_utf8(root, Path::new("/p/rootx/a")), None);
+        assert_eq!(
+            relative_utf8(root, Path::new("/p/root")).as_deref(),
+            Some("")
+        );
+        assert_eq!(relative_utf8(root, Path::new("/p/root/a/../b")), None);
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"/p/root/\xff");
+        let _ = relative_utf8(root, Path::new(bad));
+        let bad =
+            std::ffi::OsStr::from_bytes(&[b'/', b'p', b'/', b'r', b'o', b'o', b't', b'/', 0xff]);
+        assert_eq!(relative_utf8(root, Path::new(bad)), None);
     }
 
     #[test]

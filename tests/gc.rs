@@ -673,7 +673,7 @@ fn a_missing_tree_is_skipped_and_a_journal_keeps_its_trees() {
 }
 
 #[test]
-fn a_blob_only_the_stat_cache_names_is_read_again_after_gc() {
+fn blobs_the_stat_cache_vouches_for_survive_pruning() {
     let mut fx = Fx::new();
     let project = fx.new_project();
     let content = random_bytes(2048);
@@ -692,11 +692,11 @@ fn a_blob_only_the_stat_cache_names_is_read_again_after_gc() {
     let r = run_later(&store, keep_last(0));
     assert_eq!(r.pruned_sessions, [first.display().to_string()]);
     assert!(
-        !store.contains(&ObjectId::of(&content)),
-        "no remaining session names the blob"
+        store.contains(&ObjectId::of(&content)),
+        "the stat cache still names the blob"
     );
-    // A new session on the project finds stat-cache hits whose blobs are gone: it must
-    // read the files again rather than reference missing objects.
+    // A new session on the project takes its baseline from cache hits, without putting
+    // the blobs again: they must be there.
     let second = {
         let e = fx.open(&project);
         e.session_file().to_path_buf()

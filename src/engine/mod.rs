@@ -38,6 +38,9 @@ pub struct Engine {
     flat_cache: HashMap<ObjectId, Arc<FlatTree>>,
     /// Where notifications go (`files_changed`, `progress`).
     events: Option<EventSink>,
+    /// The paths the user's git index tracks, kept while `.git/index` is
+    /// unchanged (size, mtime, inode), so a scan does not re-parse it.
+    git_index: Option<((u64, i128, u64), Arc<Vec<String>>)>,
     fsync: bool,
 }
 
@@ -93,6 +96,32 @@ impl Engine {
             Some(cp) => Ok(Some((cp, tree_of(cp)?))),
             None => Ok(None),
         }
+    }
+
+    /// [`git::tracked_paths`], cached by the index file's identity.
+    fn tracked_paths(&mut self) -> Arc<Vec<String>> {
+        use std::os::unix::fs::MetadataExt;
+        let key = crate::working_copy::git::git_dir(&self.root)
+            .and_then(|d| std::fs::metadata(d.join("index")).ok())
+            .map(|m| {
+                (
+                    m.size(),
+                    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+                    m.ino(),
+                )
+            });
+        let Some(key) = key else {
+            self.git_index = None;
+            return Arc::new(Vec::new());
+        };
+        if let Some((k, paths)) = &self.git_index {
+            if *k == key {
+                return paths.clone();
+            }
+        }
+        let paths = Arc::new(crate::working_copy::git::tracked_paths(&self.root));
+        self.git_index = Some((key, paths.clone()));
+        paths
     }
 
     fn leaf_id(&self) -> Option<String> {

@@ -234,6 +234,7 @@ impl Engine {
             staged,
             flat_cache: HashMap::new(),
             events: None,
+            git_index: None,
             fsync: config.fsync,
         }
     }

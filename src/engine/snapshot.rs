@@ -97,6 +97,7 @@ impl Engine {
         prior: &FlatTree,
     ) -> Result<WorkingState> {
         let started = Instant::now();
+        let tracked = self.tracked_paths();
         let out = scan(&ScanRequest {
             root: &self.root,
             options: &self.scan_options,
@@ -105,11 +106,13 @@ impl Engine {
             prior,
             staged: &self.staged,
             scope,
+            tracked: &tracked,
         })?;
+        let mut out = out;
+        let recorded = self.recorded_tree()?;
         let files: FlatTree = match scope {
-            None => out.files.clone(),
+            None => std::mem::take(&mut out.files),
             Some(scope) => {
-                let recorded = self.recorded_tree()?;
                 let mut merged = (*self.flat(recorded)?).clone();
                 merged.retain(|path, _| !scope.iter().any(|s| s.is_prefix_of(path)));
                 merged.extend(out.files.iter().map(|(k, v)| (k.clone(), *v)));
@@ -120,16 +123,30 @@ impl Engine {
             self.stat_cache
                 .update(path.clone(), *cached, out.scan_start_ns);
         }
-        if scope.is_none() {
-            self.stat_cache.retain(|p| files.contains_key(p));
-        }
+        // The common case, nothing changed since the recorded state: its
+        // tree is the answer, and no directory needs encoding again.
+        let unchanged = recorded.and_then(|r| {
+            let flat = self.flat_cache.get(&r)?;
+            (**flat == files).then(|| (r, flat.clone()))
+        });
+        let (tree, files) = match unchanged {
+            Some(hit) => hit,
+            None => {
+                if scope.is_none() {
+                    // Forget deleted files so the cache does not grow.
+                    self.stat_cache.retain(|p| files.contains_key(p));
+                }
+                let tree = diff::build_tree(&self.store, &files)?;
+                let files = Arc::new(files);
+                self.remember_flat(tree, files.clone());
+                (tree, files)
+            }
+        };
+        drop(files);
         if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
             // Only an optimisation: the next scan re-hashes what it must.
             tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
         }
-        let tree = diff::build_tree(&self.store, &files)?;
-        let files = Arc::new(files);
-        self.remember_flat(tree, files.clone());
         Ok(WorkingState {
             tree,
             scan: out,

@@ -13,7 +13,6 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
-use super::git;
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative_utf8, RepoPath};
@@ -63,6 +62,9 @@ pub struct ScanRequest<'a> {
     /// Only these paths (files, or directories and everything below) are
     /// looked at; `None` scans the whole project.
     pub scope: Option<&'a [RepoPath]>,
+    /// The files the user's git index tracks ([`git::tracked_paths`]),
+    /// captured even when ignored.
+    pub tracked: &'a [String],
 }
 
 #[derive(Debug, Default)]
@@ -138,9 +140,9 @@ fn capture(
         return Ok(Outcome::Untracked(UntrackedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
-        // The cache vouches for the content only while its object is still
-        // stored (gc may have collected it since the cache was written).
-        if hit.stat == stat && req.store.confirm(&hit.entry.id, hit.entry.size) {
+        // gc keeps every blob a saved stat cache names, so a hit's object
+        // is still stored.
+        if hit.stat == stat {
             return Ok(Outcome::Captured {
                 entry: hit.entry,
                 cache: None,
@@ -369,29 +371,24 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
 /// which are explicit intent) and those staged with `stage_files`.
 fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Result<(), ScanError> {
     let root = req.root;
-    let seen: HashSet<String> = sink
-        .out
-        .files
-        .keys()
-        .cloned()
-        .chain(sink.out.untracked.iter().map(|u| u.path.clone()))
-        .collect();
+    let untracked: HashSet<String> = sink.out.untracked.iter().map(|u| u.path.clone()).collect();
+    let seen = |p: &str| sink.out.files.contains_key(p) || untracked.contains(p);
     let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
     let mut candidates: Vec<String> = Vec::new();
 
-    for path in git::tracked_paths(root) {
-        if seen.contains(&path) || !in_scope(req.scope, &path, false) {
+    for path in req.tracked {
+        if seen(path) || !in_scope(req.scope, path, false) {
             continue;
         }
         if path.split('/').any(|c| c == ".git") {
             continue;
         }
-        if hard.matched_path_or_any_parents(&path, false).is_ignore()
-            || rewindignored(root, &path, &mut rewindignores)
+        if hard.matched_path_or_any_parents(path, false).is_ignore()
+            || rewindignored(root, path, &mut rewindignores)
         {
             continue;
         }
-        candidates.push(path);
+        candidates.push(path.clone());
     }
 
     for staged in req.staged {
@@ -423,7 +420,11 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
 
     let mut done: HashSet<String> = HashSet::new();
     for rel in candidates {
-        if seen.contains(&rel) || !in_scope(req.scope, &rel, false) || !done.insert(rel.clone()) {
+        if sink.out.files.contains_key(&rel)
+            || untracked.contains(&rel)
+            || !in_scope(req.scope, &rel, false)
+            || !done.insert(rel.clone())
+        {
             continue;
         }
         // Never read through a symlinked parent that leaves the project.
@@ -474,6 +475,7 @@ fn rewindignored(root: &Path, rel: &str, cache: &mut HashMap<PathBuf, Option<Git
 
 #[cfg(test)]
 mod tests {
+    use super::super::git;
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
@@ -514,6 +516,7 @@ mod tests {
                 prior: &BTreeMap::new(),
                 staged: &staged,
                 scope,
+                tracked: &git::tracked_paths(self.dir.path()),
             })
             .unwrap()
         }
@@ -661,6 +664,7 @@ mod tests {
             prior: &prior,
             staged: &BTreeSet::new(),
             scope: None,
+            tracked: &[],
         })
         .unwrap();
         assert!(again.files.contains_key("big.bin"));
@@ -701,35 +705,10 @@ mod tests {
             prior: &BTreeMap::new(),
             staged: &BTreeSet::new(),
             scope: None,
+            tracked: &[],
         })
         .unwrap();
         assert_eq!(second.files_hashed, 0);
         assert_eq!(second.files, first.files);
-    }
-
-    #[test]
-    fn a_cache_hit_whose_object_was_collected_is_read_again() {
-        let e = Env::new();
-        e.write("a.txt", "hello");
-        let first = e.scan_with(&ScanOptions::default(), &[], None);
-        let mut cache = StatCache::default();
-        for (p, c) in first.cache_updates {
-            cache.update(p, c, i128::MAX / 2);
-        }
-        let id = first.files["a.txt"].id;
-        // gc removed the blob (through the store, which forgets it).
-        assert!(e.store.remove(&id).unwrap());
-        let second = scan(&ScanRequest {
-            root: e.dir.path(),
-            options: &ScanOptions::default(),
-            store: &e.store,
-            cache: &cache,
-            prior: &BTreeMap::new(),
-            staged: &BTreeSet::new(),
-            scope: None,
-        })
-        .unwrap();
-        assert_eq!(second.files_hashed, 1);
-        assert_eq!(e.store.get(&id).unwrap(), b"hello");
     }
 }

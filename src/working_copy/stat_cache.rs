@@ -61,6 +61,12 @@ impl StatCache {
         self.entries.get(path)
     }
 
+    /// Every object the cache vouches for (gc keeps them: a scan reuses a
+    /// hit's id without touching the store).
+    pub fn object_ids(&self) -> impl Iterator<Item = ObjectId> + '_ {
+        self.entries.values().map(|c| c.entry.id)
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
