@@ -40,9 +40,13 @@ pub struct Engine {
     events: Option<EventSink>,
     /// The paths the user's git index tracks, kept while `.git/index` is
     /// unchanged (size, mtime, inode), so a scan does not re-parse it.
-    git_index: Option<((u64, i128, u64), Arc<Vec<String>>)>,
+    git_index: Option<(IndexIdentity, Arc<Vec<String>>)>,
     fsync: bool,
 }
+
+/// Size, mtime (ns) and inode of `.git/index`: git rewrites it by rename,
+/// so any change shows here.
+type IndexIdentity = (u64, i128, u64);
 
 /// Receives the engine's notifications: method name and params.
 pub type EventSink = Arc<dyn Fn(&str, serde_json::Value) + Send + Sync>;
