@@ -881,6 +881,9 @@ fn workspace(root: &Path, fsync: bool) -> Result<Workspace> {
         store_dir: Some(base.join("store")),
         scan: ScanOptions::default(),
         fsync,
+        // The full-scan rows measure the scan itself; the watcher section
+        // reopens the session with `watch: true`.
+        watch: false,
     };
     Ok(Workspace { _tmp: tmp, config })
 }
@@ -1373,6 +1376,76 @@ fn main() -> Result<()> {
         }
     }
 
+    // ---- the watcher (inotify): the same session reopened with `watch`.
+    // The open's full scan arms it; later snapshots look only at what the
+    // kernel reported.
+    let mut watch_ratio_git = Vec::new();
+    let mut watch_ratio_nolock = Vec::new();
+    {
+        drop(engine.take());
+        let mut config = ws.config.clone();
+        config.watch = true;
+        let (mut e, _) = Engine::open(config)?;
+        take_snapshot(&mut e)?;
+        let mut nc = Samples::default();
+        let mut nc_hashed = BTreeSet::new();
+        let mut nc_changed = false;
+        for _ in 0..args.runs {
+            let (d, t, r) = take_snapshot(&mut e)?;
+            nc.push(d, t);
+            nc_hashed.insert(r.stats.files_hashed);
+            nc_changed |= r.changed;
+            if is_git {
+                let (d_gs, _, _) = git_status_porcelain(&root)?;
+                let (d_gsn, _) = git_status_no_locks(&root)?;
+                watch_ratio_git.push(d.as_secs_f64() / d_gs.as_secs_f64());
+                watch_ratio_nolock.push(d.as_secs_f64() / d_gsn.as_secs_f64());
+            }
+        }
+        push_row(
+            &mut rows,
+            "rewind no-change snapshot, watcher on",
+            &nc,
+            list(&nc_hashed),
+            format!("changed: {nc_changed}"),
+        );
+        if nc_changed || nc_hashed.iter().any(|&n| n != 0) {
+            failures.push(format!(
+                "watcher no-change snapshots hashed {} files (changed: {nc_changed})",
+                list(&nc_hashed)
+            ));
+        }
+        if corpus.generated {
+            let mut rng = StdRng::seed_from_u64(args.seed ^ 0x3a7c);
+            let mut used = HashSet::new();
+            let mut edits = Samples::default();
+            let mut hashed = BTreeSet::new();
+            let mut seen_all = true;
+            for round in 0..args.runs {
+                let paths = pick_edits(&corpus.files, &mut used, &mut rng);
+                for p in &paths {
+                    edit_file(&root, p, round + 1000)?;
+                }
+                let (d, t, r) = take_snapshot(&mut e)?;
+                edits.push(d, t);
+                hashed.insert(r.stats.files_hashed);
+                let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+                let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
+                seen_all &= want == got;
+            }
+            push_row(
+                &mut rows,
+                "rewind snapshot after editing 3 files, watcher on",
+                &edits,
+                list(&hashed),
+                format!("the 3 edits found every round: {seen_all}"),
+            );
+            if !seen_all {
+                failures.push("the watcher missed an edit".into());
+            }
+        }
+    }
+
     // ---- report.
     println!();
     println!("| measurement | median | min–max | CPU/run | filesHashed | notes |");
@@ -1404,6 +1477,16 @@ fn main() -> Result<()> {
         "  rewind no-change / walk + lstat                  = {:.2}",
         median_f64(&ratio_lstat)
     );
+    if is_git && !watch_ratio_git.is_empty() {
+        println!(
+            "  rewind no-change, watcher on / git status --porcelain        = {:.3}",
+            median_f64(&watch_ratio_git)
+        );
+        println!(
+            "  rewind no-change, watcher on / GIT_OPTIONAL_LOCKS=0 git status = {:.3}",
+            median_f64(&watch_ratio_nolock)
+        );
+    }
     println!(
         "  rewind cold / walk + read + xxh3 (medians)       = {:.1}",
         cold.median().as_secs_f64() / hash.median().as_secs_f64()

@@ -109,6 +109,7 @@ impl Server {
                 default_excludes: o.default_excludes.unwrap_or(d.default_excludes),
             },
             fsync: o.fsync.unwrap_or(true),
+            watch: o.watch.unwrap_or(true),
         }
     }
 

@@ -37,6 +37,11 @@ pub struct InitializeOptions {
     pub default_excludes: Option<bool>,
     /// fsync objects and session appends (default true).
     pub fsync: Option<bool>,
+    /// Watch the project for changes (inotify on Linux) so a snapshot looks
+    /// only at what changed since the last scan; it scans everything on
+    /// start, after a watcher overflow, or whenever an ignore file, the git
+    /// index or `.git/info/exclude` changed (default true).
+    pub watch: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -10,6 +10,7 @@ mod queries;
 mod restore;
 mod rollback;
 mod snapshot;
+mod working;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,14 @@ pub struct Engine {
     /// The paths the user's git index tracks, kept while `.git/index` is
     /// unchanged (size, mtime, inode), so a scan does not re-parse it.
     git_index: Option<(IndexIdentity, Arc<Vec<String>>)>,
+    /// The tree of the last scan and its files: what the watcher's changes
+    /// are relative to.
+    last_scan: Option<working::LastScan>,
+    /// The capture rules outside the tree as of the last full scan.
+    rules_seen: Option<working::RulesFingerprint>,
+    /// Tells a snapshot which paths changed, so it can skip the walk.
+    #[cfg(target_os = "linux")]
+    watcher: Option<crate::working_copy::watch::Watcher>,
     fsync: bool,
 }
 

@@ -24,6 +24,9 @@ pub struct EngineConfig {
     pub store_dir: Option<PathBuf>,
     pub scan: ScanOptions,
     pub fsync: bool,
+    /// Watch the project (inotify, Linux) so snapshots look only at what
+    /// changed; falls back to full scans whenever it cannot be sure.
+    pub watch: bool,
 }
 
 /// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
@@ -112,6 +115,16 @@ impl Engine {
         let resumed = log.index().first_snapshot().is_some();
         register_session(&store, log.path());
         let mut engine = Engine::assemble(root, store, log, &config);
+        #[cfg(target_os = "linux")]
+        if config.watch {
+            // Armed by the first full scan below.
+            match crate::working_copy::watch::Watcher::new(&engine.root) {
+                Ok(w) => engine.watcher = Some(w),
+                Err(err) => {
+                    tracing::warn!(%err, "no file watcher; every snapshot scans the project")
+                }
+            }
+        }
 
         let mut recovered = torn.map(|t| match t {
             TornTail::Completed => Recovered {
@@ -235,6 +248,10 @@ impl Engine {
             flat_cache: HashMap::new(),
             events: None,
             git_index: None,
+            last_scan: None,
+            rules_seen: None,
+            #[cfg(target_os = "linux")]
+            watcher: None,
             fsync: config.fsync,
         }
     }

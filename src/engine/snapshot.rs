@@ -2,19 +2,16 @@
 //! paths a host announced), build the hierarchical tree, diff it against the
 //! checkpoint at the parent, and append a step-snapshot when it changed.
 
-use std::sync::Arc;
-use std::time::Instant;
-
 use serde_json::{json, Map, Value};
 
-use super::{turn_of, Engine, EngineError, FlatTree, Result};
+use super::{turn_of, Engine, EngineError, Result};
 use crate::protocol::{
     DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
 };
 use crate::repo_path::RepoPath;
 use crate::session::NewEntry;
 use crate::store::{self as diff, ObjectId};
-use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
+use crate::working_copy::{git, ScanOutput};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -86,71 +83,6 @@ impl Engine {
             parent,
             turn_index: p.turn_index,
             force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
-        })
-    }
-
-    /// Scan the working directory (or only `scope`, taking every other path
-    /// from the recorded state) into a stored tree. Updates the stat cache.
-    pub(crate) fn scan_working(
-        &mut self,
-        scope: Option<&[RepoPath]>,
-        prior: &FlatTree,
-    ) -> Result<WorkingState> {
-        let started = Instant::now();
-        let tracked = self.tracked_paths();
-        let out = scan(&ScanRequest {
-            root: &self.root,
-            options: &self.scan_options,
-            store: &self.store,
-            cache: &self.stat_cache,
-            prior,
-            staged: &self.staged,
-            scope,
-            tracked: &tracked,
-        })?;
-        let mut out = out;
-        let recorded = self.recorded_tree()?;
-        let files: FlatTree = match scope {
-            None => std::mem::take(&mut out.files),
-            Some(scope) => {
-                let mut merged = (*self.flat(recorded)?).clone();
-                merged.retain(|path, _| !scope.iter().any(|s| s.is_prefix_of(path)));
-                merged.extend(out.files.iter().map(|(k, v)| (k.clone(), *v)));
-                merged
-            }
-        };
-        for (path, cached) in &out.cache_updates {
-            self.stat_cache
-                .update(path.clone(), *cached, out.scan_start_ns);
-        }
-        // The common case, nothing changed since the recorded state: its
-        // tree is the answer, and no directory needs encoding again.
-        let unchanged = recorded.and_then(|r| {
-            let flat = self.flat_cache.get(&r)?;
-            (**flat == files).then(|| (r, flat.clone()))
-        });
-        let (tree, files) = match unchanged {
-            Some(hit) => hit,
-            None => {
-                if scope.is_none() {
-                    // Forget deleted files so the cache does not grow.
-                    self.stat_cache.retain(|p| files.contains_key(p));
-                }
-                let tree = diff::build_tree(&self.store, &files)?;
-                let files = Arc::new(files);
-                self.remember_flat(tree, files.clone());
-                (tree, files)
-            }
-        };
-        drop(files);
-        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
-            // Only an optimisation: the next scan re-hashes what it must.
-            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
-        }
-        Ok(WorkingState {
-            tree,
-            scan: out,
-            duration_ms: started.elapsed().as_millis() as u64,
         })
     }
 

@@ -30,6 +30,7 @@ impl T {
             store_dir: Some(self.store.path().to_path_buf()),
             scan: ScanOptions::default(),
             fsync: false,
+            watch: true,
         }
     }
     fn open(&self) -> (Engine, InitializeResult) {
@@ -147,10 +148,15 @@ fn modified_files_name_the_earliest_entry() {
 
 #[test]
 fn paths_fast_path_rechecks_only_announced_paths() {
+    // Without the watcher, the contract's rule: only the announced paths.
     let t = T::new();
     t.write("a.txt", "1");
     t.write("b.txt", "1");
-    let (mut e, _) = t.open();
+    let (mut e, _) = Engine::open(EngineConfig {
+        watch: false,
+        ..t.config(None)
+    })
+    .unwrap();
     t.write("a.txt", "2");
     t.write("b.txt", "2");
     let s = e
@@ -580,4 +586,32 @@ fn interrupted_restore_is_completed_on_open() {
     assert_eq!(rec.restored, vec!["a.txt"]);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("1"));
     assert!(!journal::Journal::path_for(&file).exists());
+}
+
+#[test]
+fn the_watcher_sees_what_the_host_did_not_announce() {
+    let t = T::new();
+    t.write("a.txt", "1");
+    t.write("dir/b.txt", "1");
+    let (mut e, _) = t.open();
+    t.write("a.txt", "2");
+    t.write("dir/b.txt", "2");
+    t.write("dir/new/c.txt", "3");
+    let s = e
+        .snapshot(SnapshotParams {
+            kind: Some(SnapshotKind::Tool),
+            paths: Some(vec!["a.txt".into()]),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(s.diff.modified, vec!["a.txt", "dir/b.txt"]);
+    assert_eq!(s.diff.added, vec!["dir/new/c.txt"]);
+    // Nothing changed: no walk, nothing hashed, nothing appended.
+    let same = snap(&mut e);
+    assert_eq!((same.entry_id, same.stats.files_scanned), (None, 0));
+    // An ignore rule changing means a full scan.
+    t.write(".gitignore", "*.txt\n");
+    let ignored = snap(&mut e);
+    assert_eq!(ignored.diff.added, vec![".gitignore"]);
+    assert_eq!(ignored.diff.deleted.len(), 3, "{:?}", ignored.diff);
 }

@@ -6,6 +6,8 @@ pub mod git;
 pub mod options;
 pub mod scan;
 pub mod stat_cache;
+#[cfg(target_os = "linux")]
+pub mod watch;
 
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};

@@ -79,6 +79,8 @@ pub struct ScanOutput {
     pub bytes_hashed: u64,
     /// When the scan began, in ns since the epoch (for the racy rule).
     pub scan_start_ns: i128,
+    /// The directories the walk went into (a watcher watches them).
+    pub dirs: Vec<String>,
 }
 
 enum Outcome {
@@ -88,7 +90,8 @@ enum Outcome {
         hashed: Option<u64>,
     },
     Untracked(UntrackedReason),
-    NotAFile,
+    /// A directory (the walk descends into it).
+    Directory,
 }
 
 fn now_ns() -> i128 {
@@ -130,7 +133,7 @@ fn capture(
 ) -> Result<Outcome, StoreError> {
     let ft = meta.file_type();
     if ft.is_dir() {
-        return Ok(Outcome::NotAFile);
+        return Ok(Outcome::Directory);
     }
     if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
         return Ok(Outcome::Untracked(UntrackedReason::Special));
@@ -209,7 +212,7 @@ impl Sink {
                 self.out.files.insert(rel, entry);
             }
             Outcome::Untracked(reason) => self.out.untracked.push(Untracked { path: rel, reason }),
-            Outcome::NotAFile => {}
+            Outcome::Directory => self.out.dirs.push(rel),
         }
     }
 }

@@ -206,6 +206,13 @@ export interface InitializeOptions {
   maxFileSize?: number | null;
   /** Honour .gitignore and .git/info/exclude (default true). */
   useGitignore?: boolean | null;
+  /**
+   * Watch the project for changes (inotify on Linux) so a snapshot looks
+   * only at what changed since the last scan; it scans everything on
+   * start, after a watcher overflow, or whenever an ignore file, the git
+   * index or `.git/info/exclude` changed (default true).
+   */
+  watch?: boolean | null;
 }
 
 export interface InitializeParams {

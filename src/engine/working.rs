@@ -1,0 +1,262 @@
+//! Turning the working directory into a tree: the full scan, the scoped
+//! scan of paths a host announced, and — with the watcher — the scoped scan
+//! of only the paths that changed since the last scan (or none at all).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::snapshot::WorkingState;
+use super::{Engine, FlatTree, Result};
+use crate::repo_path::RepoPath;
+use crate::store::{self as diff, ObjectId};
+use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
+
+/// What decides which files are captured besides the files themselves: the
+/// git index (tracked files) and `.git/info/exclude`. Neither lives where
+/// the watcher looks, so a change to either means a full scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RulesFingerprint(Option<(u64, i128, u64)>, Option<(u64, i128)>);
+
+fn is_rules_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == ".gitignore" || name == crate::working_copy::REWINDIGNORE
+}
+
+/// The last scan's result: what the watcher's changes are relative to.
+#[derive(Clone)]
+pub(crate) struct LastScan {
+    pub tree: ObjectId,
+    pub files: Arc<FlatTree>,
+    pub untracked: Arc<Vec<crate::working_copy::Untracked>>,
+}
+
+impl Engine {
+    fn rules_fingerprint(&self) -> RulesFingerprint {
+        use std::os::unix::fs::MetadataExt;
+        let dir = git::git_dir(&self.root);
+        let stamp = |m: std::fs::Metadata| {
+            (
+                m.size(),
+                m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+                m.ino(),
+            )
+        };
+        let index = dir
+            .as_ref()
+            .and_then(|d| std::fs::metadata(d.join("index")).ok())
+            .map(stamp);
+        let exclude = dir
+            .as_ref()
+            .and_then(|d| std::fs::metadata(d.join("info/exclude")).ok())
+            .map(|m| {
+                let (size, mtime, _) = stamp(m);
+                (size, mtime)
+            });
+        RulesFingerprint(index, exclude)
+    }
+
+    /// The paths that may have changed since the last scan, when the
+    /// watcher can say; `None` means scan everything.
+    fn watched_changes(&mut self, rules: &RulesFingerprint) -> Option<BTreeSet<String>> {
+        #[cfg(target_os = "linux")]
+        {
+            let w = self.watcher.as_mut()?;
+            let changes = w.drain();
+            if self.rules_seen.as_ref() != Some(rules) || self.last_scan.is_none() {
+                return None;
+            }
+            match changes {
+                crate::working_copy::watch::Changes::Unknown => None,
+                crate::working_copy::watch::Changes::Paths(p) => {
+                    (!p.iter().any(|x| is_rules_file(x))).then_some(p)
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = rules;
+            None
+        }
+    }
+
+    /// Scan the working directory into a stored tree. `scope` names the
+    /// only paths a host says may have changed (the `paths` fast path:
+    /// every other path comes from the recorded state). With the watcher,
+    /// only what changed since the last scan is looked at. Updates the stat
+    /// cache.
+    pub(crate) fn scan_working(
+        &mut self,
+        scope: Option<&[RepoPath]>,
+        prior: &FlatTree,
+    ) -> Result<WorkingState> {
+        let started = Instant::now();
+        let rules = self.rules_fingerprint();
+        let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
+            match (self.watched_changes(&rules), self.last_scan.clone()) {
+                (Some(mut paths), Some(last)) => {
+                    paths.extend(self.staged.iter().cloned());
+                    if let Some(s) = scope {
+                        paths.extend(s.iter().map(|p| p.as_str().to_string()));
+                    }
+                    if paths.is_empty() {
+                        // Nothing changed since the last scan: no walk at all.
+                        return Ok(WorkingState {
+                            tree: last.tree,
+                            scan: ScanOutput {
+                                untracked: (*last.untracked).clone(),
+                                ..Default::default()
+                            },
+                            duration_ms: started.elapsed().as_millis() as u64,
+                        });
+                    }
+                    let scope: Vec<RepoPath> = paths
+                        .iter()
+                        .filter_map(|p| RepoPath::parse(p).ok())
+                        .collect();
+                    (Some(last), Some(scope))
+                }
+                _ => match scope {
+                    Some(s) => {
+                        let recorded = self.recorded_tree()?;
+                        let flat = self.flat(recorded)?;
+                        let base = recorded.map(|tree| LastScan {
+                            tree,
+                            files: flat,
+                            untracked: Arc::new(Vec::new()),
+                        });
+                        (base, Some(s.to_vec()))
+                    }
+                    None => (None, None),
+                },
+            };
+        let result = self.scan_into_tree(base, scan_scope.as_deref(), prior, started);
+        if result.is_err() {
+            // The watcher's events were consumed; without a recorded scan
+            // they must not be trusted.
+            #[cfg(target_os = "linux")]
+            if let Some(w) = self.watcher.as_mut() {
+                w.invalidate();
+            }
+        }
+        let (state, dirs, files) = result?;
+        let untracked = Arc::new(state.scan.untracked.clone());
+        let full = scan_scope.is_none();
+        #[cfg(target_os = "linux")]
+        if let Some(w) = self.watcher.as_mut() {
+            if full {
+                // Every directory the walk went into, and the parents of
+                // every captured file (tracked or staged ones inside
+                // ignored directories included).
+                let mut all: BTreeSet<&str> = dirs.iter().map(String::as_str).collect();
+                for path in files.keys() {
+                    let mut p = path.as_str();
+                    while let Some((parent, _)) = p.rsplit_once('/') {
+                        if !all.insert(parent) {
+                            break;
+                        }
+                        p = parent;
+                    }
+                }
+                w.arm(all, true);
+            } else {
+                w.arm(dirs.iter().map(String::as_str), false);
+            }
+        }
+        let _ = &dirs;
+        if full {
+            self.rules_seen = Some(rules);
+        }
+        self.last_scan = Some(LastScan {
+            tree: state.tree,
+            files,
+            untracked,
+        });
+        Ok(state)
+    }
+
+    fn scan_into_tree(
+        &mut self,
+        base: Option<LastScan>,
+        scope: Option<&[RepoPath]>,
+        prior: &FlatTree,
+        started: Instant,
+    ) -> Result<(WorkingState, Vec<String>, Arc<FlatTree>)> {
+        let tracked = self.tracked_paths();
+        let mut out = scan(&ScanRequest {
+            root: &self.root,
+            options: &self.scan_options,
+            store: &self.store,
+            cache: &self.stat_cache,
+            prior,
+            staged: &self.staged,
+            scope,
+            tracked: &tracked,
+        })?;
+        let in_scope = |path: &str| scope.is_some_and(|sc| sc.iter().any(|s| s.is_prefix_of(path)));
+        let files: FlatTree = match (&base, scope) {
+            (Some(base), Some(_)) => {
+                let mut merged = (*base.files).clone();
+                merged.retain(|path, _| !in_scope(path));
+                merged.extend(out.files.iter().map(|(k, v)| (k.clone(), *v)));
+                // Untracked paths outside the scope are as the base saw them.
+                let mut untracked: Vec<_> = base
+                    .untracked
+                    .iter()
+                    .filter(|u| !in_scope(&u.path))
+                    .cloned()
+                    .collect();
+                untracked.append(&mut out.untracked);
+                untracked.sort();
+                out.untracked = untracked;
+                merged
+            }
+            (None, Some(_)) => std::mem::take(&mut out.files),
+            (_, None) => std::mem::take(&mut out.files),
+        };
+        for (path, cached) in &out.cache_updates {
+            self.stat_cache
+                .update(path.clone(), *cached, out.scan_start_ns);
+        }
+        // The common case, nothing changed: the tree we compared against is
+        // the answer, and no directory needs encoding again.
+        let reference = match &base {
+            Some(b) => Some((b.tree, b.files.clone())),
+            None => match self.last_scan.clone() {
+                Some(last) => Some((last.tree, last.files)),
+                None => {
+                    let recorded = self.recorded_tree()?;
+                    recorded.and_then(|r| self.flat_cache.get(&r).map(|f| (r, f.clone())))
+                }
+            },
+        };
+        let unchanged = reference.filter(|(_, flat)| **flat == files);
+        let (tree, files) = match unchanged {
+            Some(hit) => hit,
+            None => {
+                if scope.is_none() {
+                    // Forget deleted files so the cache does not grow.
+                    self.stat_cache.retain(|p| files.contains_key(p));
+                }
+                let tree = diff::build_tree(&self.store, &files)?;
+                let files = Arc::new(files);
+                self.remember_flat(tree, files.clone());
+                (tree, files)
+            }
+        };
+        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
+            // Only an optimisation: the next scan re-hashes what it must.
+            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
+        }
+        let dirs = std::mem::take(&mut out.dirs);
+        Ok((
+            WorkingState {
+                tree,
+                scan: out,
+                duration_ms: started.elapsed().as_millis() as u64,
+            },
+            dirs,
+            files,
+        ))
+    }
+}
