@@ -40,15 +40,7 @@ impl Engine {
                 });
             }
         }
-        let parent = match p.parent_id {
-            Some(id) => {
-                if !self.log.index().contains(&id) {
-                    return Err(EngineError::UnknownEntry(id));
-                }
-                Some(id)
-            }
-            None => self.leaf_id(),
-        };
+        let parent = self.parent_or_leaf(p.parent_id)?;
         let mut fields = Map::new();
         let (entry_type, custom_type) = match p.entry_type.unwrap_or_default() {
             HostEntryType::Message => {

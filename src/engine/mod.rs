@@ -137,6 +137,23 @@ impl Engine {
         paths
     }
 
+    /// A parent a host named (it must exist), else the leaf.
+    fn parent_or_leaf(&self, parent: Option<String>) -> Result<Option<String>> {
+        match parent {
+            Some(id) if !self.log.index().contains(&id) => Err(EngineError::UnknownEntry(id)),
+            Some(id) => Ok(Some(id)),
+            None => Ok(self.leaf_id()),
+        }
+    }
+
+    /// The tree of the checkpoint at the leaf (None before the baseline).
+    fn leaf_checkpoint_tree(&self) -> Result<Option<ObjectId>> {
+        match self.leaf_id() {
+            Some(id) => Ok(self.checkpoint_tree(&id)?.map(|(_, t)| t)),
+            None => Ok(None),
+        }
+    }
+
     fn leaf_id(&self) -> Option<String> {
         self.log.index().leaf().map(|e| e.id.clone())
     }

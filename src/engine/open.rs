@@ -171,15 +171,7 @@ impl Engine {
             let state = engine.scan_working(None, &prior)?;
             if Some(state.tree) != recorded {
                 let leaf = engine.leaf_id();
-                let res = engine.record_snapshot(SnapshotSpec {
-                    kind: KIND_OUTSIDE.into(),
-                    label: None,
-                    scope: None,
-                    tool: None,
-                    parent: leaf,
-                    turn_index: None,
-                    force: true,
-                })?;
+                let res = engine.record_snapshot(SnapshotSpec::forced(KIND_OUTSIDE, leaf))?;
                 let r = recovered.get_or_insert_with(Recovered::default);
                 r.outside_entry_id = res.entry_id;
             }

@@ -238,23 +238,10 @@ impl Engine {
     /// the leaf, record it (kind "pre-restore") at the leaf, so the branch
     /// being left keeps its latest work. Returns the new entry's id.
     pub(crate) fn pre_restore_snapshot(&mut self, plan: &mut Plan) -> Result<Option<String>> {
-        let leaf = self.leaf_id();
-        let leaf_tree = match &leaf {
-            Some(id) => self.checkpoint_tree(id)?.map(|(_, t)| t),
-            None => None,
-        };
-        if leaf_tree == Some(plan.working) {
+        if self.leaf_checkpoint_tree()? == Some(plan.working) {
             return Ok(None);
         }
-        let spec = SnapshotSpec {
-            kind: "pre-restore".into(),
-            label: None,
-            scope: None,
-            tool: None,
-            parent: leaf,
-            turn_index: None,
-            force: true,
-        };
+        let spec = SnapshotSpec::forced("pre-restore", self.leaf_id());
         let state = super::snapshot::WorkingState {
             tree: plan.working,
             scan: std::mem::take(&mut plan.scan),
@@ -348,14 +335,11 @@ impl Engine {
             // is, so the recorded state stays true.
             let recorded = self.flat(Some(expected_tree))?;
             let state = self.scan_working(None, &recorded)?;
+            // Not forced: if the failures left the disk as the checkpoint
+            // already says, there is nothing to record.
             let spec = SnapshotSpec {
-                kind: "post-restore".into(),
-                label: None,
-                scope: None,
-                tool: None,
-                parent: self.leaf_id(),
-                turn_index: None,
                 force: false,
+                ..SnapshotSpec::forced("post-restore", self.leaf_id())
             };
             self.record_state(&spec, state)?;
         }

@@ -317,21 +317,8 @@ impl Engine {
         let recorded = self.flat(recorded_tree)?;
         let state = self.scan_working(None, &recorded)?;
         let working = state.tree;
-        let leaf = self.leaf_id();
-        let leaf_tree = match &leaf {
-            Some(id) => self.checkpoint_tree(id)?.map(|(_, t)| t),
-            None => None,
-        };
-        if leaf_tree != Some(working) {
-            let spec = SnapshotSpec {
-                kind: "approve".into(),
-                label: None,
-                scope: None,
-                tool: None,
-                parent: leaf,
-                turn_index: None,
-                force: true,
-            };
+        if self.leaf_checkpoint_tree()? != Some(working) {
+            let spec = SnapshotSpec::forced("approve", self.leaf_id());
             self.record_state(&spec, state)?;
         }
         let index = self.log.index();

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{turn_of, Engine, EngineError, Result};
+use super::{turn_of, Engine, Result};
 use crate::protocol::{
     DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
 };
@@ -23,6 +23,23 @@ pub(crate) struct SnapshotSpec {
     pub turn_index: Option<u64>,
     /// Append even when nothing changed.
     pub force: bool,
+}
+
+impl SnapshotSpec {
+    /// A snapshot the sidecar takes on its own (kinds like "outside",
+    /// "pre-restore", "approve"): the whole tree, appended even when it
+    /// equals the parent's checkpoint.
+    pub fn forced(kind: &str, parent: Option<String>) -> SnapshotSpec {
+        SnapshotSpec {
+            kind: kind.to_string(),
+            label: None,
+            scope: None,
+            tool: None,
+            parent,
+            turn_index: None,
+            force: true,
+        }
+    }
 }
 
 /// A scan turned into a tree.
@@ -60,15 +77,7 @@ impl Engine {
             }
             None => None,
         };
-        let parent = match p.parent_id {
-            Some(id) => {
-                if !self.log.index().contains(&id) {
-                    return Err(EngineError::UnknownEntry(id));
-                }
-                Some(id)
-            }
-            None => self.leaf_id(),
-        };
+        let parent = self.parent_or_leaf(p.parent_id)?;
         let kind_name = match kind {
             SnapshotKind::Turn => "turn",
             SnapshotKind::Message => "message",
