@@ -33,6 +33,7 @@ pub struct Engine {
     scan_options: ScanOptions,
     stat_cache: StatCache,
     stat_cache_path: PathBuf,
+    stat_cache_saved: std::time::Instant,
     staged: BTreeSet<String>,
     /// Flattened trees recently used (tree id -> files), so consecutive
     /// snapshots and queries do not re-read every tree object.
@@ -59,6 +60,13 @@ type IndexIdentity = (u64, i128, u64);
 
 /// Receives the engine's notifications: method name and params.
 pub type EventSink = Arc<dyn Fn(&str, serde_json::Value) + Send + Sync>;
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Scans between periodic saves are kept for the next start.
+        self.save_stat_cache();
+    }
+}
 
 /// A point in history a query compares: an entry's checkpoint, a tree
 /// named by hash, or the live working directory.

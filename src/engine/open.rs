@@ -236,6 +236,7 @@ impl Engine {
             scan_options: config.scan.clone(),
             stat_cache: StatCache::load(&stat_cache_path),
             stat_cache_path,
+            stat_cache_saved: std::time::Instant::now(),
             staged,
             flat_cache: HashMap::new(),
             events: None,

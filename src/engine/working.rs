@@ -31,7 +31,17 @@ pub(crate) struct LastScan {
     pub untracked: Arc<Vec<crate::working_copy::Untracked>>,
 }
 
+const STAT_CACHE_SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Engine {
+    pub(crate) fn save_stat_cache(&mut self) {
+        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
+            // Only an optimisation: the next scan re-hashes what it must.
+            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
+        }
+        self.stat_cache_saved = Instant::now();
+    }
+
     fn rules_fingerprint(&self) -> RulesFingerprint {
         use std::os::unix::fs::MetadataExt;
         let dir = git::git_dir(&self.root);
@@ -238,15 +248,37 @@ impl Engine {
                     // Forget deleted files so the cache does not grow.
                     self.stat_cache.retain(|p| files.contains_key(p));
                 }
-                let tree = diff::build_tree(&self.store, &files)?;
+                let tree = match (&base, scope) {
+                    // A scoped scan over a known tree: rewrite only the
+                    // directories on the changed paths.
+                    (Some(b), Some(scope)) => {
+                        let under = |p: &str| scope.iter().any(|s| s.is_prefix_of(p));
+                        let mut changes = std::collections::BTreeMap::new();
+                        for (p, e) in b.files.iter().filter(|(p, _)| under(p)) {
+                            if files.get(p) != Some(e) {
+                                changes.insert(p.clone(), files.get(p).copied());
+                            }
+                        }
+                        for (p, e) in files.iter().filter(|(p, _)| under(p)) {
+                            if b.files.get(p) != Some(e) {
+                                changes.insert(p.clone(), Some(*e));
+                            }
+                        }
+                        diff::update_tree(&self.store, &b.tree, &changes)?
+                    }
+                    _ => diff::build_tree(&self.store, &files)?,
+                };
                 let files = Arc::new(files);
                 self.remember_flat(tree, files.clone());
                 (tree, files)
             }
         };
-        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
-            // Only an optimisation: the next scan re-hashes what it must.
-            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
+        // The cache file serves the next start; rewriting it (megabytes on
+        // a large tree) for every small snapshot would cost more than the
+        // snapshot. Saved after full scans, at most every 30 s otherwise,
+        // and when the engine closes.
+        if scope.is_none() || self.stat_cache_saved.elapsed() >= STAT_CACHE_SAVE_EVERY {
+            self.save_stat_cache();
         }
         let dirs = std::mem::take(&mut out.dirs);
         Ok((

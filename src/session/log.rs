@@ -270,14 +270,29 @@ fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
     // An flock-style lock on this open file description: another process, or another
     // SessionLog of this process (a separate open), is refused; closing the file (dropping
     // the SessionLog, or the process dying) releases it.
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(TryLockError::WouldBlock) => Err(SessionError::Locked {
-            path: path.to_path_buf(),
-        }),
-        Err(TryLockError::Error(e)) => Err(SessionError::io("lock session file", path, e)),
+    //
+    // A lock just released can still look held for an instant: a process
+    // forked between our open and the holder's close keeps a copy of the
+    // descriptor until it execs. So a refusal is retried briefly before it
+    // is reported.
+    for attempt in 0..LOCK_ATTEMPTS {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) if attempt + 1 < LOCK_ATTEMPTS => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(TryLockError::WouldBlock) => break,
+            Err(TryLockError::Error(e)) => {
+                return Err(SessionError::io("lock session file", path, e))
+            }
+        }
     }
+    Err(SessionError::Locked {
+        path: path.to_path_buf(),
+    })
 }
+
+const LOCK_ATTEMPTS: u32 = 5;
 
 #[cfg(unix)]
 fn sync_dir(dir: &Path) -> std::io::Result<()> {

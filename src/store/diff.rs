@@ -100,6 +100,86 @@ pub fn build_tree(
     root.store(store)
 }
 
+/// Apply `changes` (full path → new leaf entry, or `None` to remove it) to
+/// the tree `root`, reading and writing only the directories on the changed
+/// paths. The result is the tree [`build_tree`] makes of the changed file
+/// map: directories left empty disappear, a file may replace a directory and
+/// a directory a file.
+pub fn update_tree(
+    store: &Store,
+    root: &ObjectId,
+    changes: &BTreeMap<String, Option<TreeEntry>>,
+) -> Result<ObjectId, StoreError> {
+    if changes.is_empty() {
+        return Ok(*root);
+    }
+    let list: Vec<(&str, Option<TreeEntry>)> =
+        changes.iter().map(|(p, e)| (p.as_str(), *e)).collect();
+    match update_node(store, Some(load(store, root)?), list)? {
+        Some(id) => Ok(id),
+        None => store.put_tree(&Tree::default()),
+    }
+}
+
+/// One directory of [`update_tree`]: `None` when it ends up empty.
+fn update_node(
+    store: &Store,
+    tree: Option<Tree>,
+    changes: Vec<(&str, Option<TreeEntry>)>,
+) -> Result<Option<ObjectId>, StoreError> {
+    let mut tree = tree.unwrap_or_default();
+    let mut inserts: Vec<(&str, TreeEntry)> = Vec::new();
+    let mut nested: BTreeMap<&str, Vec<(&str, Option<TreeEntry>)>> = BTreeMap::new();
+    for (path, entry) in changes {
+        match path.split_once('/') {
+            Some((head, rest)) => nested.entry(head).or_default().push((rest, entry)),
+            // Removals first, then the subdirectories, then the new entries:
+            // a file replacing a directory (or the reverse) needs exactly
+            // that order.
+            None => match entry {
+                None => {
+                    tree.entries.remove(path);
+                }
+                Some(e) => inserts.push((path, e)),
+            },
+        }
+    }
+    for (head, sub) in nested {
+        let child = match tree.entries.get(head) {
+            Some(e) if e.kind == EntryKind::Tree => Some(load(store, &e.id)?),
+            _ => None,
+        };
+        match update_node(store, child, sub)? {
+            Some(id) => {
+                tree.entries.insert(
+                    head.to_string(),
+                    TreeEntry {
+                        kind: EntryKind::Tree,
+                        id,
+                        size: 0,
+                    },
+                );
+            }
+            None => {
+                if tree
+                    .entries
+                    .get(head)
+                    .is_some_and(|e| e.kind == EntryKind::Tree)
+                {
+                    tree.entries.remove(head);
+                }
+            }
+        }
+    }
+    for (name, e) in inserts {
+        tree.entries.insert(name.to_string(), e);
+    }
+    if tree.entries.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(store.put_tree(&tree)?))
+}
+
 fn load(store: &Store, id: &ObjectId) -> Result<Tree, StoreError> {
     // The empty tree needs no read: diffing against "nothing" must work even in a store
     // that never stored it.
@@ -621,6 +701,38 @@ mod tests {
                 .collect();
             let expected: Vec<String> = files.keys().cloned().collect();
             prop_assert_eq!(added, expected);
+        }
+
+        #[test]
+        fn updating_a_tree_equals_building_the_changed_map(
+            before in prop::collection::btree_map(path_strategy(), kind_strategy(), 0..30),
+            after in prop::collection::btree_map(path_strategy(), kind_strategy(), 0..30),
+        ) {
+            // Keep only maps a working directory can hold (no path is also a
+            // directory of another).
+            let clean = |m: &BTreeMap<String, EntryKind>| -> BTreeMap<String, EntryKind> {
+                m.iter()
+                    .filter(|(p, _)| !m.keys().any(|q| q.starts_with(&format!("{p}/"))))
+                    .map(|(p, k)| (p.clone(), *k))
+                    .collect()
+            };
+            let (_dir, store) = new_store();
+            let to_entries = |m: &BTreeMap<String, EntryKind>| -> BTreeMap<String, TreeEntry> {
+                m.iter()
+                    .map(|(p, k)| (p.clone(), put_leaf(&store, *k, p.as_bytes())))
+                    .collect()
+            };
+            let a = to_entries(&clean(&before));
+            let b = to_entries(&clean(&after));
+            let root_a = build_tree(&store, &a).unwrap();
+            let mut changes: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
+            for p in a.keys().chain(b.keys()) {
+                if a.get(p) != b.get(p) {
+                    changes.insert(p.clone(), b.get(p).copied());
+                }
+            }
+            let updated = update_tree(&store, &root_a, &changes).unwrap();
+            prop_assert_eq!(updated, build_tree(&store, &b).unwrap());
         }
     }
 }
