@@ -172,6 +172,13 @@ impl Engine {
             } else {
                 w.arm(dirs.iter().map(String::as_str), false);
             }
+            if w.is_exhausted() {
+                tracing::warn!(
+                    "the inotify watch limit is reached (fs.inotify.max_user_watches); \
+                     this session scans the whole project on every snapshot"
+                );
+                self.watcher = None;
+            }
         }
         let _ = &dirs;
         if full {

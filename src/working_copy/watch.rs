@@ -31,6 +31,9 @@ pub struct Watcher {
     by_dir: HashMap<String, i32>,
     /// Set when something was missed; cleared by a full [`Watcher::arm`].
     lost: bool,
+    /// The kernel refused a watch for lack of resources (the per-user watch
+    /// limit): re-arming would fail again, so the caller should give up.
+    exhausted: bool,
 }
 
 const MASK: u32 = libc::IN_CREATE
@@ -70,12 +73,18 @@ impl Watcher {
             by_wd: HashMap::new(),
             by_dir: HashMap::new(),
             lost: true,
+            exhausted: false,
         })
     }
 
     /// Whether the next drain can be trusted (a full scan re-arms it).
     pub fn is_armed(&self) -> bool {
         !self.lost
+    }
+
+    /// Whether the watch limit was hit (see `fs.inotify.max_user_watches`).
+    pub fn is_exhausted(&self) -> bool {
+        self.exhausted
     }
 
     /// Distrust the watcher until the next full scan re-arms it (events
@@ -108,6 +117,9 @@ impl Watcher {
             // and its parent's events cover it.
             if matches!(err.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) {
                 return true;
+            }
+            if err.raw_os_error() == Some(libc::ENOSPC) {
+                self.exhausted = true;
             }
             tracing::warn!(%err, dir, "cannot watch a directory; snapshots scan everything");
             return false;
