@@ -3,7 +3,7 @@
 //! before mutate" — the pre-restore snapshot, the unrevert-point, the
 //! journal, and only then the files.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -29,8 +29,9 @@ pub(crate) struct Plan {
     pub skipped: Vec<String>,
     pub dirty: Vec<String>,
     pub conflicts: Vec<Conflict>,
-    /// The files the restore will leave on disk.
-    pub expected: FlatTree,
+    /// What the restore changes in the working tree (path → new entry, or
+    /// `None` when deleted): applied to `working`, the tree it leaves.
+    pub expected_changes: BTreeMap<String, Option<TreeEntry>>,
     /// The scan that found `working` (its stats go into a pre-restore
     /// snapshot).
     pub scan: crate::working_copy::ScanOutput,
@@ -95,11 +96,15 @@ impl Engine {
         let recorded = self.flat(recorded_tree)?;
         let state = self.scan_working(None, &recorded)?;
         let working = self.flat(Some(state.tree))?;
-        let target_files = self.flat(Some(target))?;
         let in_filter = |p: &str| filter.is_none_or(|f| f.iter().any(|r| r.is_prefix_of(p)));
-        let mut paths: BTreeSet<&str> = BTreeSet::new();
-        paths.extend(target_files.keys().map(String::as_str));
-        paths.extend(working.keys().map(String::as_str));
+        // Only the paths that differ: the tree diff descends into directories
+        // whose ids differ, so planning costs what the restore changes, not
+        // what the project holds.
+        let changes: Vec<diff::Change> =
+            diff::diff_trees(&self.store, Some(&state.tree), Some(&target))?
+                .into_iter()
+                .filter(|c| in_filter(&c.path))
+                .collect();
 
         let mut plan = Plan {
             target,
@@ -109,23 +114,20 @@ impl Engine {
             skipped: Vec::new(),
             dirty: Vec::new(),
             conflicts: Vec::new(),
-            expected: (*working).clone(),
+            expected_changes: BTreeMap::new(),
             scan: crate::working_copy::ScanOutput::default(),
             scan_ms: state.duration_ms,
         };
         // Paths the plan deletes, so a write below a captured file or
         // symlink that is going away is not mistaken for a blocked one.
-        let deleting: BTreeSet<&str> = paths
+        let deleting: BTreeSet<&str> = changes
             .iter()
-            .copied()
-            .filter(|p| in_filter(p) && working.contains_key(*p) && !target_files.contains_key(*p))
+            .filter(|c| c.new.is_none())
+            .map(|c| c.path.as_str())
             .collect();
-        for path in paths {
-            if !in_filter(path) {
-                continue;
-            }
-            let t = target_files.get(path);
-            let w = working.get(path);
+        for c in &changes {
+            let path = c.path.as_str();
+            let (w, t) = (c.old.as_ref(), c.new.as_ref());
             if entry_eq(t, w) {
                 continue;
             }
@@ -155,23 +157,17 @@ impl Engine {
                 }
             }
             match t {
-                Some(t) => {
-                    plan.writes.push((path.to_string(), *t));
-                    plan.expected.insert(path.to_string(), *t);
-                }
-                None => {
-                    plan.deletes.push(path.to_string());
-                    plan.expected.remove(path);
-                }
+                Some(t) => plan.writes.push((path.to_string(), *t)),
+                None => plan.deletes.push(path.to_string()),
             }
+            plan.expected_changes.insert(path.to_string(), t.copied());
         }
         // A skipped deletion keeps its file, so a write that needed that
         // path to become a directory cannot happen either.
-        let kept: BTreeSet<String> = plan
-            .skipped
+        let kept: BTreeSet<String> = changes
             .iter()
-            .filter(|p| working.contains_key(*p) && !target_files.contains_key(*p))
-            .cloned()
+            .filter(|c| c.old.is_some() && c.new.is_none() && plan.skipped.contains(&c.path))
+            .map(|c| c.path.clone())
             .collect();
         if !kept.is_empty() {
             let mut blocked = Vec::new();
@@ -185,10 +181,8 @@ impl Engine {
                 !hit
             });
             for p in blocked {
-                match working.get(&p) {
-                    Some(w) => plan.expected.insert(p.clone(), *w),
-                    None => plan.expected.remove(&p),
-                };
+                // Left as the working directory has it.
+                plan.expected_changes.remove(&p);
                 plan.conflicts.push(Conflict {
                     path: p.clone(),
                     reason: ConflictReason::Untracked,
@@ -268,7 +262,7 @@ impl Engine {
         for (_, e) in &plan.writes {
             self.store.get(&e.id)?;
         }
-        let expected_tree = diff::build_tree(&self.store, &plan.expected)?;
+        let expected_tree = diff::update_tree(&self.store, &plan.working, &plan.expected_changes)?;
         let parent = op.parent.clone().or_else(|| self.leaf_id());
         let parent_cp = match &parent {
             Some(id) => self.checkpoint_tree(id)?,
