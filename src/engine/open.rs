@@ -170,8 +170,9 @@ impl Engine {
             let prior = engine.flat(recorded)?;
             let state = engine.scan_working(None, &prior)?;
             if Some(state.tree) != recorded {
-                let leaf = engine.leaf_id();
-                let res = engine.record_snapshot(SnapshotSpec::forced(KIND_OUTSIDE, leaf))?;
+                // Record the scan just made (not a second walk of the tree).
+                let spec = SnapshotSpec::forced(KIND_OUTSIDE, engine.leaf_id());
+                let res = engine.record_state(&spec, state)?;
                 let r = recovered.get_or_insert_with(Recovered::default);
                 r.outside_entry_id = res.entry_id;
             }
