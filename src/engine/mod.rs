@@ -12,7 +12,7 @@ mod rollback;
 mod snapshot;
 mod working;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,10 +21,14 @@ pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, EngineConfig};
 
 use crate::session::{Entry, SessionLog};
-use crate::store::{self as diff, ObjectId, Store, TreeEntry};
+use crate::store::{self as diff, ObjectId, Store};
 use crate::working_copy::{ScanOptions, StatCache};
 
-pub type FlatTree = BTreeMap<String, TreeEntry>;
+pub use crate::store::FlatTree;
+
+/// How many flattened trees the engine keeps. They share structure (each
+/// derived from the last), so this bounds lookups, not memory.
+const FLAT_CACHE_TREES: usize = 16;
 
 pub struct Engine {
     root: PathBuf,
@@ -35,9 +39,10 @@ pub struct Engine {
     stat_cache_path: PathBuf,
     stat_cache_saved: std::time::Instant,
     staged: BTreeSet<String>,
-    /// Flattened trees recently used (tree id -> files), so consecutive
-    /// snapshots and queries do not re-read every tree object.
-    flat_cache: HashMap<ObjectId, Arc<FlatTree>>,
+    /// Flattened trees recently used (tree id -> files), most recent
+    /// last, so consecutive snapshots and queries do not re-read every tree
+    /// object.
+    flat_cache: VecDeque<(ObjectId, FlatTree)>,
     /// Where notifications go (`files_changed`, `progress`).
     events: Option<EventSink>,
     /// The paths the user's git index tracks, kept while `.git/index` is
@@ -178,26 +183,34 @@ impl Engine {
         }
     }
 
-    fn flat(&mut self, tree: Option<ObjectId>) -> Result<Arc<FlatTree>> {
+    /// The files of `tree` (none for `None`). A copy is O(1).
+    fn flat(&mut self, tree: Option<ObjectId>) -> Result<FlatTree> {
         let Some(tree) = tree else {
-            return Ok(Arc::new(FlatTree::new()));
+            return Ok(FlatTree::new());
         };
-        if let Some(f) = self.flat_cache.get(&tree) {
-            return Ok(f.clone());
+        if let Some(f) = self.cached_flat(&tree) {
+            return Ok(f);
         }
-        let flat = Arc::new(diff::flatten(&self.store, &tree)?);
-        if self.flat_cache.len() >= 8 {
-            self.flat_cache.clear();
-        }
-        self.flat_cache.insert(tree, flat.clone());
+        let flat = diff::flatten(&self.store, &tree)?;
+        self.remember_flat(tree, flat.clone());
         Ok(flat)
     }
 
-    fn remember_flat(&mut self, tree: ObjectId, flat: Arc<FlatTree>) {
-        if self.flat_cache.len() >= 8 {
-            self.flat_cache.clear();
+    /// The cached files of `tree`, if any (made the most recent).
+    fn cached_flat(&mut self, tree: &ObjectId) -> Option<FlatTree> {
+        let at = self.flat_cache.iter().position(|(t, _)| t == tree)?;
+        let hit = self.flat_cache.remove(at)?;
+        let flat = hit.1.clone();
+        self.flat_cache.push_back(hit);
+        Some(flat)
+    }
+
+    fn remember_flat(&mut self, tree: ObjectId, flat: FlatTree) {
+        self.flat_cache.retain(|(t, _)| *t != tree);
+        if self.flat_cache.len() >= FLAT_CACHE_TREES {
+            self.flat_cache.pop_front();
         }
-        self.flat_cache.insert(tree, flat);
+        self.flat_cache.push_back((tree, flat));
     }
 }
 

@@ -2,7 +2,7 @@
 //! take the baseline (new session) or record edits made while no sidecar
 //! ran (resume).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -239,7 +239,7 @@ impl Engine {
             stat_cache_path,
             stat_cache_saved: std::time::Instant::now(),
             staged,
-            flat_cache: HashMap::new(),
+            flat_cache: VecDeque::new(),
             events: None,
             git_index: None,
             last_scan: None,

@@ -615,3 +615,83 @@ fn the_watcher_sees_what_the_host_did_not_announce() {
     assert_eq!(ignored.diff.added, vec![".gitignore"]);
     assert_eq!(ignored.diff.deleted.len(), 3, "{:?}", ignored.diff);
 }
+
+mod watched_equals_full_scan {
+    //! With the watcher, a snapshot merges only the changed paths into the
+    //! last scan's files and tree. Whatever the changes, the result must be
+    //! the tree a full scan of the same disk makes.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Names whose byte order interleaves a directory's descendants with
+    /// its siblings ("a" < "a-b" < "a.txt" < "a/b" < "ab").
+    const NAMES: &[&str] = &["a", "a-b", "a.txt", "a/b", "a/b/c", "a/c", "ab", "ab/x"];
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Write(usize, u8),
+        Remove(usize),
+        RemoveDir(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0..NAMES.len(), any::<u8>()).prop_map(|(i, b)| Op::Write(i, b)),
+            1 => (0..NAMES.len()).prop_map(Op::Remove),
+            1 => (0..NAMES.len()).prop_map(Op::RemoveDir),
+        ]
+    }
+
+    fn apply(root: &Path, op: &Op) {
+        match op {
+            Op::Write(i, b) => {
+                let p = root.join(NAMES[*i]);
+                // A file where a directory is wanted (or the reverse) is
+                // replaced, as an agent's tool would.
+                for anc in p.ancestors().skip(1) {
+                    if anc == root {
+                        break;
+                    }
+                    if anc.is_file() {
+                        std::fs::remove_file(anc).unwrap();
+                    }
+                }
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                }
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, [*b]).unwrap();
+            }
+            Op::Remove(i) => {
+                let _ = std::fs::remove_file(root.join(NAMES[*i]));
+            }
+            Op::RemoveDir(i) => {
+                let _ = std::fs::remove_dir_all(root.join(NAMES[*i]));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn watched_snapshots_equal_full_scans(ops in proptest::collection::vec(op(), 1..10)) {
+            let t = T::new();
+            t.write("keep/k.txt", "k");
+            let (mut watched, _) = t.open();
+            let full_store = tempfile::tempdir().unwrap();
+            let (mut full, _) = Engine::open(EngineConfig {
+                store_dir: Some(full_store.path().to_path_buf()),
+                watch: false,
+                ..t.config(None)
+            })
+            .unwrap();
+            for op in &ops {
+                apply(t.dir.path(), op);
+                let w = snap(&mut watched);
+                let f = snap(&mut full);
+                prop_assert_eq!(&w.tree_hash, &f.tree_hash, "after {:?}", op);
+                prop_assert_eq!(&w.diff, &f.diff, "after {:?}", op);
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! scan of paths a host announced, and — with the watcher — the scoped scan
 //! of only the paths that changed since the last scan (or none at all).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,7 +27,7 @@ fn is_rules_file(path: &str) -> bool {
 #[derive(Clone)]
 pub(crate) struct LastScan {
     pub tree: ObjectId,
-    pub files: Arc<FlatTree>,
+    pub files: FlatTree,
     pub untracked: Arc<Vec<crate::working_copy::Untracked>>,
 }
 
@@ -73,6 +73,14 @@ impl Engine {
         {
             let w = self.watcher.as_mut()?;
             let changes = w.drain();
+            match &changes {
+                crate::working_copy::watch::Changes::Paths(p) => {
+                    tracing::debug!(paths = p.len(), "watcher drained")
+                }
+                crate::working_copy::watch::Changes::Unknown => {
+                    tracing::debug!("watcher drained: lost track, full scan")
+                }
+            }
             if self.rules_seen.as_ref() != Some(rules) || self.last_scan.is_none() {
                 return None;
             }
@@ -198,7 +206,7 @@ impl Engine {
         scope: Option<&[RepoPath]>,
         prior: &FlatTree,
         started: Instant,
-    ) -> Result<(WorkingState, Vec<String>, Arc<FlatTree>)> {
+    ) -> Result<(WorkingState, Vec<String>, FlatTree)> {
         let tracked = self.tracked_paths();
         let mut out = scan(&ScanRequest {
             root: &self.root,
@@ -210,12 +218,31 @@ impl Engine {
             scope,
             tracked: &tracked,
         })?;
-        let in_scope = |path: &str| scope.is_some_and(|sc| sc.iter().any(|s| s.is_prefix_of(path)));
-        let files: FlatTree = match (&base, scope) {
-            (Some(base), Some(_)) => {
-                let mut merged = (*base.files).clone();
-                merged.retain(|path, _| !in_scope(path));
-                merged.extend(out.files.iter().map(|(k, v)| (k.clone(), *v)));
+        for (path, cached) in &out.cache_updates {
+            self.stat_cache
+                .update(path.clone(), *cached, out.scan_start_ns);
+        }
+        let (tree, files) = match (base, scope) {
+            // A scoped scan over a known tree: only the scope's paths can
+            // differ, so the work is proportional to them — looking up the
+            // base's entries below each scope path by range, rewriting only
+            // the directories on the changed paths, and deriving the new
+            // file map from the base's without copying it.
+            (Some(base), Some(scope)) => {
+                let in_scope = |path: &str| scope.iter().any(|s| s.is_prefix_of(path));
+                let mut changes = BTreeMap::new();
+                for s in scope {
+                    for (p, _) in diff::entries_under(&base.files, s.as_str()) {
+                        if !out.files.contains_key(p) {
+                            changes.insert(p.clone(), None);
+                        }
+                    }
+                }
+                for (p, e) in &out.files {
+                    if base.files.get(p) != Some(e) {
+                        changes.insert(p.clone(), Some(*e));
+                    }
+                }
                 // Untracked paths outside the scope are as the base saw them.
                 let mut untracked: Vec<_> = base
                     .untracked
@@ -226,58 +253,48 @@ impl Engine {
                 untracked.append(&mut out.untracked);
                 untracked.sort();
                 out.untracked = untracked;
-                merged
-            }
-            (None, Some(_)) => std::mem::take(&mut out.files),
-            (_, None) => std::mem::take(&mut out.files),
-        };
-        for (path, cached) in &out.cache_updates {
-            self.stat_cache
-                .update(path.clone(), *cached, out.scan_start_ns);
-        }
-        // The common case, nothing changed: the tree we compared against is
-        // the answer, and no directory needs encoding again.
-        let reference = match &base {
-            Some(b) => Some((b.tree, b.files.clone())),
-            None => match self.last_scan.clone() {
-                Some(last) => Some((last.tree, last.files)),
-                None => {
-                    let recorded = self.recorded_tree()?;
-                    recorded.and_then(|r| self.flat_cache.get(&r).map(|f| (r, f.clone())))
-                }
-            },
-        };
-        let unchanged = reference.filter(|(_, flat)| **flat == files);
-        let (tree, files) = match unchanged {
-            Some(hit) => hit,
-            None => {
-                if scope.is_none() {
-                    // Forget deleted files so the cache does not grow.
-                    self.stat_cache.retain(|p| files.contains_key(p));
-                }
-                let tree = match (&base, scope) {
-                    // A scoped scan over a known tree: rewrite only the
-                    // directories on the changed paths.
-                    (Some(b), Some(scope)) => {
-                        let under = |p: &str| scope.iter().any(|s| s.is_prefix_of(p));
-                        let mut changes = std::collections::BTreeMap::new();
-                        for (p, e) in b.files.iter().filter(|(p, _)| under(p)) {
-                            if files.get(p) != Some(e) {
-                                changes.insert(p.clone(), files.get(p).copied());
-                            }
-                        }
-                        for (p, e) in files.iter().filter(|(p, _)| under(p)) {
-                            if b.files.get(p) != Some(e) {
-                                changes.insert(p.clone(), Some(*e));
-                            }
-                        }
-                        diff::update_tree(&self.store, &b.tree, &changes)?
+                if changes.is_empty() {
+                    (base.tree, base.files)
+                } else {
+                    let tree = diff::update_tree(&self.store, &base.tree, &changes)?;
+                    let mut files = base.files;
+                    for (p, e) in changes {
+                        match e {
+                            Some(e) => files.insert(p, e),
+                            None => files.remove(&p),
+                        };
                     }
-                    _ => diff::build_tree(&self.store, &files)?,
+                    self.remember_flat(tree, files.clone());
+                    (tree, files)
+                }
+            }
+            _ => {
+                // The common case of a full scan, nothing changed: the tree
+                // we compared against is the answer, and no directory needs
+                // encoding again.
+                let reference = match self.last_scan.clone() {
+                    Some(last) => Some((last.tree, last.files)),
+                    None => match self.recorded_tree()? {
+                        Some(r) => self.cached_flat(&r).map(|f| (r, f)),
+                        None => None,
+                    },
                 };
-                let files = Arc::new(files);
-                self.remember_flat(tree, files.clone());
-                (tree, files)
+                let same = |flat: &FlatTree| {
+                    flat.len() == out.files.len() && flat.iter().eq(out.files.iter())
+                };
+                match reference.filter(|(_, flat)| same(flat)) {
+                    Some(hit) => hit,
+                    None => {
+                        if scope.is_none() {
+                            // Forget deleted files so the cache does not grow.
+                            self.stat_cache.retain(|p| out.files.contains_key(p));
+                        }
+                        let tree = diff::build_tree(&self.store, &out.files)?;
+                        let files: FlatTree = std::mem::take(&mut out.files).into_iter().collect();
+                        self.remember_flat(tree, files.clone());
+                        (tree, files)
+                    }
+                }
             }
         };
         // The cache file serves the next start; rewriting it (megabytes on

@@ -9,6 +9,27 @@ use super::object_id::ObjectId;
 use super::objects::Store;
 use super::tree::{check_name, empty_tree_id, EntryKind, Tree, TreeEntry};
 
+/// The entries of `files` at `prefix` or below it (all of them for the
+/// empty prefix), found by range instead of a scan: "a/b" and "a/b/..." but
+/// not "a/b-c" or "a/bc".
+pub fn entries_under<'a>(
+    files: &'a FlatTree,
+    prefix: &str,
+) -> impl Iterator<Item = (&'a String, &'a TreeEntry)> + 'a {
+    use std::ops::Bound;
+    let (exact, below) = if prefix.is_empty() {
+        (None, files.range::<_, String>(..))
+    } else {
+        // Below "a/b" is the range ["a/b/", "a/b0"): '0' follows '/'.
+        let range = (
+            Bound::Included(format!("{prefix}/")),
+            Bound::Excluded(format!("{prefix}0")),
+        );
+        (files.get_key_value(prefix), files.range(range))
+    };
+    exact.into_iter().chain(below)
+}
+
 /// One leaf (non-tree) path whose entry differs between two trees.
 /// `old: None` is an addition, `new: None` a deletion, both `Some` a modification (content,
 /// size or kind, e.g. a file that became executable or a symlink).
@@ -44,9 +65,14 @@ pub fn diff_trees(
     Ok(out)
 }
 
+/// Every leaf of a tree keyed by full path: a persistent map, so a copy
+/// costs nothing and a copy with a few paths changed costs only those paths
+/// (the engine keeps one per recent tree and derives the next from it).
+pub type FlatTree = imbl::OrdMap<String, TreeEntry>;
+
 /// Every non-tree entry under `root`, keyed by full path.
-pub fn flatten(store: &Store, root: &ObjectId) -> Result<BTreeMap<String, TreeEntry>, StoreError> {
-    let mut out = BTreeMap::new();
+pub fn flatten(store: &Store, root: &ObjectId) -> Result<FlatTree, StoreError> {
+    let mut out = FlatTree::new();
     flatten_into(store, "", root, &mut |path, entry| {
         out.insert(path, entry);
     })?;
@@ -89,9 +115,9 @@ pub fn lookup(store: &Store, root: &ObjectId, path: &str) -> Result<Option<TreeE
 ///
 /// Fails with `BadTree { id: None }` for an invalid path (empty, leading/trailing/doubled
 /// '/', "." or "..", NUL) or for a path that is both a leaf and a directory ("a" and "a/b").
-pub fn build_tree(
+pub fn build_tree<'a>(
     store: &Store,
-    files: &BTreeMap<String, TreeEntry>,
+    files: impl IntoIterator<Item = (&'a String, &'a TreeEntry)>,
 ) -> Result<ObjectId, StoreError> {
     let mut root = Node::default();
     for (path, entry) in files {
@@ -380,7 +406,7 @@ mod tests {
 
     /// Builds a tree from `(path, kind, content)` triples.
     fn build(store: &Store, files: &[(&str, EntryKind, &[u8])]) -> ObjectId {
-        let map = files
+        let map: BTreeMap<String, TreeEntry> = files
             .iter()
             .map(|(p, k, c)| (p.to_string(), put_leaf(store, *k, c)))
             .collect();
@@ -546,6 +572,30 @@ mod tests {
     }
 
     #[test]
+    fn entries_under_takes_the_path_and_its_descendants_only() {
+        let leaf = TreeEntry {
+            kind: EntryKind::File,
+            id: ObjectId::of(b""),
+            size: 0,
+        };
+        let files: FlatTree = ["a", "a-b", "a.txt", "a/b", "a/b/c", "a0", "ab", "b"]
+            .iter()
+            .map(|p| (p.to_string(), leaf))
+            .collect();
+        let under = |prefix: &str| -> Vec<&str> {
+            entries_under(&files, prefix)
+                .map(|(p, _)| p.as_str())
+                .collect()
+        };
+        assert_eq!(under("a"), ["a", "a/b", "a/b/c"]);
+        assert_eq!(under("a/b"), ["a/b", "a/b/c"]);
+        assert_eq!(under("a/b/c"), ["a/b/c"]);
+        assert_eq!(under("ab"), ["ab"]);
+        assert_eq!(under("c"), Vec::<&str>::new());
+        assert_eq!(under("").len(), files.len());
+    }
+
+    #[test]
     fn flatten_and_lookup() {
         let (_dir, store) = new_store();
         let root = build(
@@ -625,7 +675,7 @@ mod tests {
         );
         map.insert("a".to_string(), put_leaf(&store, File, b"a"));
         let root = build_tree(&store, &map).unwrap();
-        let flat: Vec<_> = flatten(&store, &root).unwrap().into_keys().collect();
+        let flat: Vec<_> = flatten(&store, &root).unwrap().keys().cloned().collect();
         assert_eq!(flat, ["a", "vendor/lib/x", "vendor/lib/y/z"]);
     }
 
@@ -644,7 +694,8 @@ mod tests {
             );
         }
         for pair in [["a", "a/b"], ["a/b", "a/b/c"]] {
-            let map = pair.iter().map(|p| (p.to_string(), leaf)).collect();
+            let map: BTreeMap<String, TreeEntry> =
+                pair.iter().map(|p| (p.to_string(), leaf)).collect();
             assert!(
                 matches!(build_tree(&store, &map), Err(StoreError::BadTree { .. })),
                 "{pair:?} accepted"
@@ -687,7 +738,8 @@ mod tests {
                 .map(|(p, (k, c))| (p.clone(), put_leaf(&store, *k, c)))
                 .collect();
             let root = build_tree(&store, &entries).unwrap();
-            prop_assert_eq!(&flatten(&store, &root).unwrap(), &entries);
+            let flat: BTreeMap<_, _> = flatten(&store, &root).unwrap().into_iter().collect();
+            prop_assert_eq!(&flat, &entries);
             for (path, (kind, content)) in &files {
                 let entry = lookup(&store, &root, path).unwrap().unwrap();
                 prop_assert_eq!(entry.kind, *kind);

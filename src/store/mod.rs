@@ -22,7 +22,9 @@ mod object_id;
 mod objects;
 mod tree;
 
-pub use diff::{build_tree, diff_trees, flatten, lookup, update_tree, Change};
+pub use diff::{
+    build_tree, diff_trees, entries_under, flatten, lookup, update_tree, Change, FlatTree,
+};
 pub use error::StoreError;
 pub use object_id::ObjectId;
 pub use objects::{ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION};

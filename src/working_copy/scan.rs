@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative_utf8, RepoPath};
-use crate::store::{EntryKind, ObjectId, Store, StoreError, TreeEntry};
+use crate::store::{EntryKind, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -56,7 +56,7 @@ pub struct ScanRequest<'a> {
     pub store: &'a Store,
     pub cache: &'a StatCache,
     /// The files of the parent checkpoint: the size cap spares them.
-    pub prior: &'a BTreeMap<String, TreeEntry>,
+    pub prior: &'a FlatTree,
     /// Paths captured even when ignored (stage_files).
     pub staged: &'a BTreeSet<String>,
     /// Only these paths (files, or directories and everything below) are
@@ -516,7 +516,7 @@ mod tests {
                 options,
                 store: &self.store,
                 cache: &StatCache::default(),
-                prior: &BTreeMap::new(),
+                prior: &FlatTree::new(),
                 staged: &staged,
                 scope,
                 tracked: &git::tracked_paths(self.dir.path()),
@@ -654,7 +654,7 @@ mod tests {
             }));
         }
         // The cap spares files the parent checkpoint holds.
-        let mut prior = BTreeMap::new();
+        let mut prior = FlatTree::new();
         prior.insert("big.bin".to_string(), out.files["a.txt"]);
         let again = scan(&ScanRequest {
             root: e.dir.path(),
@@ -705,7 +705,7 @@ mod tests {
             options: &ScanOptions::default(),
             store: &e.store,
             cache: &cache,
-            prior: &BTreeMap::new(),
+            prior: &FlatTree::new(),
             staged: &BTreeSet::new(),
             scope: None,
             tracked: &[],
