@@ -4,6 +4,7 @@
 //! dispatch) → `handlers` (the method table) → `engine` (semantics) →
 //! `working_copy` / `store` / `session` (the disk).
 
+pub mod durability;
 pub mod engine;
 pub mod gc;
 pub mod handlers;

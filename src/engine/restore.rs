@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{turn_of, Engine, EngineError, FlatTree, Result};
+use crate::durability;
 use crate::protocol::{
     ChangeReason, Conflict, ConflictReason, FilesChanged, OnConflict, Progress, RestoreResult,
 };
@@ -417,7 +418,9 @@ impl Engine {
                     source: std::io::Error::other(e.to_string()),
                 })
                 .and_then(|content| {
-                    checkout::write_entry(&self.root, path, entry, &content, self.fsync)
+                    // With a batch sync below, one syncfs covers every file.
+                    let fsync_each = self.fsync && !durability::BATCH_SYNC;
+                    checkout::write_entry(&self.root, path, entry, &content, fsync_each)
                 });
             match written {
                 Ok(()) => result.restored.push(path.clone()),
@@ -426,17 +429,24 @@ impl Engine {
             done += 1;
             self.progress(operation, done, total, &mut last_progress);
         }
-        // Renames and unlinks are durable only once their directories are;
-        // the journal is removed after this, so a power loss cannot lose a
-        // restore the journal no longer describes.
+        // Contents, renames and unlinks must be durable before the caller
+        // removes the journal, so a power loss cannot lose a restore the
+        // journal no longer describes (until then, the next start rolls it
+        // forward). One syncfs where there is one; else every directory.
         if self.fsync {
-            let mut dirs: BTreeSet<&str> = BTreeSet::new();
-            for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
-                dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
-            }
-            for d in dirs {
-                if let Ok(f) = std::fs::File::open(self.root.join(d)) {
-                    let _ = f.sync_all();
+            if durability::BATCH_SYNC {
+                if let Err(err) = durability::sync_filesystem(&self.root) {
+                    tracing::warn!(%err, "could not sync the restored files");
+                }
+            } else {
+                let mut dirs: BTreeSet<&str> = BTreeSet::new();
+                for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
+                    dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
+                }
+                for d in dirs {
+                    if let Err(err) = durability::sync_dir(&self.root.join(d)) {
+                        tracing::warn!(%err, dir = d, "could not sync a restored directory");
+                    }
                 }
             }
         }

@@ -494,29 +494,7 @@ fn freshen(path: &Path, content_len: u64) -> Option<u64> {
     Some(file_len)
 }
 
-/// Whether durability is batched into one `syncfs` per [`Store::sync`].
-const BATCH_SYNC: bool = cfg!(target_os = "linux");
-
-#[cfg(target_os = "linux")]
-fn syncfs(path: &Path) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let dir = File::open(path)?;
-    // SAFETY: syncfs only reads the descriptor, which `dir` keeps open.
-    if unsafe { libc::syncfs(dir.as_raw_fd()) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn syncfs(path: &Path) -> io::Result<()> {
-    sync_dir(path)
-}
-
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
+use crate::durability::{sync_dir, sync_filesystem as syncfs, BATCH_SYNC};
 
 /// Checks `root/VERSION`, or writes it (atomically) for a new store.
 fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {

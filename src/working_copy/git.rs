@@ -33,7 +33,13 @@ pub fn tracked_paths(root: &Path) -> Vec<String> {
         return Vec::new();
     };
     match std::fs::read(dir.join("index")) {
-        Ok(bytes) => parse_index(&bytes).unwrap_or_else(|why| {
+        // Sorted and unique (git keeps them so, but a scoped scan's binary
+        // search must not depend on another program's care).
+        Ok(bytes) => parse_index(&bytes).map(|mut paths| {
+            paths.sort_unstable();
+            paths.dedup();
+            paths
+        }).unwrap_or_else(|why| {
             tracing::warn!(%why, "could not parse the git index; tracked-but-ignored files will follow the ignore rules");
             Vec::new()
         }),

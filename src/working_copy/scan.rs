@@ -109,6 +109,32 @@ fn in_scope(scope: Option<&[RepoPath]>, rel: &str, is_dir: bool) -> bool {
     })
 }
 
+/// The tracked paths (sorted) at or below the scope's paths, found by
+/// binary search: a scoped scan of a few paths costs their number, not the
+/// size of the git index. A path may come twice when scope paths nest.
+fn tracked_in_scope<'a>(
+    tracked: &'a [String],
+    scope: Option<&'a [RepoPath]>,
+) -> Box<dyn Iterator<Item = &'a String> + 'a> {
+    let Some(scope) = scope else {
+        return Box::new(tracked.iter());
+    };
+    Box::new(scope.iter().flat_map(move |s| {
+        let s = s.as_str();
+        let exact = tracked
+            .binary_search_by(|p| p.as_str().cmp(s))
+            .ok()
+            .map(|i| &tracked[i]);
+        // Everything below "a/b" sorts from "a/b/" on, contiguously.
+        let dir = format!("{s}/");
+        let start = tracked.partition_point(|p| p.as_str() < dir.as_str());
+        let below = tracked[start..]
+            .iter()
+            .take_while(move |p| p.starts_with(dir.as_str()));
+        exact.into_iter().chain(below)
+    }))
+}
+
 fn matcher(root: &Path, lines: &[String]) -> Result<Gitignore, ScanError> {
     let mut b = GitignoreBuilder::new(root);
     for line in lines {
@@ -251,7 +277,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         .require_git(false)
         .follow_links(false)
         .add_custom_ignore_filename(REWINDIGNORE)
-        .threads(threads);
+        // A scoped scan visits a few paths: starting walker threads would
+        // cost more than the walk.
+        .threads(if req.scope.is_some() { 1 } else { threads });
     {
         let root = root.to_path_buf();
         let scope: Option<Vec<RepoPath>> = req.scope.map(|s| s.to_vec());
@@ -379,8 +407,8 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
     let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
     let mut candidates: Vec<String> = Vec::new();
 
-    for path in req.tracked {
-        if seen(path) || !in_scope(req.scope, path, false) {
+    for path in tracked_in_scope(req.tracked, req.scope) {
+        if seen(path) {
             continue;
         }
         if path.split('/').any(|c| c == ".git") {
@@ -481,6 +509,24 @@ mod tests {
     use super::super::git;
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn tracked_in_scope_finds_exactly_the_scope_paths_and_below() {
+        let tracked: Vec<String> = ["a", "a-b", "a.txt", "a/b", "a/b/c", "a0", "ab", "b/x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let pick = |scope: &[&str]| -> Vec<String> {
+            let scope: Vec<RepoPath> = scope.iter().map(|s| RepoPath::parse(s).unwrap()).collect();
+            let mut v: Vec<String> = tracked_in_scope(&tracked, Some(&scope)).cloned().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(pick(&["a"]), ["a", "a/b", "a/b/c"]);
+        assert_eq!(pick(&["a/b", "b"]), ["a/b", "a/b/c", "b/x"]);
+        assert_eq!(pick(&["a.txt", "zz"]), ["a.txt"]);
+        assert_eq!(tracked_in_scope(&tracked, None).count(), tracked.len());
+    }
 
     struct Env {
         dir: tempfile::TempDir,
