@@ -252,24 +252,16 @@ fn kind_of(e: &Entry) -> String {
 /// The paths an entry's recorded diff names, with their status.
 fn diff_of(e: &Entry) -> Vec<(String, crate::protocol::FileStatus)> {
     use crate::protocol::FileStatus;
-    let mut out = Vec::new();
-    let Some(d) = e.data().and_then(|d| d.get("diff")) else {
-        return out;
-    };
-    for (key, status) in [
-        ("added", FileStatus::Added),
-        ("modified", FileStatus::Modified),
-        ("deleted", FileStatus::Deleted),
-    ] {
-        if let Some(list) = d.get(key).and_then(|l| l.as_array()) {
-            out.extend(
-                list.iter()
-                    .filter_map(|p| p.as_str())
-                    .map(|p| (p.to_string(), status)),
-            );
-        }
-    }
-    out
+    e.diff_paths()
+        .map(|(key, path)| {
+            let status = match key {
+                "added" => FileStatus::Added,
+                "deleted" => FileStatus::Deleted,
+                _ => FileStatus::Modified,
+            };
+            (path.to_string(), status)
+        })
+        .collect()
 }
 
 /// An entry's label: the latest `label` entry naming it, else the label a

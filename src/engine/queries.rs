@@ -1,8 +1,6 @@
 //! Read-side queries: checkpoints, modified files, diffs, history, status
 //! and stats. None of them appends anything or moves the leaf.
 
-use std::collections::HashMap;
-
 use base64::Engine as _;
 use similar::{ChangeTag, TextDiff};
 
@@ -94,12 +92,14 @@ impl Engine {
         Ok((from, to))
     }
 
-    /// Tree-recording entries that lead from `from` to `to`, oldest first:
-    /// those on the path to `to` that are not on the path to `from`. When
-    /// `from` is a tree (a hash, or the live directory), the range starts
-    /// after the last entry on the path that recorded that tree; a tree no
-    /// entry on the path recorded starts it after the baseline.
-    fn entries_between(&self, from: &Point, from_tree: ObjectId, to: &Point) -> Vec<&Entry> {
+    /// Tree-recording entries that lead from `from` to `to`, oldest first,
+    /// as positions in the session (ascending: an ancestor precedes its
+    /// descendants in the file): those on the path to `to` that are not on
+    /// the path to `from`. When `from` is a tree (a hash, or the live
+    /// directory), the range starts after the last entry on the path that
+    /// recorded that tree; a tree no entry on the path recorded starts it
+    /// after the baseline.
+    fn entries_between(&self, from: &Point, from_tree: ObjectId, to: &Point) -> Vec<usize> {
         let index = self.log.index();
         let to_id = match to {
             Point::Entry(id) => id.clone(),
@@ -110,27 +110,25 @@ impl Engine {
             },
             Point::Tree(_) => return Vec::new(),
         };
-        let path: Vec<&Entry> = index
-            .path_to_root(&to_id)
+        let path: Vec<usize> = index
+            .path_positions(&to_id)
             .into_iter()
-            .filter(|e| e.is_tree_recording())
+            .filter(|&i| index.records_tree(i))
             .collect();
         match from {
             Point::Entry(id) => {
-                let from_path: Vec<&str> = index
-                    .path_to_root(id)
-                    .iter()
-                    .map(|e| e.id.as_str())
-                    .collect();
+                let from_path = index.path_positions(id);
                 path.into_iter()
-                    .filter(|e| !from_path.contains(&e.id.as_str()))
+                    .filter(|i| from_path.binary_search(i).is_err())
                     .collect()
             }
             _ => {
                 let hex = from_tree.to_hex();
                 let start = path
                     .iter()
-                    .rposition(|e| e.recorded_tree() == Some(hex.as_str()))
+                    .rposition(|&i| {
+                        index.at(i).and_then(Entry::recorded_tree) == Some(hex.as_str())
+                    })
                     .map(|i| i + 1)
                     .unwrap_or_else(|| {
                         if from_tree == crate::store::empty_tree_id() {
@@ -148,17 +146,19 @@ impl Engine {
         let ((from, from_tree), (to, to_tree)) =
             self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
         let changes = diff::diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
-        let mut first: HashMap<&str, (&Entry, u64)> = HashMap::new();
-        let wanted: std::collections::HashSet<&str> =
-            changes.iter().map(|c| c.path.as_str()).collect();
         let between = self.entries_between(&from, from_tree, &to);
-        for e in between {
-            for (path, _) in diff_of(e) {
-                if let Some(key) = wanted.get(path.as_str()) {
-                    first.entry(key).or_insert((e, turn_of(e)));
-                }
-            }
-        }
+        let index = self.log.index();
+        // The earliest entry in the range whose diff names the path: from
+        // the per-path list of changing entries, not by reading every entry
+        // of the range (a long session has thousands).
+        let first_change = |path: &str| -> Option<&Entry> {
+            let changes = index.changes_to(path);
+            let from = changes.partition_point(|&i| between.first().is_some_and(|&b| i < b));
+            changes[from..]
+                .iter()
+                .find(|i| between.binary_search(i).is_ok())
+                .and_then(|&i| index.at(i))
+        };
         let files = changes
             .iter()
             .map(|c| {
@@ -167,12 +167,12 @@ impl Engine {
                     (_, None) => FileStatus::Deleted,
                     _ => FileStatus::Modified,
                 };
-                let hit = first.get(c.path.as_str());
+                let hit = first_change(&c.path);
                 ModifiedFile {
                     path: c.path.clone(),
                     status,
-                    turn_index: hit.map(|(_, t)| *t),
-                    entry_id: hit.map(|(e, _)| e.id.clone()),
+                    turn_index: hit.map(turn_of),
+                    entry_id: hit.map(|e| e.id.clone()),
                 }
             })
             .collect();

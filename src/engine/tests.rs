@@ -86,6 +86,42 @@ fn baseline_then_turns() {
 }
 
 #[test]
+fn modified_files_ignore_changes_on_other_branches() {
+    let t = T::new();
+    t.write("a.txt", "1");
+    let (mut e, init) = t.open();
+    t.write("a.txt", "2");
+    let s1 = snap(&mut e);
+    // Back to the baseline, then a new branch changes a.txt again: the
+    // earlier change (s1, first in the file) is not on the leaf's path.
+    e.navigate_tree(NavigateTreeParams {
+        target_id: init.baseline.entry_id.clone(),
+        skip_files: None,
+        summarize: None,
+        summary: None,
+        label: None,
+        preview: None,
+        on_conflict: None,
+    })
+    .unwrap();
+    t.write("a.txt", "3");
+    let s2 = snap(&mut e);
+    assert_ne!(s1.entry_id, s2.entry_id);
+    let m = e.get_modified_files(RangeParams::default()).unwrap();
+    assert_eq!(m.files.len(), 1);
+    assert_eq!(m.files[0].entry_id, s2.entry_id);
+    // From s1 (another branch) to the leaf: s2 is still the first change
+    // on the leaf's path that is not on s1's.
+    let m = e
+        .get_modified_files(RangeParams {
+            from_entry_id: s1.entry_id.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(m.files[0].entry_id, s2.entry_id);
+}
+
+#[test]
 fn modified_files_name_the_earliest_entry() {
     let t = T::new();
     t.write("a.txt", "1");

@@ -72,6 +72,22 @@ impl Entry {
         }
     }
 
+    /// The paths a tree-recording entry's `data.diff` names, with the list
+    /// each is in (`"added"`, `"modified"` or `"deleted"`): what changed
+    /// relative to the checkpoint at its parent.
+    pub fn diff_paths(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        let diff = self.data().and_then(|d| d.get("diff"));
+        ["added", "modified", "deleted"]
+            .into_iter()
+            .flat_map(move |key| {
+                diff.and_then(|d| d.get(key))
+                    .and_then(|l| l.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(move |p| p.as_str().map(|p| (key, p)))
+            })
+    }
+
     /// The recorded state (the working tree the sidecar last observed or wrote) as of this
     /// entry, if the entry carries it: a step-snapshot's `snapshotTreeHash`, otherwise the
     /// `data.workingTreeHash` of the sidecar's own entries (unrevert-points, approvals,

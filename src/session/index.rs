@@ -24,6 +24,10 @@ pub struct SessionIndex {
     /// customType -> the latest `custom` entry of that type.
     latest_custom: HashMap<String, usize>,
     latest_working_tree: Option<usize>,
+    /// path -> positions of the tree-recording entries whose diff names it,
+    /// in file order: "which entry first changed this file" without reading
+    /// every entry of a long session.
+    changed_by: HashMap<String, Vec<usize>>,
 }
 
 impl SessionIndex {
@@ -72,6 +76,16 @@ impl SessionIndex {
         if e.working_tree().is_some() {
             self.latest_working_tree = Some(i);
         }
+        if records_tree {
+            for (_, path) in e.diff_paths() {
+                match self.changed_by.get_mut(path) {
+                    Some(list) => list.push(i),
+                    None => {
+                        self.changed_by.insert(path.to_owned(), vec![i]);
+                    }
+                }
+            }
+        }
 
         self.by_id.insert(e.id.clone(), i);
         self.parent.push(parent);
@@ -111,6 +125,40 @@ impl SessionIndex {
         self.entries.last()
     }
 
+    /// The position of `id` in file order.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The entry at a position in file order.
+    pub fn at(&self, position: usize) -> Option<&Entry> {
+        self.entries.get(position)
+    }
+
+    /// Whether the entry at `position` records a checkpoint (a tree).
+    pub fn records_tree(&self, position: usize) -> bool {
+        self.checkpoint.get(position) == Some(&Some(position))
+    }
+
+    /// Positions (file order) of the tree-recording entries whose diff
+    /// names `path`.
+    pub fn changes_to(&self, path: &str) -> &[usize] {
+        self.changed_by.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// Positions on the path from the root to `id`, root first; empty if
+    /// `id` is unknown.
+    pub fn path_positions(&self, id: &str) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut cur = self.by_id.get(id).copied();
+        while let Some(i) = cur {
+            path.push(i);
+            cur = self.parent[i];
+        }
+        path.reverse();
+        path
+    }
+
     /// The entry's parent, if it has one.
     pub fn parent_of(&self, id: &str) -> Option<&Entry> {
         let i = *self.by_id.get(id)?;
@@ -127,14 +175,10 @@ impl SessionIndex {
 
     /// Root first, ending with the entry itself; empty if `id` is unknown.
     pub fn path_to_root(&self, id: &str) -> Vec<&Entry> {
-        let mut path = Vec::new();
-        let mut cur = self.by_id.get(id).copied();
-        while let Some(i) = cur {
-            path.push(&self.entries[i]);
-            cur = self.parent[i];
-        }
-        path.reverse();
-        path
+        self.path_positions(id)
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
     /// Whether `ancestor` is on the path from the root to `of`, inclusive.
@@ -219,6 +263,37 @@ pub(crate) mod tests {
             v["note"] = json!(n);
         }
         mk(v)
+    }
+
+    #[test]
+    fn changes_to_lists_the_tree_recording_entries_naming_a_path_in_file_order() {
+        let mut ix = SessionIndex::new();
+        let with_diff = |id: &str, parent: Option<&str>, ty: &str, diff: Value| {
+            mk(
+                json!({"type":"custom","customType":ty,"id":id,"parentId":parent,
+                "timestamp":"t","data":{"snapshotTreeHash":"t","workingTreeHash":"t","diff":diff}}),
+            )
+        };
+        for e in [
+            with_diff("b", None, "step-snapshot", json!({"added":["a","x"]})),
+            with_diff("s1", Some("b"), "step-snapshot", json!({"modified":["a"]})),
+            // A host's custom entry with a diff-shaped payload is not a checkpoint.
+            with_diff("h", Some("s1"), "host-thing", json!({"modified":["a"]})),
+            with_diff(
+                "u",
+                Some("h"),
+                "unrevert-point",
+                json!({"deleted":["a"],"added":["y"]}),
+            ),
+        ] {
+            ix.insert(e).unwrap();
+        }
+        assert_eq!(ix.changes_to("a"), [0, 1, 3]);
+        assert_eq!(ix.changes_to("y"), [3]);
+        assert!(ix.changes_to("nope").is_empty());
+        assert!(ix.records_tree(0) && ix.records_tree(3) && !ix.records_tree(2));
+        assert_eq!(ix.path_positions("u"), [0, 1, 2, 3]);
+        assert_eq!(ix.at(ix.position("s1").unwrap()).unwrap().id, "s1");
     }
 
     fn cp<'a>(ix: &'a SessionIndex, id: &str) -> Option<&'a str> {

@@ -3,6 +3,7 @@
 //! Paths are relative, '/'-joined sequences of entry names (no leading or trailing '/').
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::error::StoreError;
 use super::object_id::ObjectId;
@@ -150,10 +151,10 @@ pub fn update_tree(
 /// One directory of [`update_tree`]: `None` when it ends up empty.
 fn update_node(
     store: &Store,
-    tree: Option<Tree>,
+    tree: Option<Arc<Tree>>,
     changes: Vec<(&str, Option<TreeEntry>)>,
 ) -> Result<Option<ObjectId>, StoreError> {
-    let mut tree = tree.unwrap_or_default();
+    let mut tree = tree.map(Arc::unwrap_or_clone).unwrap_or_default();
     let mut inserts: Vec<(&str, TreeEntry)> = Vec::new();
     let mut nested: BTreeMap<&str, Vec<(&str, Option<TreeEntry>)>> = BTreeMap::new();
     for (path, entry) in changes {
@@ -206,11 +207,11 @@ fn update_node(
     Ok(Some(store.put_tree(&tree)?))
 }
 
-fn load(store: &Store, id: &ObjectId) -> Result<Tree, StoreError> {
+fn load(store: &Store, id: &ObjectId) -> Result<Arc<Tree>, StoreError> {
     // The empty tree needs no read: diffing against "nothing" must work even in a store
     // that never stored it.
     if *id == empty_tree_id() {
-        Ok(Tree::default())
+        Ok(Arc::default())
     } else {
         store.get_tree(id)
     }
@@ -643,7 +644,7 @@ mod tests {
         let empty = build_tree(&store, &BTreeMap::new()).unwrap();
         assert_eq!(empty, empty_tree_id());
         assert!(store.contains(&empty));
-        assert_eq!(store.get_tree(&empty).unwrap(), Tree::default());
+        assert_eq!(*store.get_tree(&empty).unwrap(), Tree::default());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The on-disk object store: `root/objects/ab/cdef...` files, one per object.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use dashmap::DashMap;
@@ -80,7 +82,14 @@ pub struct Store {
     dirty_dirs: Box<[AtomicBool]>,
     /// `objects/` itself gained a fan-out directory since the last sync.
     objects_dirty: AtomicBool,
+    /// Trees read recently, decoded: objects never change, and queries,
+    /// restores and snapshots read the same few directories again and again
+    /// (each read would otherwise decompress, verify and parse).
+    trees: Mutex<HashMap<ObjectId, Arc<Tree>>>,
 }
+
+/// How many decoded trees [`Store::get_tree`] keeps (a few MB at most).
+const TREE_CACHE_ENTRIES: usize = 4096;
 
 impl Store {
     /// Opens the store at `root`, creating `root`, `root/objects` and `root/sessions` if
@@ -106,6 +115,7 @@ impl Store {
             known: DashMap::new(),
             dirty_dirs: (0..256).map(|_| AtomicBool::new(false)).collect(),
             objects_dirty: AtomicBool::new(false),
+            trees: Mutex::new(HashMap::new()),
         })
     }
 
@@ -214,15 +224,29 @@ impl Store {
 
     /// Reads and decodes a tree object. Bytes that are not a valid tree are `BadTree` with
     /// this id.
-    pub fn get_tree(&self, id: &ObjectId) -> Result<Tree, StoreError> {
+    pub fn get_tree(&self, id: &ObjectId) -> Result<Arc<Tree>, StoreError> {
+        if let Some(t) = self.cached_tree(id) {
+            return Ok(t);
+        }
         let bytes = self.get(id)?;
-        Tree::decode(&bytes).map_err(|e| match e {
+        let tree = Arc::new(Tree::decode(&bytes).map_err(|e| match e {
             StoreError::BadTree { reason, .. } => StoreError::BadTree {
                 id: Some(*id),
                 reason,
             },
             other => other,
-        })
+        })?);
+        if let Ok(mut trees) = self.trees.lock() {
+            if trees.len() >= TREE_CACHE_ENTRIES {
+                trees.clear();
+            }
+            trees.insert(*id, tree.clone());
+        }
+        Ok(tree)
+    }
+
+    fn cached_tree(&self, id: &ObjectId) -> Option<Arc<Tree>> {
+        self.trees.lock().ok()?.get(id).cloned()
     }
 
     /// Counts objects and their on-disk bytes by scanning `objects/`.
@@ -253,6 +277,9 @@ impl Store {
     /// put writes it again instead of trusting the in-memory set.
     pub fn remove(&self, id: &ObjectId) -> Result<bool, StoreError> {
         self.known.remove(id);
+        if let Ok(mut trees) = self.trees.lock() {
+            trees.remove(id);
+        }
         let path = self.object_path(id);
         match fs::remove_file(&path) {
             Ok(()) => Ok(true),
@@ -783,7 +810,7 @@ mod tests {
         );
         let id = store.put_tree(&tree).unwrap();
         assert_eq!(id, tree.id());
-        assert_eq!(store.get_tree(&id).unwrap(), tree);
+        assert_eq!(*store.get_tree(&id).unwrap(), tree);
         // A blob is not a tree: BadTree naming the object.
         assert!(
             matches!(store.get_tree(&file.id), Err(StoreError::BadTree { id: Some(i), .. }) if i == file.id)
