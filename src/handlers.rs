@@ -158,12 +158,13 @@ impl Server {
 
     /// Open an engine whose notifications go to the client.
     fn open_engine(&self, config: EngineConfig) -> Result<(Engine, InitializeResult), EngineError> {
-        let (mut engine, result) = Engine::open(config)?;
         let notifier = self.notifier.clone();
-        engine.set_event_sink(std::sync::Arc::new(
-            move |method: &str, params: serde_json::Value| notifier.notify(method, params),
-        ));
-        Ok((engine, result))
+        Engine::open_with_events(
+            config,
+            Some(std::sync::Arc::new(
+                move |method: &str, params: serde_json::Value| notifier.notify(method, params),
+            )),
+        )
     }
 
     /// Run `f` on the open engine, opening it with the defaults first if no

@@ -623,10 +623,13 @@ pub struct FilesChanged {
 }
 
 /// `progress`: at most every 100 ms while a restore, navigation, undo or
-/// reset writes files (`done` of `total` files).
+/// reset writes files (`done` of `total` files), or while a long scan walks
+/// the project (`operation: "scan"`; `total` is an estimate, never below
+/// `done`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
+    /// `"restore"`, `"navigate"`, `"undo"`, `"reset"` or `"scan"`.
     pub operation: String,
     pub done: u64,
     pub total: u64,

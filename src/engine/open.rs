@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
-use super::{Engine, EngineError, Result};
+use super::{Engine, EngineError, EventSink, Result};
 use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
 use crate::session::{Header, SessionLog, TornTail};
 use crate::store::Store;
@@ -56,6 +56,15 @@ fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
 impl Engine {
     /// Open (resume or create) the session `config` names.
     pub fn open(config: EngineConfig) -> Result<(Engine, InitializeResult)> {
+        Self::open_with_events(config, None)
+    }
+
+    /// [`Engine::open`] with notifications going to `events` from the start,
+    /// so the baseline scan of a large project already reports progress.
+    pub fn open_with_events(
+        config: EngineConfig,
+        events: Option<EventSink>,
+    ) -> Result<(Engine, InitializeResult)> {
         let session_file = match &config.session_file {
             Some(p) => Some(absolute(p, "sessionFile")?),
             None => None,
@@ -115,6 +124,7 @@ impl Engine {
         let resumed = log.index().first_snapshot().is_some();
         register_session(&store, log.path());
         let mut engine = Engine::assemble(root, store, log, &config);
+        engine.events = events;
         #[cfg(target_os = "linux")]
         if config.watch {
             // Armed by the first full scan below.

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::snapshot::WorkingState;
 use super::{Engine, FlatTree, Result};
+use crate::protocol::Progress;
 use crate::repo_path::RepoPath;
 use crate::store::{self as diff, ObjectId};
 use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
@@ -208,6 +209,27 @@ impl Engine {
         started: Instant,
     ) -> Result<(WorkingState, Vec<String>, FlatTree)> {
         let tracked = self.tracked_paths();
+        // A long scan (the baseline of a large project, a full scan without
+        // the watcher) tells the host how far it got. The total is an
+        // estimate — the files of the last scan, of the parent checkpoint or
+        // of the git index — and never below what was already seen.
+        let estimate = self
+            .last_scan
+            .as_ref()
+            .map_or(0, |l| l.files.len())
+            .max(prior.len())
+            .max(tracked.len()) as u64;
+        let events = self.events.clone();
+        let report = move |done: u64| {
+            if let Some(sink) = &events {
+                let p = Progress {
+                    operation: "scan".into(),
+                    done,
+                    total: estimate.max(done),
+                };
+                sink("progress", serde_json::to_value(p).unwrap_or_default());
+            }
+        };
         let mut out = scan(&ScanRequest {
             root: &self.root,
             options: &self.scan_options,
@@ -217,6 +239,7 @@ impl Engine {
             staged: &self.staged,
             scope,
             tracked: &tracked,
+            progress: Some(&report),
         })?;
         for (path, cached) in &out.cache_updates {
             self.stat_cache

@@ -65,6 +65,38 @@ pub struct ScanRequest<'a> {
     /// The files the user's git index tracks ([`git::tracked_paths`]),
     /// captured even when ignored.
     pub tracked: &'a [String],
+    /// Told how many paths the walk has looked at so far: first once the
+    /// scan has run for [`PROGRESS_EVERY`], then at most that often.
+    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+/// How often a long scan reports progress (PROTOCOL: at most every 100 ms).
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Counts what the walker threads looked at and reports it, throttled.
+struct Ticker<'a> {
+    seen: std::sync::atomic::AtomicU64,
+    last: Mutex<std::time::Instant>,
+    report: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+impl Ticker<'_> {
+    fn tick(&self) {
+        use std::sync::atomic::Ordering;
+        let n = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
+        let Some(report) = self.report else { return };
+        // Looking at the clock every 64 paths is often enough; another
+        // thread already reporting means this one need not.
+        if !n.is_multiple_of(64) {
+            return;
+        }
+        if let Ok(mut last) = self.last.try_lock() {
+            if last.elapsed() >= PROGRESS_EVERY {
+                *last = std::time::Instant::now();
+                report(n);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -318,9 +350,15 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         },
     });
     let failure: Mutex<Option<ScanError>> = Mutex::new(None);
+    let ticker = Ticker {
+        seen: std::sync::atomic::AtomicU64::new(0),
+        last: Mutex::new(std::time::Instant::now()),
+        report: req.progress,
+    };
     wb.build_parallel().run(|| {
         let sink = &sink;
         let failure = &failure;
+        let ticker = &ticker;
         let mut local: Vec<(String, Outcome)> = Vec::new();
         // Flush in batches so threads rarely contend on the sink.
         struct Flush<'s> {
@@ -351,6 +389,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             if entry.depth() == 0 {
                 return WalkState::Continue;
             }
+            ticker.tick();
             let abs = entry.path();
             let Some(rel) = relative_utf8(root, abs) else {
                 let lossy = abs
@@ -511,6 +550,28 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
+    fn progress_is_reported_only_after_the_interval_and_at_most_that_often() {
+        let seen = Mutex::new(Vec::new());
+        let report = |n: u64| seen.lock().unwrap().push(n);
+        let ticker = Ticker {
+            seen: std::sync::atomic::AtomicU64::new(0),
+            last: Mutex::new(std::time::Instant::now()),
+            report: Some(&report),
+        };
+        // A scan younger than the interval reports nothing.
+        for _ in 0..128 {
+            ticker.tick();
+        }
+        assert!(seen.lock().unwrap().is_empty());
+        // Once the interval has passed: one report, then quiet again.
+        *ticker.last.lock().unwrap() -= PROGRESS_EVERY;
+        for _ in 0..256 {
+            ticker.tick();
+        }
+        assert_eq!(*seen.lock().unwrap(), [192]);
+    }
+
+    #[test]
     fn tracked_in_scope_finds_exactly_the_scope_paths_and_below() {
         let tracked: Vec<String> = ["a", "a-b", "a.txt", "a/b", "a/b/c", "a0", "ab", "b/x"]
             .iter()
@@ -566,6 +627,7 @@ mod tests {
                 staged: &staged,
                 scope,
                 tracked: &git::tracked_paths(self.dir.path()),
+                progress: None,
             })
             .unwrap()
         }
@@ -714,6 +776,7 @@ mod tests {
             staged: &BTreeSet::new(),
             scope: None,
             tracked: &[],
+            progress: None,
         })
         .unwrap();
         assert!(again.files.contains_key("big.bin"));
@@ -755,6 +818,7 @@ mod tests {
             staged: &BTreeSet::new(),
             scope: None,
             tracked: &[],
+            progress: None,
         })
         .unwrap();
         assert_eq!(second.files_hashed, 0);

@@ -361,11 +361,14 @@ class NavigateTreeResult(TypedDict):
 
 class Progress(TypedDict):
     """`progress`: at most every 100 ms while a restore, navigation, undo or
-    reset writes files (`done` of `total` files).
+    reset writes files (`done` of `total` files), or while a long scan walks
+    the project (`operation: "scan"`; `total` is an estimate, never below
+    `done`).
 
     Used as: params of the ``progress`` notification.
     """
     done: int
+    #: `"restore"`, `"navigate"`, `"undo"`, `"reset"` or `"scan"`.
     operation: str
     total: int
 

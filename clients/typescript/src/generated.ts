@@ -319,10 +319,13 @@ export type OnConflict = "skip" | "overwrite" | "abort";
 
 /**
  * `progress`: at most every 100 ms while a restore, navigation, undo or
- * reset writes files (`done` of `total` files).
+ * reset writes files (`done` of `total` files), or while a long scan walks
+ * the project (`operation: "scan"`; `total` is an estimate, never below
+ * `done`).
  */
 export interface Progress {
   done: number;
+  /** `"restore"`, `"navigate"`, `"undo"`, `"reset"` or `"scan"`. */
   operation: string;
   total: number;
 }
