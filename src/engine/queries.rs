@@ -150,14 +150,28 @@ impl Engine {
         let index = self.log.index();
         // The earliest entry in the range whose diff names the path: from
         // the per-path list of changing entries, not by reading every entry
-        // of the range (a long session has thousands).
+        // of the range (a long session has thousands). The few entries with
+        // diffs too large for that list (a baseline) are read when in range.
+        let in_range = |i: &usize| between.binary_search(i).is_ok();
+        let bulk: Vec<(usize, std::collections::HashSet<&str>)> = index
+            .bulk_changes()
+            .iter()
+            .filter(|i| in_range(i))
+            .filter_map(|&i| Some((i, index.at(i)?.diff_paths().map(|(_, p)| p).collect())))
+            .collect();
         let first_change = |path: &str| -> Option<&Entry> {
             let changes = index.changes_to(path);
             let from = changes.partition_point(|&i| between.first().is_some_and(|&b| i < b));
-            changes[from..]
+            let indexed = changes[from..].iter().copied().find(|i| in_range(i));
+            let large = bulk
                 .iter()
-                .find(|i| between.binary_search(i).is_ok())
-                .and_then(|&i| index.at(i))
+                .find(|(_, paths)| paths.contains(path))
+                .map(|(i, _)| *i);
+            let first = match (indexed, large) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            first.and_then(|i| index.at(i))
         };
         let files = changes
             .iter()

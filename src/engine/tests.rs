@@ -122,6 +122,43 @@ fn modified_files_ignore_changes_on_other_branches() {
 }
 
 #[test]
+fn modified_files_read_large_diffs_that_are_not_indexed_by_path() {
+    // A baseline of more files than the per-path index takes: its diff is
+    // read only when a range includes it.
+    let t = T::new();
+    for i in 0..1100 {
+        t.write(&format!("d{}/f{i}.txt", i % 7), "x");
+    }
+    let (mut e, init) = t.open();
+    t.write("d0/f0.txt", "changed");
+    let s1 = snap(&mut e);
+    t.write("new.txt", "n");
+    let s2 = snap(&mut e);
+    let from_empty = e
+        .get_modified_files(RangeParams {
+            from_hash: Some(crate::store::empty_tree_id().to_hex()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(from_empty.files.len(), 1101);
+    let entry_of = |m: &ModifiedFilesResult, path: &str| {
+        m.files
+            .iter()
+            .find(|f| f.path == path)
+            .and_then(|f| f.entry_id.clone())
+    };
+    assert_eq!(
+        entry_of(&from_empty, "d0/f0.txt"),
+        Some(init.baseline.entry_id.clone())
+    );
+    assert_eq!(entry_of(&from_empty, "new.txt"), s2.entry_id);
+    // From the baseline (the default), the baseline is outside the range.
+    let m = e.get_modified_files(RangeParams::default()).unwrap();
+    assert_eq!(entry_of(&m, "d0/f0.txt"), s1.entry_id);
+    assert_eq!(m.files.len(), 2);
+}
+
+#[test]
 fn modified_files_name_the_earliest_entry() {
     let t = T::new();
     t.write("a.txt", "1");

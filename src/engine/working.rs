@@ -241,9 +241,10 @@ impl Engine {
             tracked: &tracked,
             progress: Some(&report),
         })?;
-        for (path, cached) in &out.cache_updates {
-            self.stat_cache
-                .update(path.clone(), *cached, out.scan_start_ns);
+        // Moved, not copied: on a cold scan these are every path of the
+        // project.
+        for (path, cached) in std::mem::take(&mut out.cache_updates) {
+            self.stat_cache.update(path, cached, out.scan_start_ns);
         }
         let (tree, files) = match (base, scope) {
             // A scoped scan over a known tree: only the scope's paths can

@@ -28,7 +28,16 @@ pub struct SessionIndex {
     /// in file order: "which entry first changed this file" without reading
     /// every entry of a long session.
     changed_by: HashMap<String, Vec<usize>>,
+    /// Positions of tree-recording entries whose diff is too large to index
+    /// path by path (a baseline names every file of the project): their
+    /// diffs are read when a query's range includes them.
+    bulk_changes: Vec<usize>,
 }
+
+/// A diff naming more paths than this is not indexed path by path (the
+/// index would cost more memory than the session's few large diffs cost
+/// time to read when asked).
+const MAX_INDEXED_DIFF: usize = 1024;
 
 impl SessionIndex {
     pub fn new() -> Self {
@@ -76,7 +85,9 @@ impl SessionIndex {
         if e.working_tree().is_some() {
             self.latest_working_tree = Some(i);
         }
-        if records_tree {
+        if records_tree && e.diff_paths().nth(MAX_INDEXED_DIFF).is_some() {
+            self.bulk_changes.push(i);
+        } else if records_tree {
             for (_, path) in e.diff_paths() {
                 match self.changed_by.get_mut(path) {
                     Some(list) => list.push(i),
@@ -141,9 +152,15 @@ impl SessionIndex {
     }
 
     /// Positions (file order) of the tree-recording entries whose diff
-    /// names `path`.
+    /// names `path`, except those in [`SessionIndex::bulk_changes`].
     pub fn changes_to(&self, path: &str) -> &[usize] {
         self.changed_by.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// Positions (file order) of the tree-recording entries whose diffs are
+    /// too large for [`SessionIndex::changes_to`]: read their diffs.
+    pub fn bulk_changes(&self) -> &[usize] {
+        &self.bulk_changes
     }
 
     /// Positions on the path from the root to `id`, root first; empty if

@@ -89,7 +89,7 @@ pub struct Store {
 }
 
 /// How many decoded trees [`Store::get_tree`] keeps (a few MB at most).
-const TREE_CACHE_ENTRIES: usize = 4096;
+const TREE_CACHE_ENTRIES: usize = 1024;
 
 impl Store {
     /// Opens the store at `root`, creating `root`, `root/objects` and `root/sessions` if
