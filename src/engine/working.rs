@@ -34,6 +34,51 @@ pub(crate) struct LastScan {
 
 const STAT_CACHE_SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A scan that refreshed this many stat-cache entries saves the cache at
+/// once (see `scan_into_tree`).
+const STAT_CACHE_SAVE_AFTER_UPDATES: usize = 1000;
+
+/// What turns `old` into `new` (path → new entry, `None` for a deletion), by
+/// one merge of the two sorted maps.
+fn flat_changes(
+    old: &FlatTree,
+    new: &BTreeMap<String, crate::store::TreeEntry>,
+) -> BTreeMap<String, Option<crate::store::TreeEntry>> {
+    use std::cmp::Ordering;
+    let mut changes = BTreeMap::new();
+    let mut olds = old.iter().peekable();
+    let mut news = new.iter().peekable();
+    loop {
+        match (olds.peek(), news.peek()) {
+            (None, None) => break,
+            (Some((op, _)), Some((np, _))) if op.as_str() == np.as_str() => {
+                let (Some((p, o)), Some((_, n))) = (olds.next(), news.next()) else {
+                    break;
+                };
+                if o != n {
+                    changes.insert(p.clone(), Some(*n));
+                }
+            }
+            (Some((op, _)), Some((np, _))) if op.as_str().cmp(np.as_str()) == Ordering::Less => {
+                if let Some((p, _)) = olds.next() {
+                    changes.insert(p.clone(), None);
+                }
+            }
+            (Some(_), None) => {
+                if let Some((p, _)) = olds.next() {
+                    changes.insert(p.clone(), None);
+                }
+            }
+            _ => {
+                if let Some((p, n)) = news.next() {
+                    changes.insert(p.clone(), Some(*n));
+                }
+            }
+        }
+    }
+    changes
+}
+
 impl Engine {
     pub(crate) fn save_stat_cache(&mut self) {
         if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
@@ -243,6 +288,7 @@ impl Engine {
         })?;
         // Moved, not copied: on a cold scan these are every path of the
         // project.
+        let cache_updates = out.cache_updates.len();
         for (path, cached) in std::mem::take(&mut out.cache_updates) {
             self.stat_cache.update(path, cached, out.scan_start_ns);
         }
@@ -303,16 +349,31 @@ impl Engine {
                         None => None,
                     },
                 };
-                let same = |flat: &FlatTree| {
-                    flat.len() == out.files.len() && flat.iter().eq(out.files.iter())
-                };
-                match reference.filter(|(_, flat)| same(flat)) {
-                    Some(hit) => hit,
-                    None => {
-                        if scope.is_none() {
-                            // Forget deleted files so the cache does not grow.
-                            self.stat_cache.retain(|p| out.files.contains_key(p));
+                if scope.is_none() && self.stat_cache.len() > out.files.len() {
+                    // Forget deleted files so the cache does not grow.
+                    self.stat_cache.retain(|p| out.files.contains_key(p));
+                }
+                match reference {
+                    // Against a known tree, only what differs is rewritten:
+                    // the directories on the changed paths, and the file
+                    // map derived from the reference's.
+                    Some((ref_tree, mut files)) => {
+                        let changes = flat_changes(&files, &out.files);
+                        if changes.is_empty() {
+                            (ref_tree, files)
+                        } else {
+                            let tree = diff::update_tree(&self.store, &ref_tree, &changes)?;
+                            for (p, e) in changes {
+                                match e {
+                                    Some(e) => files.insert(p, e),
+                                    None => files.remove(&p),
+                                };
+                            }
+                            self.remember_flat(tree, files.clone());
+                            (tree, files)
                         }
+                    }
+                    None => {
                         let tree = diff::build_tree(&self.store, &out.files)?;
                         let files: FlatTree = std::mem::take(&mut out.files).into_iter().collect();
                         self.remember_flat(tree, files.clone());
@@ -323,9 +384,13 @@ impl Engine {
         };
         // The cache file serves the next start; rewriting it (megabytes on
         // a large tree) for every small snapshot would cost more than the
-        // snapshot. Saved after full scans, at most every 30 s otherwise,
-        // and when the engine closes.
-        if scope.is_none() || self.stat_cache_saved.elapsed() >= STAT_CACHE_SAVE_EVERY {
+        // snapshot. Saved after a scan that hashed many files (a cold or
+        // resumed start: losing those would mean reading the project again),
+        // at most every 30 s otherwise, and when the engine closes — a crash
+        // in between costs re-hashing the few files changed since.
+        if cache_updates >= STAT_CACHE_SAVE_AFTER_UPDATES
+            || self.stat_cache_saved.elapsed() >= STAT_CACHE_SAVE_EVERY
+        {
             self.save_stat_cache();
         }
         let dirs = std::mem::take(&mut out.dirs);
@@ -338,5 +403,45 @@ impl Engine {
             dirs,
             files,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{EntryKind, TreeEntry};
+
+    fn entry(b: &[u8]) -> TreeEntry {
+        TreeEntry {
+            kind: EntryKind::File,
+            id: ObjectId::of(b),
+            size: b.len() as u64,
+        }
+    }
+
+    #[test]
+    fn flat_changes_lists_additions_modifications_and_deletions() {
+        let old: FlatTree = [("a", "1"), ("a/b", "1"), ("c", "1"), ("e", "1")]
+            .iter()
+            .map(|(p, c)| (p.to_string(), entry(c.as_bytes())))
+            .collect();
+        let new: BTreeMap<String, TreeEntry> = [("a", "1"), ("a.txt", "1"), ("c", "2"), ("d", "1")]
+            .iter()
+            .map(|(p, c)| (p.to_string(), entry(c.as_bytes())))
+            .collect();
+        let changes = flat_changes(&old, &new);
+        let got: Vec<(&str, Option<TreeEntry>)> =
+            changes.iter().map(|(p, e)| (p.as_str(), *e)).collect();
+        assert_eq!(
+            got,
+            [
+                ("a.txt", Some(entry(b"1"))),
+                ("a/b", None),
+                ("c", Some(entry(b"2"))),
+                ("d", Some(entry(b"1"))),
+                ("e", None),
+            ]
+        );
+        assert!(flat_changes(&old, &old.clone().into_iter().collect()).is_empty());
     }
 }
