@@ -12,7 +12,7 @@ mod rollback;
 mod snapshot;
 mod working;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, EngineConfig};
 
 use crate::session::{Entry, SessionLog};
-use crate::store::{self as diff, ObjectId, Store};
+use crate::store::{self as diff, ObjectId, Store, TreeEntry};
 use crate::working_copy::{ScanOptions, StatCache};
 
 pub use crate::store::FlatTree;
@@ -203,6 +203,30 @@ impl Engine {
         let flat = hit.1.clone();
         self.flat_cache.push_back(hit);
         Some(flat)
+    }
+
+    /// `base` (with its files) changed by `changes` (path → new entry, or
+    /// `None` for a deletion): the new tree, written by rewriting only the
+    /// directories on the changed paths, and its files derived from the
+    /// base's without copying them. Remembered for the next lookup.
+    fn derive_tree(
+        &mut self,
+        base: ObjectId,
+        mut files: FlatTree,
+        changes: &BTreeMap<String, Option<TreeEntry>>,
+    ) -> Result<(ObjectId, FlatTree)> {
+        if changes.is_empty() {
+            return Ok((base, files));
+        }
+        let tree = diff::update_tree(&self.store, &base, changes)?;
+        for (path, entry) in changes {
+            match entry {
+                Some(e) => files.insert(path.clone(), *e),
+                None => files.remove(path),
+            };
+        }
+        self.remember_flat(tree, files.clone());
+        Ok((tree, files))
     }
 
     fn remember_flat(&mut self, tree: ObjectId, flat: FlatTree) {

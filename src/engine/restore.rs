@@ -263,17 +263,11 @@ impl Engine {
         for (_, e) in &plan.writes {
             self.store.get(&e.id)?;
         }
-        let expected_tree = diff::update_tree(&self.store, &plan.working, &plan.expected_changes)?;
-        // The files of the tree the restore leaves, derived from the scan's
-        // (not flattened again from the store by the next operation).
-        let mut expected_files = self.flat(Some(plan.working))?;
-        for (path, entry) in &plan.expected_changes {
-            match entry {
-                Some(e) => expected_files.insert(path.clone(), *e),
-                None => expected_files.remove(path),
-            };
-        }
-        self.remember_flat(expected_tree, expected_files);
+        // The tree the restore leaves, and its files derived from the
+        // scan's (not flattened again from the store by the next operation).
+        let working_files = self.flat(Some(plan.working))?;
+        let (expected_tree, _) =
+            self.derive_tree(plan.working, working_files, &plan.expected_changes)?;
         let parent = op.parent.clone().or_else(|| self.leaf_id());
         let parent_cp = match &parent {
             Some(id) => self.checkpoint_tree(id)?,

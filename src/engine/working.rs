@@ -323,20 +323,7 @@ impl Engine {
                 untracked.append(&mut out.untracked);
                 untracked.sort();
                 out.untracked = untracked;
-                if changes.is_empty() {
-                    (base.tree, base.files)
-                } else {
-                    let tree = diff::update_tree(&self.store, &base.tree, &changes)?;
-                    let mut files = base.files;
-                    for (p, e) in changes {
-                        match e {
-                            Some(e) => files.insert(p, e),
-                            None => files.remove(&p),
-                        };
-                    }
-                    self.remember_flat(tree, files.clone());
-                    (tree, files)
-                }
+                self.derive_tree(base.tree, base.files, &changes)?
             }
             _ => {
                 // The common case of a full scan, nothing changed: the tree
@@ -357,21 +344,9 @@ impl Engine {
                     // Against a known tree, only what differs is rewritten:
                     // the directories on the changed paths, and the file
                     // map derived from the reference's.
-                    Some((ref_tree, mut files)) => {
+                    Some((ref_tree, files)) => {
                         let changes = flat_changes(&files, &out.files);
-                        if changes.is_empty() {
-                            (ref_tree, files)
-                        } else {
-                            let tree = diff::update_tree(&self.store, &ref_tree, &changes)?;
-                            for (p, e) in changes {
-                                match e {
-                                    Some(e) => files.insert(p, e),
-                                    None => files.remove(&p),
-                                };
-                            }
-                            self.remember_flat(tree, files.clone());
-                            (tree, files)
-                        }
+                        self.derive_tree(ref_tree, files, &changes)?
                     }
                     None => {
                         let tree = diff::build_tree(&self.store, &out.files)?;
