@@ -38,6 +38,19 @@ impl T {
     }
 }
 
+/// Navigate to `target` with every option at its default.
+fn nav_to(target: impl Into<String>) -> NavigateTreeParams {
+    NavigateTreeParams {
+        target_id: target.into(),
+        skip_files: None,
+        summarize: None,
+        summary: None,
+        label: None,
+        preview: None,
+        on_conflict: None,
+    }
+}
+
 fn snap(e: &mut Engine) -> SnapshotResult {
     e.snapshot(SnapshotParams::default()).unwrap()
 }
@@ -94,16 +107,8 @@ fn modified_files_ignore_changes_on_other_branches() {
     let s1 = snap(&mut e);
     // Back to the baseline, then a new branch changes a.txt again: the
     // earlier change (s1, first in the file) is not on the leaf's path.
-    e.navigate_tree(NavigateTreeParams {
-        target_id: init.baseline.entry_id.clone(),
-        skip_files: None,
-        summarize: None,
-        summary: None,
-        label: None,
-        preview: None,
-        on_conflict: None,
-    })
-    .unwrap();
+    e.navigate_tree(nav_to(init.baseline.entry_id.clone()))
+        .unwrap();
     t.write("a.txt", "3");
     let s2 = snap(&mut e);
     assert_ne!(s1.entry_id, s2.entry_id);
@@ -567,17 +572,7 @@ fn navigate_away_and_back() {
     );
     // Back to the first branch: its files come back, and the second
     // branch's work is kept by a pre-restore snapshot... (it was snapshotted).
-    let back = e
-        .navigate_tree(NavigateTreeParams {
-            target_id: s1.clone(),
-            skip_files: None,
-            summarize: None,
-            summary: None,
-            label: None,
-            preview: None,
-            on_conflict: None,
-        })
-        .unwrap();
+    let back = e.navigate_tree(nav_to(s1.clone())).unwrap();
     assert_eq!(read(&t, "a.txt").as_deref(), Some("branch one"));
     assert_eq!(back.restore.unwrap().restored, vec!["a.txt"]);
     // Survives a restart: the leaf is the navigation's last entry.
