@@ -101,11 +101,6 @@ impl Engine {
         &self.log
     }
 
-    /// Send notifications (`files_changed`, `progress`) to `sink`.
-    pub fn set_event_sink(&mut self, sink: EventSink) {
-        self.events = Some(sink);
-    }
-
     fn emit(&self, method: &str, params: serde_json::Value) {
         if let Some(sink) = &self.events {
             sink(method, params);

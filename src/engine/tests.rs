@@ -398,14 +398,17 @@ fn read(t: &T, rel: &str) -> Option<String> {
 fn restore_undo_redo() {
     let t = T::new();
     t.write("a.txt", "v1");
-    let (mut e, init) = t.open();
     let events = Arc::new(std::sync::Mutex::new(
         Vec::<(String, serde_json::Value)>::new(),
     ));
     let sink = events.clone();
-    e.set_event_sink(Arc::new(move |m: &str, p: serde_json::Value| {
-        sink.lock().unwrap().push((m.to_string(), p))
-    }));
+    let (mut e, init) = Engine::open_with_events(
+        t.config(None),
+        Some(Arc::new(move |m: &str, p: serde_json::Value| {
+            sink.lock().unwrap().push((m.to_string(), p))
+        })),
+    )
+    .unwrap();
     t.write("a.txt", "v2");
     t.write("new/added.txt", "added");
     let s1 = snap(&mut e);

@@ -136,11 +136,6 @@ impl SessionIndex {
         self.entries.last()
     }
 
-    /// The position of `id` in file order.
-    pub fn position(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
-    }
-
     /// The entry at a position in file order.
     pub fn at(&self, position: usize) -> Option<&Entry> {
         self.entries.get(position)
@@ -310,7 +305,7 @@ pub(crate) mod tests {
         assert!(ix.changes_to("nope").is_empty());
         assert!(ix.records_tree(0) && ix.records_tree(3) && !ix.records_tree(2));
         assert_eq!(ix.path_positions("u"), [0, 1, 2, 3]);
-        assert_eq!(ix.at(ix.position("s1").unwrap()).unwrap().id, "s1");
+        assert_eq!(ix.at(1).unwrap().id, "s1");
     }
 
     fn cp<'a>(ix: &'a SessionIndex, id: &str) -> Option<&'a str> {
