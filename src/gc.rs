@@ -22,9 +22,12 @@
 //!    hit's blob id without touching the store, so a blob the cache vouches for must
 //!    outlive every session that referenced it. (A cache that cannot be decoded is not
 //!    trusted by scans either, so it names nothing.)
-//! 5. **Sweep**: objects that are unreachable and older than the grace period are deleted
-//!    through [`Store::remove`] (the mtime is checked again right before, so an object a
-//!    concurrent put re-used meanwhile is spared), and stale temp files are removed.
+//! 5. **Sweep**: loose objects that are unreachable and older than the grace period are
+//!    deleted through [`Store::remove`] (the mtime is checked again right before, so an
+//!    object a concurrent put re-used meanwhile is spared); every pack older than the grace
+//!    period that holds unreachable objects is rewritten without them, or deleted when it
+//!    holds nothing else ([`Store::prune_packs`]; a pack's mtime is its objects' age); stale
+//!    temp files and packs a crashed writer never published are removed.
 //!
 //! If any session file cannot be parsed, or a tree object cannot be decoded, gc cannot know what is referenced and deletes no object in that run (session
 //! retention still applies; budget pruning is skipped since it could free nothing).
@@ -290,14 +293,20 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
     } else {
         listing
             .iter()
-            .filter(|o| !live.contains(&o.id) && old(o))
+            .filter(|o| !o.packed && !live.contains(&o.id) && old(o))
             .collect()
     };
     let mut objects_removed = 0u64;
     let mut bytes_freed = 0u64;
+    if !blockers.any() {
+        // Packed garbage: packs past the grace period are rewritten without it.
+        let (n, bytes) = store.prune_packs(&|id| live.contains(id), cutoff, dry_run)?;
+        objects_removed += n;
+        bytes_freed += bytes;
+    }
     if dry_run {
-        objects_removed = garbage.len() as u64;
-        bytes_freed = garbage.iter().map(|o| o.stored_bytes).sum();
+        objects_removed += garbage.len() as u64;
+        bytes_freed += garbage.iter().map(|o| o.stored_bytes).sum::<u64>();
     } else {
         for o in &garbage {
             // A put that re-used the object since the listing refreshed its mtime.

@@ -204,6 +204,10 @@ impl Engine {
             }
         }
         let (state, dirs, files) = result?;
+        // A scan that wrote a pack publishes it now, also when no snapshot
+        // follows (a query of `@working`), so it never sits unpublished for
+        // long (gc takes an old unpublished pack for a crashed writer's).
+        self.store.publish_packs()?;
         let untracked = Arc::new(state.scan.untracked.clone());
         let full = scan_scope.is_none();
         #[cfg(target_os = "linux")]

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! VERSION              store format version, ASCII decimal + "\n"
-//! objects/ab/cdef...   one file per object: 16-byte header + raw or zstd payload
+//! objects/ab/cdef...   a loose object: 16-byte header + raw or zstd payload
+//! objects/pack/        packs: many objects' records in one file, plus its index
 //! sessions/            session files (owned by the session module)
 //! ```
 //!
@@ -20,6 +21,8 @@ mod diff;
 mod error;
 mod object_id;
 mod objects;
+mod pack;
+mod pack_set;
 mod tree;
 
 pub use diff::{

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -14,10 +14,16 @@ use rayon::prelude::*;
 use super::codec::{self, Codec, HEADER_LEN};
 use super::error::StoreError;
 use super::object_id::ObjectId;
+use super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
+use super::pack_set::PackSet;
 use super::tree::Tree;
 
-/// Store format version written to `root/VERSION` and the only one this build reads.
-pub const STORE_VERSION: u32 = 1;
+/// Store format version written to `root/VERSION`. Version 2 added packs
+/// (`objects/pack/`); a version-1 store is a valid version-2 store without
+/// packs, so opening one upgrades its `VERSION` in place.
+pub const STORE_VERSION: u32 = 2;
+/// The older version this build upgrades on open.
+const UPGRADABLE_VERSION: u32 = 1;
 
 const VERSION_FILE: &str = "VERSION";
 const OBJECTS_DIR: &str = "objects";
@@ -52,13 +58,18 @@ pub struct StoreUsage {
     pub bytes: u64,
 }
 
-/// One object file, as listed for gc.
+/// One stored object, as listed for gc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectInfo {
     pub id: ObjectId,
+    /// Its file's size, or its record's length in a pack.
     pub stored_bytes: u64,
-    /// Last write or last dedup hit (see [`KNOWN_OBJECT_TTL`]).
+    /// Last write or last dedup hit (see [`KNOWN_OBJECT_TTL`]); for a packed
+    /// object, its pack's.
     pub modified: SystemTime,
+    /// In a pack (removed by [`Store::prune_packs`]) rather than a file of
+    /// its own (removed by [`Store::remove`]).
+    pub packed: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -86,6 +97,11 @@ pub struct Store {
     /// restores and snapshots read the same few directories again and again
     /// (each read would otherwise decompress, verify and parse).
     trees: Mutex<HashMap<ObjectId, Arc<Tree>>>,
+    /// Packed objects (`objects/pack/`) and the pack being written.
+    packs: PackSet,
+    /// Objects written since the last [`Store::sync`]: past
+    /// [`LOOSE_PER_BATCH`] they go into a pack.
+    batch_writes: AtomicUsize,
 }
 
 /// How many decoded trees [`Store::get_tree`] keeps (a few MB at most).
@@ -108,10 +124,13 @@ impl Store {
             fs::create_dir_all(&dir)
                 .map_err(|e| StoreError::io("creating store directory", &dir, e))?;
         }
+        let packs = PackSet::open(&objects, fsync)?;
         Ok(Store {
             root: root.to_path_buf(),
             objects,
             fsync,
+            packs,
+            batch_writes: AtomicUsize::new(0),
             known: DashMap::new(),
             dirty_dirs: (0..256).map(|_| AtomicBool::new(false)).collect(),
             objects_dirty: AtomicBool::new(false),
@@ -158,6 +177,14 @@ impl Store {
                 });
             }
         }
+        if let Some(loc) = self.packs.lookup(&id) {
+            self.packs.touch(loc);
+            return Ok(PutOutcome {
+                id,
+                written: false,
+                stored_bytes: loc.len(),
+            });
+        }
         let path = self.object_path(&id);
         if let Some(stored_bytes) = freshen(&path, bytes.len() as u64) {
             self.remember(id, stored_bytes);
@@ -167,8 +194,14 @@ impl Store {
                 stored_bytes,
             });
         }
-        let stored_bytes = self.write_object(&id, &path, bytes)?;
-        self.remember(id, stored_bytes);
+        let stored_bytes = match self.write_object(&id, &path, bytes)? {
+            // The pack index in memory already says it exists.
+            Written::Packed(n) => n,
+            Written::Loose(n) => {
+                self.remember(id, n);
+                n
+            }
+        };
         Ok(PutOutcome {
             id,
             written: true,
@@ -180,10 +213,19 @@ impl Store {
     /// anything that does not decode to content hashing to `id` is `Corrupt`, and the bad
     /// bytes are never returned.
     pub fn get(&self, id: &ObjectId) -> Result<Vec<u8>, StoreError> {
+        if self.packs.lookup(id).is_some() {
+            if let Some(record) = self.packs.read(id)? {
+                return decode_record(id, record);
+            }
+        }
         let path = self.object_path(id);
         let mut file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Perhaps another process packed it since we loaded the packs.
+                if let Some(record) = self.packs.read(id)? {
+                    return decode_record(id, record);
+                }
                 return Err(StoreError::NotFound { id: *id });
             }
             Err(e) => return Err(StoreError::io("opening object", &path, e)),
@@ -213,7 +255,10 @@ impl Store {
                 return true;
             }
         }
-        self.object_path(id).is_file()
+        if self.packs.lookup(id).is_some() || self.object_path(id).is_file() {
+            return true;
+        }
+        self.packs.reload().is_ok() && self.packs.lookup(id).is_some()
     }
 
     /// Validates, encodes and stores a tree; returns its id.
@@ -249,18 +294,27 @@ impl Store {
         self.trees.lock().ok()?.get(id).cloned()
     }
 
-    /// Counts objects and their on-disk bytes by scanning `objects/`.
+    /// Counts objects and their on-disk bytes: loose object files plus pack
+    /// and pack index files (an object in two places counts twice).
     pub fn usage(&self) -> Result<StoreUsage, StoreError> {
-        let list = self.list_objects()?;
+        let loose = self.list_loose()?;
+        let packed = self.packs.list_objects()?;
         Ok(StoreUsage {
-            objects: list.len() as u64,
-            bytes: list.iter().map(|o| o.stored_bytes).sum(),
+            objects: (loose.len() + packed.len()) as u64,
+            bytes: loose.iter().map(|o| o.stored_bytes).sum::<u64>() + self.packs.file_bytes()?,
         })
     }
 
-    /// Every object file with its size and mtime, for gc. Files that are not objects
-    /// (temp files, strays) are skipped; an object deleted while scanning is skipped too.
+    /// Every stored object with its size and mtime, for gc: loose files
+    /// (temp files and strays skipped, as is an object deleted while
+    /// scanning) and the records of published packs.
     pub fn list_objects(&self) -> Result<Vec<ObjectInfo>, StoreError> {
+        let mut out = self.list_loose()?;
+        out.extend(self.packs.list_objects()?);
+        Ok(out)
+    }
+
+    fn list_loose(&self) -> Result<Vec<ObjectInfo>, StoreError> {
         let fanouts = self.fanout_dirs()?;
         let per_dir: Vec<Result<Vec<ObjectInfo>, StoreError>> = fanouts
             .par_iter()
@@ -273,7 +327,27 @@ impl Store {
         Ok(out)
     }
 
-    /// Deletes an object file (gc). Returns whether it existed. Also forgets it, so a later
+    /// gc's sweep of packs: rewrites every pack older than `cutoff` without
+    /// the objects `live` rejects (deleting it when none is live). Returns
+    /// (objects removed, bytes freed); `dry_run` only counts.
+    pub fn prune_packs(
+        &self,
+        live: &dyn Fn(&ObjectId) -> bool,
+        cutoff: Option<SystemTime>,
+        dry_run: bool,
+    ) -> Result<(u64, u64), StoreError> {
+        let out = self.packs.prune(live, cutoff, dry_run)?;
+        if !dry_run {
+            self.known.retain(|id, _| live(id));
+            if let Ok(mut trees) = self.trees.lock() {
+                trees.retain(|id, _| live(id));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes a loose object file (gc; packed objects go through
+    /// [`Store::prune_packs`]). Returns whether it existed. Also forgets it, so a later
     /// put writes it again instead of trusting the in-memory set.
     pub fn remove(&self, id: &ObjectId) -> Result<bool, StoreError> {
         self.known.remove(id);
@@ -288,11 +362,12 @@ impl Store {
         }
     }
 
-    /// Deletes temp files left by writers that crashed, if older than `min_age` (younger
-    /// ones may belong to a live writer in another process). Returns how many were removed.
+    /// Deletes temp files and unpublished packs left by writers that crashed, if older
+    /// than `min_age` (younger ones may belong to a live writer in another process).
+    /// Returns how many were removed.
     pub fn remove_stale_temps(&self, min_age: Duration) -> Result<u64, StoreError> {
         let now = SystemTime::now();
-        let mut removed = 0;
+        let mut removed = self.packs.remove_stale(min_age)?;
         for (_, dir) in self.fanout_dirs()? {
             let entries = match fs::read_dir(&dir) {
                 Ok(e) => e,
@@ -322,6 +397,39 @@ impl Store {
     /// a session entry that references new objects (write order: objects, then entries).
     /// A no-op when the store was opened without `fsync`.
     pub fn sync(&self) -> Result<(), StoreError> {
+        self.batch_writes.store(0, Ordering::Release);
+        if !self.packs.has_pending() {
+            return self.sync_loose();
+        }
+        // Packs: records and index temps durable first (one syncfs with the
+        // loose objects), then the indexes renamed into place and their
+        // directory synced, so an index never names records a power loss
+        // could take back.
+        let sealed = self.packs.seal()?;
+        if self.fsync && !BATCH_SYNC {
+            sealed
+                .sync_each()
+                .map_err(|e| StoreError::io("syncing pack", &self.objects, e))?;
+        }
+        if self.fsync && BATCH_SYNC && !sealed.is_empty() {
+            self.objects_dirty.store(true, Ordering::Release);
+        }
+        self.sync_loose()?;
+        self.packs.publish(sealed)
+    }
+
+    /// [`Store::sync`] if a pack is being written, else nothing: publishes
+    /// packs after writes that no session entry follows.
+    pub fn publish_packs(&self) -> Result<(), StoreError> {
+        if self.packs.has_pending() {
+            self.sync()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The loose half of [`Store::sync`].
+    fn sync_loose(&self) -> Result<(), StoreError> {
         if !self.fsync {
             return Ok(());
         }
@@ -377,13 +485,22 @@ impl Store {
     /// Writes the object file: temp file in the fan-out directory, fsync (if enabled),
     /// rename into place. Concurrent writers of the same id each use their own temp file;
     /// the renames replace one complete, identical file with another.
-    fn write_object(&self, id: &ObjectId, path: &Path, bytes: &[u8]) -> Result<u64, StoreError> {
+    fn write_object(
+        &self,
+        id: &ObjectId,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<Written, StoreError> {
         let compressed = codec::compress(bytes);
         let (codec, payload) = match &compressed {
             Some(z) => (Codec::Zstd, z.as_slice()),
             None => (Codec::Raw, bytes),
         };
         let header = codec::header(codec, bytes.len() as u64);
+        let nth = self.batch_writes.fetch_add(1, Ordering::AcqRel);
+        if nth >= LOOSE_PER_BATCH && bytes.len() <= MAX_PACKED_OBJECT {
+            return Ok(Written::Packed(self.packs.append(*id, &header, payload)?));
+        }
         let dir = path.parent().unwrap_or(&self.objects);
         let (mut file, temp) = self.create_temp(dir)?;
         let result = (|| {
@@ -410,7 +527,7 @@ impl Store {
         if self.fsync {
             self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
         }
-        Ok((HEADER_LEN + payload.len()) as u64)
+        Ok(Written::Loose((HEADER_LEN + payload.len()) as u64))
     }
 
     /// Creates a uniquely named temp file in `dir`, creating `dir` on first use.
@@ -489,9 +606,37 @@ fn list_fanout(prefix: &str, dir: &Path) -> Result<Vec<ObjectInfo>, StoreError> 
             id,
             stored_bytes: meta.len(),
             modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            packed: false,
         });
     }
     Ok(out)
+}
+
+/// Where [`Store::write_object`] put an object, and its stored size.
+enum Written {
+    Loose(u64),
+    Packed(u64),
+}
+
+/// Decodes and verifies a packed object's record (the same bytes as a loose file).
+fn decode_record(id: &ObjectId, mut record: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+    let corrupt = || StoreError::Corrupt { id: *id };
+    let (codec, len) = codec::parse_header(&record).map_err(|_| corrupt())?;
+    let payload = record.split_off(HEADER_LEN);
+    codec::decode_payload(id, codec, len, payload).map_err(|_| corrupt())
+}
+
+impl Drop for Store {
+    /// Publishes a pack still being written, so its objects stay findable
+    /// (nothing references them yet, but the next process can dedup against
+    /// them instead of writing them again).
+    fn drop(&mut self) {
+        if self.packs.has_pending() {
+            if let Err(e) = self.sync() {
+                tracing::warn!(error = %e, "could not publish the last pack on close");
+            }
+        }
+    }
 }
 
 /// If a plausible object file exists, bumps its mtime to now and returns its size.
@@ -538,6 +683,9 @@ fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
                     ),
                 )
             })?;
+            if found == UPGRADABLE_VERSION {
+                return write_version(root, fsync);
+            }
             if found != STORE_VERSION {
                 return Err(StoreError::UnsupportedVersion {
                     found,
@@ -546,39 +694,44 @@ fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
             }
             Ok(())
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            // Temp + rename so a concurrent opener never reads a half-written VERSION; two
-            // processes creating the store at once both write the same content.
-            let temp = root.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()));
-            let write = || -> io::Result<()> {
-                let mut f = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&temp)?;
-                f.write_all(format!("{STORE_VERSION}\n").as_bytes())?;
-                if fsync {
-                    f.sync_all()?;
-                }
-                drop(f);
-                fs::rename(&temp, &path)?;
-                if fsync {
-                    sync_dir(root)?;
-                }
-                Ok(())
-            };
-            write().map_err(|e| {
-                let _ = fs::remove_file(&temp);
-                StoreError::io("writing store version", &path, e)
-            })
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => write_version(root, fsync),
         Err(e) => Err(StoreError::io("reading store version", &path, e)),
     }
+}
+
+/// Writes `root/VERSION` for a new store or one being upgraded.
+fn write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
+    let path = root.join(VERSION_FILE);
+    // Temp + rename so a concurrent opener never reads a half-written VERSION; two
+    // processes creating (or upgrading) the store at once both write the same content.
+    let temp = root.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()));
+    let write = || -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        f.write_all(format!("{STORE_VERSION}\n").as_bytes())?;
+        if fsync {
+            f.sync_all()?;
+        }
+        drop(f);
+        fs::rename(&temp, &path)?;
+        if fsync {
+            sync_dir(root)?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        StoreError::io("writing store version", &path, e)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::tree::{EntryKind, TreeEntry};
+    use std::collections::HashSet;
 
     fn new_store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
@@ -605,7 +758,7 @@ mod tests {
         assert!(root.join("objects").is_dir());
         assert!(store.sessions_dir().is_dir());
         assert_eq!(store.sessions_dir(), root.join("sessions"));
-        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "1\n");
+        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "2\n");
         // Reopening an existing store works and keeps its objects.
         let id = store.put(b"kept").unwrap().id;
         drop(store);
@@ -618,16 +771,16 @@ mod tests {
     fn open_refuses_unknown_version() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        fs::write(root.join("VERSION"), "2\n").unwrap();
+        fs::write(root.join("VERSION"), "3\n").unwrap();
         match Store::open(root, false) {
             Err(StoreError::UnsupportedVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
             }) => {}
             other => panic!("unexpected {:?}", other.err()),
         }
         // Left untouched.
-        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "2\n");
+        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
         assert!(!root.join("objects").exists());
         fs::write(root.join("VERSION"), "garbage").unwrap();
         assert!(matches!(
@@ -863,11 +1016,19 @@ mod tests {
         for content in &shared {
             assert_eq!(store.get(&ObjectId::of(content)).unwrap(), *content);
         }
-        let usage = store.usage().unwrap();
-        assert_eq!(usage.objects, (shared.len() + threads * per_thread) as u64);
-        // No temp files left behind by the races.
+        // No temp files left behind by the races (the open pack is not stale).
         assert_eq!(store.remove_stale_temps(Duration::ZERO).unwrap(), 0);
         store.sync().unwrap();
+        // Racing puts of one content may each store a copy (loose or packed);
+        // every id is there at least once.
+        let ids: HashSet<ObjectId> = store.list_objects().unwrap().iter().map(|o| o.id).collect();
+        assert_eq!(ids.len(), shared.len() + threads * per_thread);
+        assert!(store.usage().unwrap().objects >= ids.len() as u64);
+        // Everything is readable from a new process too.
+        let again = Store::open(store.root(), false).unwrap();
+        for (id, content) in results.iter().flatten() {
+            assert_eq!(again.get(id).unwrap(), *content);
+        }
     }
 
     #[test]

@@ -1,0 +1,943 @@
+//! The packs of one store as this process sees them: where each packed object
+//! is, the pack being written, publishing packs at the end of a batch, and
+//! gc's rewriting of packs that hold garbage.
+//!
+//! Readers trust only packs whose index exists; an index is renamed into
+//! place only after the pack's records are durable, and another process's
+//! new packs are picked up when a lookup misses (`reload`).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+use std::time::{Instant, SystemTime};
+
+use dashmap::DashMap;
+
+use super::codec;
+use super::error::StoreError;
+use super::object_id::ObjectId;
+use super::objects::{ObjectInfo, KNOWN_OBJECT_TTL};
+use super::pack::{
+    decode_index, encode_index, index_path, is_pack_name, pack_path, read_record, IndexEntry,
+    PackWriter, MAX_PACK_BYTES, PACK_DIR,
+};
+use crate::durability::{sync_dir, BATCH_SYNC};
+
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// Where a packed object is: a slot in [`PackSet::slots`] and its record.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Loc {
+    slot: u32,
+    offset: u64,
+    len: u64,
+}
+
+impl Loc {
+    /// Bytes the object takes in its pack (header and payload).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    /// Being written by this process; no index yet.
+    Writing,
+    /// Has its index on disk.
+    Published,
+    /// Deleted (by gc here or elsewhere); its slot number is never reused.
+    Gone,
+}
+
+#[derive(Debug)]
+struct Slot {
+    name: String,
+    state: SlotState,
+    /// When this process last set the pack's mtime (a dedup hit, see
+    /// [`KNOWN_OBJECT_TTL`]).
+    touched: Option<Instant>,
+}
+
+/// Packs finished in this batch, with their index written to a temp file,
+/// waiting for [`PackSet::publish`].
+pub(crate) struct Sealed {
+    packs: Vec<(u32, PackWriter, PathBuf)>,
+}
+
+impl Sealed {
+    pub fn is_empty(&self) -> bool {
+        self.packs.is_empty()
+    }
+
+    /// Without syncfs: flush each pack and index temp on its own.
+    pub fn sync_each(&self) -> io::Result<()> {
+        for (_, w, temp) in &self.packs {
+            w.sync_data()?;
+            fs::File::open(temp)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Writing {
+    current: Option<(u32, PackWriter)>,
+    /// Full packs of this batch, closed before it ended.
+    closed: Vec<(u32, PackWriter)>,
+}
+
+pub(crate) struct PackSet {
+    dir: PathBuf,
+    fsync: bool,
+    by_id: DashMap<ObjectId, Loc>,
+    slots: RwLock<Vec<Slot>>,
+    writing: Mutex<Writing>,
+}
+
+/// One pack as gc sees it.
+struct PackListing {
+    slot: u32,
+    name: String,
+    modified: SystemTime,
+    entries: Vec<IndexEntry>,
+}
+
+impl PackSet {
+    /// Loads the index of every published pack under `objects/pack/`.
+    pub fn open(objects: &Path, fsync: bool) -> Result<PackSet, StoreError> {
+        let set = PackSet {
+            dir: objects.join(PACK_DIR),
+            fsync,
+            by_id: DashMap::new(),
+            slots: RwLock::new(Vec::new()),
+            writing: Mutex::new(Writing::default()),
+        };
+        set.reload()?;
+        Ok(set)
+    }
+
+    pub fn lookup(&self, id: &ObjectId) -> Option<Loc> {
+        self.by_id.get(id).map(|l| *l)
+    }
+
+    fn slot_name(&self, slot: u32) -> Option<(String, SlotState)> {
+        let slots = self.slots.read().ok()?;
+        let s = slots.get(slot as usize)?;
+        Some((s.name.clone(), s.state))
+    }
+
+    /// The record (object header and payload) of a packed object; `None` if
+    /// no pack known here or published since holds it.
+    pub fn read(&self, id: &ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+        for attempt in 0..2 {
+            if let Some(loc) = self.lookup(id) {
+                if let Some((name, state)) = self.slot_name(loc.slot) {
+                    if state != SlotState::Gone {
+                        let path = pack_path(&self.dir, &name);
+                        match read_record(&path, loc.offset, loc.len) {
+                            Ok(bytes) => return Ok(Some(bytes)),
+                            // gc here or elsewhere rewrote or removed it.
+                            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                            // A pack cut short: the record is corrupt.
+                            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                                return Err(StoreError::Corrupt { id: *id });
+                            }
+                            Err(e) => return Err(StoreError::io("reading pack", path, e)),
+                        }
+                    }
+                }
+            }
+            if attempt == 0 && !self.reload()? {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Re-reads the pack directory: loads packs published since (by another
+    /// process) and forgets packs deleted since. Returns whether anything
+    /// changed.
+    pub fn reload(&self) -> Result<bool, StoreError> {
+        let on_disk = self.published_names()?;
+        let mut changed = false;
+        let mut gone: Vec<u32> = Vec::new();
+        let known: HashSet<String> = {
+            let mut slots = self.slots.write().map_err(|_| poisoned(&self.dir))?;
+            for (i, s) in slots.iter_mut().enumerate() {
+                if s.state == SlotState::Published && !on_disk.contains(&s.name) {
+                    s.state = SlotState::Gone;
+                    gone.push(i as u32);
+                }
+            }
+            slots.iter().map(|s| s.name.clone()).collect()
+        };
+        if !gone.is_empty() {
+            self.by_id.retain(|_, loc| !gone.contains(&loc.slot));
+            changed = true;
+        }
+        for name in on_disk.iter().filter(|n| !known.contains(*n)) {
+            let Some(entries) = self.read_index(name)? else {
+                continue;
+            };
+            let slot = self.push_slot(name.clone(), SlotState::Published)?;
+            for e in entries {
+                self.by_id.entry(e.id).or_insert(Loc {
+                    slot,
+                    offset: e.offset,
+                    len: e.len,
+                });
+            }
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// Names of the packs that have an index.
+    fn published_names(&self) -> Result<HashSet<String>, StoreError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
+        };
+        let mut out = HashSet::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io("listing packs", &self.dir, e))?;
+            let name = entry.file_name();
+            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".idx")) else {
+                continue;
+            };
+            if is_pack_name(stem) {
+                out.insert(stem.to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    /// A pack's index entries; `None` (with a warning) for a pack whose index
+    /// or pack file vanished or does not decode: its objects are then missing,
+    /// which readers report and gc treats as a reason to delete nothing.
+    fn read_index(&self, name: &str) -> Result<Option<Vec<IndexEntry>>, StoreError> {
+        let idx = index_path(&self.dir, name);
+        let bytes = match fs::read(&idx) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io("reading pack index", idx, e)),
+        };
+        let pack = pack_path(&self.dir, name);
+        let pack_len = match fs::metadata(&pack) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                tracing::warn!(pack = %pack.display(), "pack index without its pack; ignored");
+                return Ok(None);
+            }
+            Err(e) => return Err(StoreError::io("reading pack", pack, e)),
+        };
+        match decode_index(&bytes, pack_len) {
+            Ok(entries) => Ok(Some(entries)),
+            Err(why) => {
+                tracing::warn!(index = %idx.display(), why, "unreadable pack index; its objects are unavailable");
+                Ok(None)
+            }
+        }
+    }
+
+    fn push_slot(&self, name: String, state: SlotState) -> Result<u32, StoreError> {
+        let mut slots = self.slots.write().map_err(|_| poisoned(&self.dir))?;
+        slots.push(Slot {
+            name,
+            state,
+            touched: None,
+        });
+        Ok((slots.len() - 1) as u32)
+    }
+
+    /// Appends an object to the pack being written (starting one if needed);
+    /// returns the record's length.
+    pub fn append(&self, id: ObjectId, header: &[u8], payload: &[u8]) -> Result<u64, StoreError> {
+        let mut writing = self.writing.lock().map_err(|_| poisoned(&self.dir))?;
+        if writing.current.is_none() {
+            let writer = PackWriter::create(&self.dir)
+                .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
+            let slot = self.push_slot(writer.name.clone(), SlotState::Writing)?;
+            writing.current = Some((slot, writer));
+        }
+        let Some((slot, writer)) = writing.current.as_mut() else {
+            return Err(poisoned(&self.dir));
+        };
+        let slot = *slot;
+        let entry = writer
+            .append(id, &[header, payload])
+            .map_err(|e| StoreError::io("writing pack", &writer.path, e))?;
+        let full = writer.len() >= MAX_PACK_BYTES;
+        self.by_id.insert(
+            id,
+            Loc {
+                slot,
+                offset: entry.offset,
+                len: entry.len,
+            },
+        );
+        if full {
+            if let Some(done) = writing.current.take() {
+                writing.closed.push(done);
+            }
+        }
+        Ok(entry.len)
+    }
+
+    /// Whether a batch has packs to publish.
+    pub fn has_pending(&self) -> bool {
+        self.writing
+            .lock()
+            .map(|w| w.current.is_some() || !w.closed.is_empty())
+            .unwrap_or(true)
+    }
+
+    /// Ends the batch: writes each pending pack's index to a temp file. The
+    /// caller makes packs and temps durable, then calls [`PackSet::publish`].
+    pub fn seal(&self) -> Result<Sealed, StoreError> {
+        let pending: Vec<(u32, PackWriter)> = {
+            let mut writing = self.writing.lock().map_err(|_| poisoned(&self.dir))?;
+            let mut all = std::mem::take(&mut writing.closed);
+            all.extend(writing.current.take());
+            all
+        };
+        let mut sealed = Sealed { packs: Vec::new() };
+        let mut pending = pending.into_iter();
+        while let Some((slot, writer)) = pending.next() {
+            match self.seal_one(&writer) {
+                Ok(temp) => sealed.packs.push((slot, writer, temp)),
+                Err(e) => {
+                    // Leave this and the rest for the next sync to retry;
+                    // what was sealed stays in `sealed` for it too.
+                    self.unseal(sealed);
+                    self.requeue(std::iter::once((slot, writer)).chain(pending));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(sealed)
+    }
+
+    fn seal_one(&self, writer: &PackWriter) -> Result<PathBuf, StoreError> {
+        let lost = writer
+            .is_unlinked()
+            .map_err(|e| StoreError::io("checking pack", &writer.path, e))?;
+        if lost {
+            return Err(StoreError::io(
+                "sealing pack",
+                &writer.path,
+                io::Error::other("the pack was deleted while being written"),
+            ));
+        }
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{}.idx", writer.name));
+        fs::write(&temp, encode_index(&writer.entries))
+            .map_err(|e| StoreError::io("writing pack index", &temp, e))?;
+        Ok(temp)
+    }
+
+    fn unseal(&self, sealed: Sealed) {
+        let writers = sealed.packs.into_iter().map(|(slot, w, temp)| {
+            let _ = fs::remove_file(temp);
+            (slot, w)
+        });
+        self.requeue(writers);
+    }
+
+    fn requeue(&self, writers: impl Iterator<Item = (u32, PackWriter)>) {
+        if let Ok(mut writing) = self.writing.lock() {
+            for (slot, w) in writers {
+                if w.is_unlinked().unwrap_or(true) {
+                    // Its records are gone: forget them so puts write them again.
+                    self.by_id.retain(|_, loc| loc.slot != slot);
+                    self.set_state(slot, SlotState::Gone);
+                } else {
+                    writing.closed.push((slot, w));
+                }
+            }
+        }
+    }
+
+    /// Renames each sealed pack's index into place (after the caller made
+    /// the packs durable) and, with fsync, syncs the pack directory so the
+    /// indexes are durable before anything that references their objects.
+    pub fn publish(&self, sealed: Sealed) -> Result<(), StoreError> {
+        let mut slots = Vec::new();
+        for (slot, writer, temp) in sealed.packs {
+            let idx = index_path(&self.dir, &writer.name);
+            if let Err(e) = fs::rename(&temp, &idx) {
+                let _ = fs::remove_file(&temp);
+                self.requeue(std::iter::once((slot, writer)));
+                return Err(StoreError::io("publishing pack index", idx, e));
+            }
+            slots.push(slot);
+        }
+        if self.fsync && !slots.is_empty() {
+            sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
+        }
+        for slot in slots {
+            self.set_state(slot, SlotState::Published);
+        }
+        Ok(())
+    }
+
+    fn set_state(&self, slot: u32, state: SlotState) {
+        if let Ok(mut slots) = self.slots.write() {
+            if let Some(s) = slots.get_mut(slot as usize) {
+                s.state = state;
+            }
+        }
+    }
+
+    /// After a dedup hit: sets the pack's mtime to now, at most once per
+    /// [`KNOWN_OBJECT_TTL`], so gc (which spares young packs) keeps it.
+    pub fn touch(&self, loc: Loc) {
+        let due = match self.slots.read() {
+            Ok(slots) => slots.get(loc.slot as usize).is_some_and(|s| {
+                s.state == SlotState::Published
+                    && s.touched.is_none_or(|t| t.elapsed() >= KNOWN_OBJECT_TTL)
+            }),
+            Err(_) => false,
+        };
+        if !due {
+            return;
+        }
+        let Some((name, _)) = self.slot_name(loc.slot) else {
+            return;
+        };
+        // Best effort, as for loose objects: a failure only makes the pack
+        // look older to a concurrent gc.
+        if let Ok(f) = fs::File::options()
+            .write(true)
+            .open(pack_path(&self.dir, &name))
+        {
+            let _ = f.set_modified(SystemTime::now());
+        }
+        if let Ok(mut slots) = self.slots.write() {
+            if let Some(s) = slots.get_mut(loc.slot as usize) {
+                s.touched = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Published packs with their entries, read from disk (gc's view).
+    fn listing(&self) -> Result<Vec<PackListing>, StoreError> {
+        self.reload()?;
+        let named: Vec<(u32, String)> = {
+            let slots = self.slots.read().map_err(|_| poisoned(&self.dir))?;
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.state == SlotState::Published)
+                .map(|(i, s)| (i as u32, s.name.clone()))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (slot, name) in named {
+            let pack = pack_path(&self.dir, &name);
+            let modified = match fs::metadata(&pack).and_then(|m| m.modified()) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StoreError::io("reading pack", pack, e)),
+            };
+            if let Some(entries) = self.read_index(&name)? {
+                out.push(PackListing {
+                    slot,
+                    name,
+                    modified,
+                    entries,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every object of every published pack, with the pack's mtime.
+    pub fn list_objects(&self) -> Result<Vec<ObjectInfo>, StoreError> {
+        Ok(self
+            .listing()?
+            .into_iter()
+            .flat_map(|p| {
+                p.entries.into_iter().map(move |e| ObjectInfo {
+                    id: e.id,
+                    stored_bytes: e.len,
+                    modified: p.modified,
+                    packed: true,
+                })
+            })
+            .collect())
+    }
+
+    /// Bytes of pack and index files on disk (headers and indexes included).
+    pub fn file_bytes(&self) -> Result<u64, StoreError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
+        };
+        let mut total = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let stem = name
+                .strip_suffix(".idx")
+                .or_else(|| name.strip_suffix(".pack"));
+            if stem.is_some_and(is_pack_name) {
+                total += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        Ok(total)
+    }
+
+    /// gc's sweep of packed objects: every published pack older than
+    /// `cutoff` that holds an object `live` rejects is rewritten without it
+    /// (records copied as they are), or deleted when nothing in it is live.
+    /// Returns (objects removed, bytes freed); with `dry_run` only counts.
+    pub fn prune(
+        &self,
+        live: &dyn Fn(&ObjectId) -> bool,
+        cutoff: Option<SystemTime>,
+        dry_run: bool,
+    ) -> Result<(u64, u64), StoreError> {
+        let Some(cutoff) = cutoff else {
+            return Ok((0, 0));
+        };
+        let mut removed = 0;
+        let mut freed = 0;
+        for pack in self.listing()? {
+            if pack.modified >= cutoff {
+                continue;
+            }
+            let (keep, dead): (Vec<IndexEntry>, Vec<IndexEntry>) =
+                pack.entries.iter().partition(|e| live(&e.id));
+            if dead.is_empty() {
+                continue;
+            }
+            if dry_run {
+                removed += dead.len() as u64;
+                freed += dead.iter().map(|e| e.len).sum::<u64>();
+                continue;
+            }
+            // A put may have re-used an object of it since the listing.
+            let path = pack_path(&self.dir, &pack.name);
+            match fs::metadata(&path).and_then(|m| m.modified()) {
+                Ok(m) if m < cutoff => {}
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StoreError::io("reading pack", path, e)),
+            }
+            if !keep.is_empty() {
+                self.rewrite(&pack, &keep)?;
+            }
+            self.delete(&pack)?;
+            removed += dead.len() as u64;
+            freed += dead.iter().map(|e| e.len).sum::<u64>();
+        }
+        Ok((removed, freed))
+    }
+
+    /// Copies `keep`'s records into a new published pack and points them there.
+    fn rewrite(&self, old: &PackListing, keep: &[IndexEntry]) -> Result<(), StoreError> {
+        let old_path = pack_path(&self.dir, &old.name);
+        let mut writer = PackWriter::create(&self.dir)
+            .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
+        let result = (|| {
+            for e in keep {
+                let record = read_record(&old_path, e.offset, e.len)
+                    .map_err(|err| StoreError::io("reading pack", &old_path, err))?;
+                // Copy only what still parses as an object record; a damaged
+                // one stays damaged either way, and readers report it.
+                if codec::parse_header(&record).is_err() {
+                    tracing::warn!(object = %e.id, pack = %old_path.display(), "damaged packed object copied as it is");
+                }
+                writer
+                    .append(e.id, &[&record])
+                    .map_err(|err| StoreError::io("writing pack", &writer.path, err))?;
+            }
+            let temp = self.seal_one(&writer)?;
+            if self.fsync {
+                if BATCH_SYNC {
+                    crate::durability::sync_filesystem(&self.dir)
+                        .map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
+                } else {
+                    writer
+                        .sync_data()
+                        .and_then(|()| fs::File::open(&temp)?.sync_all())
+                        .map_err(|e| StoreError::io("syncing pack", &writer.path, e))?;
+                }
+            }
+            let idx = index_path(&self.dir, &writer.name);
+            fs::rename(&temp, &idx).map_err(|e| StoreError::io("publishing pack index", idx, e))?;
+            if self.fsync {
+                sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = fs::remove_file(&writer.path);
+            return Err(e);
+        }
+        let slot = self.push_slot(writer.name.clone(), SlotState::Published)?;
+        for e in &writer.entries {
+            self.by_id.insert(
+                e.id,
+                Loc {
+                    slot,
+                    offset: e.offset,
+                    len: e.len,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Deletes a pack: index first, so no reader finds an index without its
+    /// pack; readers that loaded it find the pack missing and reload.
+    fn delete(&self, pack: &PackListing) -> Result<(), StoreError> {
+        let idx = index_path(&self.dir, &pack.name);
+        match fs::remove_file(&idx) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io("removing pack index", idx, e)),
+        }
+        let path = pack_path(&self.dir, &pack.name);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io("removing pack", path, e)),
+        }
+        self.set_state(pack.slot, SlotState::Gone);
+        self.by_id.retain(|_, loc| loc.slot != pack.slot);
+        Ok(())
+    }
+
+    /// Removes what crashed writers left, if older than `min_age`: packs
+    /// without an index and index temp files. Returns how many.
+    pub fn remove_stale(&self, min_age: std::time::Duration) -> Result<u64, StoreError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
+        };
+        let published = self.published_names()?;
+        let writing: HashSet<String> = match self.slots.read() {
+            Ok(slots) => slots
+                .iter()
+                .filter(|s| s.state == SlotState::Writing)
+                .map(|s| s.name.clone())
+                .collect(),
+            Err(_) => return Err(poisoned(&self.dir)),
+        };
+        let now = SystemTime::now();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let stale_pack = name
+                .strip_suffix(".pack")
+                .is_some_and(|s| is_pack_name(s) && !published.contains(s) && !writing.contains(s));
+            if !stale_pack && !name.starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
+                .unwrap_or(false);
+            if old && fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+fn poisoned(dir: &Path) -> StoreError {
+    StoreError::io(
+        "using packs",
+        dir,
+        io::Error::other("a thread panicked while holding the pack state"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
+    use super::super::Store;
+    use super::*;
+
+    fn new_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store"), false).unwrap();
+        (dir, store)
+    }
+
+    fn contents(n: usize, tag: &str) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| format!("{tag} object {i}\n").repeat(20).into_bytes())
+            .collect()
+    }
+
+    fn pack_files(store: &Store, ext: &str) -> Vec<PathBuf> {
+        let dir = store.root().join("objects").join(PACK_DIR);
+        let mut out: Vec<PathBuf> = fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        out.retain(|p| p.extension().is_some_and(|x| x == ext));
+        out
+    }
+
+    fn age(path: &Path, by: Duration) {
+        let f = fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(SystemTime::now() - by).unwrap();
+    }
+
+    #[test]
+    fn a_large_batch_is_packed_and_published_at_sync() {
+        let (_dir, store) = new_store();
+        let objects = contents(100, "batch");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        let big = vec![7u8; MAX_PACKED_OBJECT + 1];
+        let big_id = store.put(&big).unwrap().id;
+        // Readable in this process before the batch ends.
+        for (id, c) in ids.iter().zip(&objects) {
+            assert_eq!(store.get(id).unwrap(), *c);
+        }
+        let listed = store.list_objects().unwrap();
+        assert_eq!(
+            listed.len(),
+            LOOSE_PER_BATCH + 1,
+            "only loose ones before sync"
+        );
+        // Another process sees unpublished objects as missing...
+        let other = Store::open(store.root(), false).unwrap();
+        assert!(matches!(
+            other.get(&ids[99]),
+            Err(StoreError::NotFound { .. })
+        ));
+        assert_eq!(pack_files(&store, "idx").len(), 0);
+        store.sync().unwrap();
+        // ... and finds them once published, without reopening.
+        assert_eq!(other.get(&ids[99]).unwrap(), objects[99]);
+        assert!(other.contains(&ids[50]));
+        let listed = store.list_objects().unwrap();
+        assert_eq!(listed.len(), 101);
+        assert_eq!(
+            listed.iter().filter(|o| o.packed).count(),
+            100 - LOOSE_PER_BATCH
+        );
+        // Large objects stay loose even past the loose allowance.
+        assert!(store.object_path(&big_id).is_file());
+        assert_eq!(pack_files(&store, "pack").len(), 1);
+        // The next batch starts loose again.
+        let next = store.put(b"a later small object").unwrap().id;
+        assert!(store.object_path(&next).is_file());
+        let fresh = Store::open(store.root(), false).unwrap();
+        for (id, c) in ids.iter().zip(&objects) {
+            assert_eq!(fresh.get(id).unwrap(), *c);
+            assert!(!fresh.put(c).unwrap().written, "dedup against the pack");
+        }
+        assert!(fresh.usage().unwrap().bytes > 0);
+    }
+
+    #[test]
+    fn damaged_packs_are_reported_never_returned() {
+        let (_dir, store) = new_store();
+        let objects = contents(60, "damage");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        store.sync().unwrap();
+        let pack = pack_files(&store, "pack").remove(0);
+        let good = fs::read(&pack).unwrap();
+        // A flipped byte inside the last record: that object is corrupt.
+        let mut bad = good.clone();
+        let n = bad.len();
+        bad[n - 3] ^= 0x20;
+        fs::write(&pack, &bad).unwrap();
+        let fresh = Store::open(store.root(), false).unwrap();
+        let corrupt = ids
+            .iter()
+            .filter(|id| matches!(fresh.get(id), Err(StoreError::Corrupt { .. })))
+            .count();
+        assert_eq!(corrupt, 1);
+        // A pack cut short: its index no longer fits, so its objects are
+        // missing (reported), not garbage handed out.
+        fs::write(&pack, &good[..good.len() / 2]).unwrap();
+        let fresh = Store::open(store.root(), false).unwrap();
+        for id in &ids[LOOSE_PER_BATCH..] {
+            assert!(matches!(fresh.get(id), Err(StoreError::NotFound { .. })));
+        }
+        // A garbled index likewise.
+        fs::write(&pack, &good).unwrap();
+        let idx = pack_files(&store, "idx").remove(0);
+        let mut index = fs::read(&idx).unwrap();
+        index[20] ^= 1;
+        fs::write(&idx, &index).unwrap();
+        let fresh = Store::open(store.root(), false).unwrap();
+        assert!(matches!(
+            fresh.get(&ids[59]),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_crashed_writers_pack_is_never_trusted_and_swept_when_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let store = Store::open(&root, false).unwrap();
+        let objects = contents(50, "crash");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        // The process dies before its batch ends: no index is written.
+        std::mem::forget(store);
+        let store = Store::open(&root, false).unwrap();
+        assert!(!store.contains(&ids[49]));
+        assert!(store.put(&objects[49]).unwrap().written, "written again");
+        assert_eq!(
+            store.remove_stale_temps(Duration::from_secs(3600)).unwrap(),
+            0
+        );
+        let orphan = pack_files(&store, "pack").remove(0);
+        age(&orphan, Duration::from_secs(7200));
+        assert_eq!(
+            store.remove_stale_temps(Duration::from_secs(3600)).unwrap(),
+            1
+        );
+        assert!(!orphan.exists());
+        store.sync().unwrap();
+        assert_eq!(
+            store.get(&ids[0]).unwrap(),
+            objects[0],
+            "loose ones survived"
+        );
+        assert_eq!(store.get(&ids[49]).unwrap(), objects[49]);
+    }
+
+    #[test]
+    fn gc_rewrites_packs_without_garbage_and_deletes_dead_ones() {
+        let (_dir, store) = new_store();
+        let keep = contents(80, "keep");
+        let drop = contents(80, "drop");
+        let mut keep_ids = HashSet::new();
+        let mut drop_ids = HashSet::new();
+        for (k, d) in keep.iter().zip(&drop) {
+            keep_ids.insert(store.put(k).unwrap().id);
+            drop_ids.insert(store.put(d).unwrap().id);
+        }
+        store.sync().unwrap();
+        // A second pack holding nothing live.
+        let all_dead: Vec<ObjectId> = contents(80, "dead")
+            .iter()
+            .map(|c| store.put(c).unwrap().id)
+            .collect();
+        store.sync().unwrap();
+        let live = |id: &ObjectId| keep_ids.contains(id);
+        let cutoff = Some(SystemTime::now() - Duration::from_secs(3600));
+        // Young packs are spared.
+        assert_eq!(store.prune_packs(&live, cutoff, false).unwrap(), (0, 0));
+        for p in pack_files(&store, "pack") {
+            age(&p, Duration::from_secs(7200));
+        }
+        let packed_dead = store
+            .list_objects()
+            .unwrap()
+            .iter()
+            .filter(|o| o.packed && !live(&o.id))
+            .count() as u64;
+        let (dry, dry_bytes) = store.prune_packs(&live, cutoff, true).unwrap();
+        assert_eq!(dry, packed_dead);
+        assert_eq!(
+            pack_files(&store, "pack").len(),
+            2,
+            "a dry run changes nothing"
+        );
+        let (removed, freed) = store.prune_packs(&live, cutoff, false).unwrap();
+        assert_eq!((removed, freed), (dry, dry_bytes));
+        assert_eq!(
+            pack_files(&store, "pack").len(),
+            1,
+            "one rewritten, one deleted"
+        );
+        for id in &keep_ids {
+            assert!(store.get(id).is_ok());
+        }
+        // A process that loaded the old packs finds the rewritten ones.
+        let fresh = Store::open(store.root(), false).unwrap();
+        for (id, c) in keep.iter().map(|c| (ObjectId::of(c), c)) {
+            assert_eq!(fresh.get(&id).unwrap(), *c);
+        }
+        let left: HashSet<ObjectId> = fresh.list_objects().unwrap().iter().map(|o| o.id).collect();
+        for id in all_dead.iter().skip(LOOSE_PER_BATCH) {
+            assert!(!left.contains(id));
+            assert!(!fresh.contains(id));
+        }
+        assert!(drop_ids.iter().filter(|id| left.contains(*id)).count() <= LOOSE_PER_BATCH);
+    }
+
+    #[test]
+    fn readers_follow_a_pack_rewritten_by_another_process() {
+        let (_dir, store) = new_store();
+        let objects = contents(60, "moved");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        store.sync().unwrap();
+        let reader = Store::open(store.root(), false).unwrap();
+        assert_eq!(reader.get(&ids[59]).unwrap(), objects[59]);
+        for p in pack_files(&store, "pack") {
+            age(&p, Duration::from_secs(7200));
+        }
+        let doomed = ids[58];
+        let cutoff = Some(SystemTime::now() - Duration::from_secs(3600));
+        store
+            .prune_packs(&|id| *id != doomed, cutoff, false)
+            .unwrap();
+        // `reader` still points into the deleted pack: it reloads and finds
+        // the new one.
+        assert_eq!(reader.get(&ids[59]).unwrap(), objects[59]);
+        assert!(matches!(
+            reader.get(&doomed),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_dedup_hit_keeps_the_pack_young() {
+        let (_dir, store) = new_store();
+        let objects = contents(40, "young");
+        for c in &objects {
+            store.put(c).unwrap();
+        }
+        store.sync().unwrap();
+        let pack = pack_files(&store, "pack").remove(0);
+        age(&pack, Duration::from_secs(30 * 24 * 3600));
+        let fresh = Store::open(store.root(), false).unwrap();
+        assert!(!fresh.put(&objects[39]).unwrap().written);
+        let mtime = fs::metadata(&pack).unwrap().modified().unwrap();
+        assert!(mtime > SystemTime::now() - Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn a_version_1_store_is_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("VERSION"), "1\n").unwrap();
+        let store = Store::open(root, true).unwrap();
+        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "2\n");
+        let id = store.put(b"after the upgrade").unwrap().id;
+        assert_eq!(store.get(&id).unwrap(), b"after the upgrade");
+    }
+
+    #[test]
+    fn with_fsync_a_batch_is_published_the_same_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store"), true).unwrap();
+        let objects = contents(70, "durable");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        store.sync().unwrap();
+        assert_eq!(pack_files(&store, "idx").len(), 1);
+        let fresh = Store::open(store.root(), true).unwrap();
+        assert_eq!(fresh.get(&ids[69]).unwrap(), objects[69]);
+    }
+}
