@@ -307,8 +307,8 @@ impl PackSet {
         };
         let mut sealed = Sealed { packs: Vec::new() };
         let mut pending = pending.into_iter();
-        while let Some((slot, writer)) = pending.next() {
-            match self.seal_one(&writer) {
+        while let Some((slot, mut writer)) = pending.next() {
+            match self.seal_one(&mut writer) {
                 Ok(temp) => sealed.packs.push((slot, writer, temp)),
                 Err(e) => {
                     // Leave this and the rest for the next sync to retry;
@@ -322,7 +322,7 @@ impl PackSet {
         Ok(sealed)
     }
 
-    fn seal_one(&self, writer: &PackWriter) -> Result<PathBuf, StoreError> {
+    fn seal_one(&self, writer: &mut PackWriter) -> Result<PathBuf, StoreError> {
         let lost = writer
             .is_unlinked()
             .map_err(|e| StoreError::io("checking pack", &writer.path, e))?;
@@ -334,7 +334,7 @@ impl PackSet {
             ));
         }
         let temp = self.dir.join(format!("{TEMP_PREFIX}{}.idx", writer.name));
-        fs::write(&temp, encode_index(&writer.entries))
+        fs::write(&temp, encode_index(&mut writer.entries))
             .map_err(|e| StoreError::io("writing pack index", &temp, e))?;
         Ok(temp)
     }
@@ -557,7 +557,7 @@ impl PackSet {
                     .append(e.id, &[&record])
                     .map_err(|err| StoreError::io("writing pack", &writer.path, err))?;
             }
-            let temp = self.seal_one(&writer)?;
+            let temp = self.seal_one(&mut writer)?;
             if self.fsync {
                 if BATCH_SYNC {
                     crate::durability::sync_filesystem(&self.dir)

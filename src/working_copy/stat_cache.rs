@@ -18,7 +18,16 @@ use std::path::{Path, PathBuf};
 
 use crate::store::{EntryKind, ObjectId, TreeEntry};
 
-const MAGIC: &[u8; 8] = b"RWSTAT01";
+/// The format written: entries sorted by path, ids as raw bytes, all of it
+/// one zstd frame. A 100k-file project's cache is ~15 MB uncompressed, a
+/// few percent of its whole store, and paths sorted next to each other
+/// compress several times over.
+const MAGIC: &[u8; 8] = b"RWSTAT02";
+/// The first format (uncompressed, hex ids), still read so that a cache
+/// written by an older build keeps vouching for its files.
+const MAGIC_V1: &[u8; 8] = b"RWSTAT01";
+/// A cache is saved while a snapshot waits, so compress it fast.
+const ZSTD_LEVEL: i32 = 1;
 /// Filesystem timestamps can be as coarse as a second (and clocks drift a
 /// little between the kernel and us); two seconds errs on the safe side.
 pub const RACY_WINDOW_NS: i128 = 2_000_000_000;
@@ -159,19 +168,23 @@ fn kind_byte(k: EntryKind) -> u8 {
 
 fn encode(entries: &HashMap<String, CachedFile>, w: &mut impl Write) -> std::io::Result<()> {
     w.write_all(MAGIC)?;
-    w.write_all(&(entries.len() as u64).to_le_bytes())?;
-    for (path, f) in entries {
-        w.write_all(&(path.len() as u32).to_le_bytes())?;
-        w.write_all(path.as_bytes())?;
-        w.write_all(&f.stat.size.to_le_bytes())?;
-        w.write_all(&f.stat.mtime_ns.to_le_bytes())?;
-        w.write_all(&f.stat.ctime_ns.to_le_bytes())?;
-        w.write_all(&f.stat.ino.to_le_bytes())?;
-        w.write_all(&f.stat.mode.to_le_bytes())?;
-        w.write_all(&[kind_byte(f.entry.kind)])?;
-        w.write_all(&f.entry.size.to_le_bytes())?;
-        w.write_all(f.entry.id.to_hex().as_bytes())?;
+    let mut z = zstd::stream::write::Encoder::new(w, ZSTD_LEVEL)?;
+    let mut sorted: Vec<(&String, &CachedFile)> = entries.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    z.write_all(&(sorted.len() as u64).to_le_bytes())?;
+    for (path, f) in sorted {
+        z.write_all(&(path.len() as u32).to_le_bytes())?;
+        z.write_all(path.as_bytes())?;
+        z.write_all(&f.stat.size.to_le_bytes())?;
+        z.write_all(&f.stat.mtime_ns.to_le_bytes())?;
+        z.write_all(&f.stat.ctime_ns.to_le_bytes())?;
+        z.write_all(&f.stat.ino.to_le_bytes())?;
+        z.write_all(&f.stat.mode.to_le_bytes())?;
+        z.write_all(&[kind_byte(f.entry.kind)])?;
+        z.write_all(&f.entry.size.to_le_bytes())?;
+        z.write_all(f.entry.id.as_bytes())?;
     }
+    z.finish()?;
     Ok(())
 }
 
@@ -181,8 +194,23 @@ fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
         r.read_exact(&mut b).map_err(|e| e.to_string())?;
         Ok(b)
     }
-    if &take::<8>(r)? != MAGIC {
-        return Err("not a rewind stat cache (or another version)".into());
+    match &take::<8>(r)? {
+        m if m == MAGIC => {
+            let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
+            decode_entries(&mut z, true)
+        }
+        m if m == MAGIC_V1 => decode_entries(r, false),
+        _ => Err("not a rewind stat cache (or another version)".into()),
+    }
+}
+
+/// The entries after the magic; `raw_ids`: 16 bytes per id (version 2)
+/// rather than 32 hex characters (version 1).
+fn decode_entries(r: &mut impl Read, raw_ids: bool) -> Result<HashMap<String, CachedFile>, String> {
+    fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
+        let mut b = [0u8; N];
+        r.read_exact(&mut b).map_err(|e| e.to_string())?;
+        Ok(b)
     }
     let count = u64::from_le_bytes(take(r)?);
     let mut entries = HashMap::with_capacity(count.min(1 << 22) as usize);
@@ -208,11 +236,15 @@ fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
             _ => return Err("bad entry kind".into()),
         };
         let size = u64::from_le_bytes(take(r)?);
-        let hex = take::<32>(r)?;
-        let id = std::str::from_utf8(&hex)
-            .ok()
-            .and_then(|h| ObjectId::from_hex(h).ok())
-            .ok_or("bad object id")?;
+        let id = if raw_ids {
+            ObjectId::from_bytes(take::<16>(r)?)
+        } else {
+            let hex = take::<32>(r)?;
+            std::str::from_utf8(&hex)
+                .ok()
+                .and_then(|h| ObjectId::from_hex(h).ok())
+                .ok_or("bad object id")?
+        };
         entries.insert(
             path,
             CachedFile {
@@ -279,5 +311,56 @@ mod tests {
         assert!(StatCache::load(&p).is_empty());
         std::fs::write(&p, b"nonsense").unwrap();
         assert!(StatCache::load(&p).is_empty());
+        // A version-2 cache cut short is no cache either.
+        let mut c = StatCache::default();
+        c.update("a".into(), file(1, 0), 10_000_000_000);
+        c.save(&p).unwrap();
+        let good = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &good[..good.len() - 3]).unwrap();
+        assert!(StatCache::load(&p).is_empty());
+    }
+
+    #[test]
+    fn a_version_1_cache_is_still_read() {
+        let f = file(9, 42);
+        let mut v1 = b"RWSTAT01".to_vec();
+        v1.extend_from_slice(&1u64.to_le_bytes());
+        v1.extend_from_slice(&5u32.to_le_bytes());
+        v1.extend_from_slice(b"src/x");
+        v1.extend_from_slice(&f.stat.size.to_le_bytes());
+        v1.extend_from_slice(&f.stat.mtime_ns.to_le_bytes());
+        v1.extend_from_slice(&f.stat.ctime_ns.to_le_bytes());
+        v1.extend_from_slice(&f.stat.ino.to_le_bytes());
+        v1.extend_from_slice(&f.stat.mode.to_le_bytes());
+        v1.push(0);
+        v1.extend_from_slice(&f.entry.size.to_le_bytes());
+        v1.extend_from_slice(f.entry.id.to_hex().as_bytes());
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        std::fs::write(&p, &v1).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.get("src/x"), Some(&f));
+    }
+
+    #[test]
+    fn the_saved_cache_is_compressed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let mut c = StatCache::default();
+        for i in 0..2000u32 {
+            let path = format!("packages/app/src/components/module_{i}.tsx");
+            c.update(path, file((i % 200) as u8, 1_000_000 * i as i128), 1 << 62);
+        }
+        c.save(&p).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[..8], b"RWSTAT02");
+        // Uncompressed, each entry is ~140 bytes (path, five stat fields, id).
+        assert!(bytes.len() < 2000 * 60, "{} bytes", bytes.len());
+        let back = StatCache::load(&p);
+        assert_eq!(back.len(), 2000);
+        assert_eq!(
+            back.get("packages/app/src/components/module_7.tsx"),
+            Some(&file(7, 7_000_000))
+        );
     }
 }
