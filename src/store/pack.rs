@@ -160,14 +160,14 @@ pub(crate) fn read_record(path: &Path, offset: u64, len: u64) -> io::Result<Vec<
     Ok(buf)
 }
 
-/// A pack being written: records are appended, then [`PackWriter::finish`]
-/// writes the index to a temp file for the caller to sync and rename.
+/// A pack being written: records are appended; where each one went is the
+/// caller's to remember (the pack set's map already holds it, and a second
+/// list of a cold snapshot's ~100k records would show in peak memory).
 pub(crate) struct PackWriter {
     pub name: String,
     pub path: PathBuf,
     file: File,
     len: u64,
-    pub entries: Vec<IndexEntry>,
 }
 
 impl PackWriter {
@@ -191,7 +191,6 @@ impl PackWriter {
                         path,
                         file,
                         len: PACK_HEADER_LEN,
-                        entries: Vec::new(),
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && attempts == 0 => {
@@ -213,9 +212,7 @@ impl PackWriter {
             len += part.len() as u64;
         }
         self.len += len;
-        let entry = IndexEntry { id, offset, len };
-        self.entries.push(entry);
-        Ok(entry)
+        Ok(IndexEntry { id, offset, len })
     }
 
     pub fn len(&self) -> u64 {

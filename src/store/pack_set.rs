@@ -28,17 +28,36 @@ use crate::durability::{sync_dir, BATCH_SYNC};
 const TEMP_PREFIX: &str = ".tmp-";
 
 /// Where a packed object is: a slot in [`PackSet::slots`] and its record.
+/// 12 bytes, since there is one per packed object in memory: packs stay
+/// under 4 GiB (a writer closes one at [`MAX_PACK_BYTES`]; an index naming
+/// records beyond is refused).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Loc {
     slot: u32,
-    offset: u64,
-    len: u64,
+    offset: u32,
+    len: u32,
 }
 
 impl Loc {
+    fn new(slot: u32, e: &IndexEntry) -> Option<Loc> {
+        Some(Loc {
+            slot,
+            offset: u32::try_from(e.offset).ok()?,
+            len: u32::try_from(e.len).ok()?,
+        })
+    }
+
+    fn entry(&self, id: ObjectId) -> IndexEntry {
+        IndexEntry {
+            id,
+            offset: u64::from(self.offset),
+            len: u64::from(self.len),
+        }
+    }
+
     /// Bytes the object takes in its pack (header and payload).
     pub fn len(&self) -> u64 {
-        self.len
+        u64::from(self.len)
     }
 }
 
@@ -137,7 +156,7 @@ impl PackSet {
                 if let Some((name, state)) = self.slot_name(loc.slot) {
                     if state != SlotState::Gone {
                         let path = pack_path(&self.dir, &name);
-                        match read_record(&path, loc.offset, loc.len) {
+                        match read_record(&path, u64::from(loc.offset), loc.len()) {
                             Ok(bytes) => return Ok(Some(bytes)),
                             // gc here or elsewhere rewrote or removed it.
                             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -183,12 +202,14 @@ impl PackSet {
                 continue;
             };
             let slot = self.push_slot(name.clone(), SlotState::Published)?;
-            for e in entries {
-                self.by_id.entry(e.id).or_insert(Loc {
-                    slot,
-                    offset: e.offset,
-                    len: e.len,
-                });
+            let locs: Option<Vec<Loc>> = entries.iter().map(|e| Loc::new(slot, e)).collect();
+            let Some(locs) = locs else {
+                tracing::warn!(pack = %name, "pack larger than 4 GiB; its objects are unavailable");
+                self.set_state(slot, SlotState::Gone);
+                continue;
+            };
+            for (e, loc) in entries.iter().zip(locs) {
+                self.by_id.entry(e.id).or_insert(loc);
             }
             changed = true;
         }
@@ -272,14 +293,14 @@ impl PackSet {
             .append(id, &[header, payload])
             .map_err(|e| StoreError::io("writing pack", &writer.path, e))?;
         let full = writer.len() >= MAX_PACK_BYTES;
-        self.by_id.insert(
-            id,
-            Loc {
-                slot,
-                offset: entry.offset,
-                len: entry.len,
-            },
-        );
+        let loc = Loc::new(slot, &entry).ok_or_else(|| {
+            StoreError::io(
+                "writing pack",
+                &writer.path,
+                io::Error::other("record beyond 4 GiB"),
+            )
+        })?;
+        self.by_id.insert(id, loc);
         if full {
             if let Some(done) = writing.current.take() {
                 writing.closed.push(done);
@@ -307,8 +328,8 @@ impl PackSet {
         };
         let mut sealed = Sealed { packs: Vec::new() };
         let mut pending = pending.into_iter();
-        while let Some((slot, mut writer)) = pending.next() {
-            match self.seal_one(&mut writer) {
+        while let Some((slot, writer)) = pending.next() {
+            match self.seal_one(&writer, &mut self.entries_of(slot)) {
                 Ok(temp) => sealed.packs.push((slot, writer, temp)),
                 Err(e) => {
                     // Leave this and the rest for the next sync to retry;
@@ -322,7 +343,20 @@ impl PackSet {
         Ok(sealed)
     }
 
-    fn seal_one(&self, writer: &mut PackWriter) -> Result<PathBuf, StoreError> {
+    /// The entries of the pack in `slot`, from the map (the only list of them).
+    fn entries_of(&self, slot: u32) -> Vec<IndexEntry> {
+        self.by_id
+            .iter()
+            .filter(|kv| kv.value().slot == slot)
+            .map(|kv| kv.value().entry(*kv.key()))
+            .collect()
+    }
+
+    fn seal_one(
+        &self,
+        writer: &PackWriter,
+        entries: &mut Vec<IndexEntry>,
+    ) -> Result<PathBuf, StoreError> {
         let lost = writer
             .is_unlinked()
             .map_err(|e| StoreError::io("checking pack", &writer.path, e))?;
@@ -334,7 +368,7 @@ impl PackSet {
             ));
         }
         let temp = self.dir.join(format!("{TEMP_PREFIX}{}.idx", writer.name));
-        fs::write(&temp, encode_index(&mut writer.entries))
+        fs::write(&temp, encode_index(entries))
             .map_err(|e| StoreError::io("writing pack index", &temp, e))?;
         Ok(temp)
     }
@@ -544,6 +578,7 @@ impl PackSet {
         let old_path = pack_path(&self.dir, &old.name);
         let mut writer = PackWriter::create(&self.dir)
             .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
+        let mut entries = Vec::with_capacity(keep.len());
         let result = (|| {
             for e in keep {
                 let record = read_record(&old_path, e.offset, e.len)
@@ -553,11 +588,12 @@ impl PackSet {
                 if codec::parse_header(&record).is_err() {
                     tracing::warn!(object = %e.id, pack = %old_path.display(), "damaged packed object copied as it is");
                 }
-                writer
+                let entry = writer
                     .append(e.id, &[&record])
                     .map_err(|err| StoreError::io("writing pack", &writer.path, err))?;
+                entries.push(entry);
             }
-            let temp = self.seal_one(&mut writer)?;
+            let temp = self.seal_one(&writer, &mut entries)?;
             if self.fsync {
                 if BATCH_SYNC {
                     crate::durability::sync_filesystem(&self.dir)
@@ -581,15 +617,10 @@ impl PackSet {
             return Err(e);
         }
         let slot = self.push_slot(writer.name.clone(), SlotState::Published)?;
-        for e in &writer.entries {
-            self.by_id.insert(
-                e.id,
-                Loc {
-                    slot,
-                    offset: e.offset,
-                    len: e.len,
-                },
-            );
+        for e in &entries {
+            if let Some(loc) = Loc::new(slot, e) {
+                self.by_id.insert(e.id, loc);
+            }
         }
         Ok(())
     }
