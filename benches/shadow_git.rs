@@ -35,8 +35,9 @@
 //!   1 added), both directions;
 //! - store bytes after the run's checkpoints;
 //! - rewind's peak RSS, as the VmHWM of a separate process (this binary run
-//!   as `--rss-probe ROOT DIR`) that opens a fresh session with the watcher,
-//!   takes 3 snapshots and calls `get_modified_files`;
+//!   as `--rss-probe ROOT DIR`) that, like the `rewind` binary, first caps
+//!   malloc's arenas (`rewind::memory`), then opens a fresh session with the
+//!   watcher, takes 3 snapshots and calls `get_modified_files`;
 //! - as diagnostics without a target: the 3-edit snapshot and the restore
 //!   again with fsync off, to show what durability costs.
 //!
@@ -708,6 +709,8 @@ fn restore(engine: &mut Engine, target: &str) -> Result<(Duration, u64, usize)> 
 /// Child mode (`--rss-probe ROOT DIR`): a process that does only what a
 /// sidecar does first, then prints its VmHWM.
 fn rss_probe_child(root: &Path, dir: &Path) -> Result<()> {
+    // As `rewind` does at start (this process starts no thread before it).
+    rewind::memory::limit_malloc_arenas();
     let before = peak_rss_kb();
     let (mut engine, _) = Engine::open(rewind_config(dir, root, true, true)?)?;
     for _ in 0..3 {

@@ -123,6 +123,7 @@ pub struct Confirm {
 }
 
 fn main() -> ExitCode {
+    rewind::memory::limit_malloc_arenas();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
