@@ -376,15 +376,9 @@ impl Store {
             };
             for entry in entries {
                 let entry = entry.map_err(|e| StoreError::io("scanning objects", &dir, e))?;
-                if !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                    continue;
-                }
-                let old = entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
-                    .unwrap_or(false);
-                if old && fs::remove_file(entry.path()).is_ok() {
+                if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
+                    && remove_if_stale(&entry, now, min_age)
+                {
                     removed += 1;
                 }
             }
@@ -610,6 +604,17 @@ fn list_fanout(prefix: &str, dir: &Path) -> Result<Vec<ObjectInfo>, StoreError> 
         });
     }
     Ok(out)
+}
+
+/// Removes a crashed writer's leftover if its mtime is at least `min_age`
+/// before `now` (younger ones may belong to a live writer). Whether it did.
+pub(super) fn remove_if_stale(entry: &fs::DirEntry, now: SystemTime, min_age: Duration) -> bool {
+    let old = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
+        .unwrap_or(false);
+    old && fs::remove_file(entry.path()).is_ok()
 }
 
 /// Where [`Store::write_object`] put an object, and its stored size.

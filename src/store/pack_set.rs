@@ -18,7 +18,7 @@ use dashmap::DashMap;
 use super::codec;
 use super::error::StoreError;
 use super::object_id::ObjectId;
-use super::objects::{ObjectInfo, KNOWN_OBJECT_TTL};
+use super::objects::{remove_if_stale, ObjectInfo, KNOWN_OBJECT_TTL};
 use super::pack::{
     decode_index, encode_index, index_path, is_pack_name, pack_path, read_record, IndexEntry,
     PackWriter, MAX_PACK_BYTES, PACK_DIR,
@@ -216,16 +216,21 @@ impl PackSet {
         Ok(changed)
     }
 
+    /// What `objects/pack/` holds (nothing before the first pack).
+    fn dir_entries(&self) -> Result<Vec<fs::DirEntry>, StoreError> {
+        let list = || -> io::Result<Vec<fs::DirEntry>> { fs::read_dir(&self.dir)?.collect() };
+        match list() {
+            Ok(entries) => Ok(entries),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(StoreError::io("listing packs", &self.dir, e)),
+        }
+    }
+
     /// Names of the packs that have an index.
     fn published_names(&self) -> Result<HashSet<String>, StoreError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
-            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
-        };
+        let entries = self.dir_entries()?;
         let mut out = HashSet::new();
         for entry in entries {
-            let entry = entry.map_err(|e| StoreError::io("listing packs", &self.dir, e))?;
             let name = entry.file_name();
             let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".idx")) else {
                 continue;
@@ -507,13 +512,9 @@ impl PackSet {
 
     /// Bytes of pack and index files on disk (headers and indexes included).
     pub fn file_bytes(&self) -> Result<u64, StoreError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
-        };
+        let entries = self.dir_entries()?;
         let mut total = 0;
-        for entry in entries.flatten() {
+        for entry in entries {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let stem = name
@@ -648,11 +649,7 @@ impl PackSet {
     /// Removes what crashed writers left, if older than `min_age`: packs
     /// without an index and index temp files. Returns how many.
     pub fn remove_stale(&self, min_age: std::time::Duration) -> Result<u64, StoreError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(StoreError::io("listing packs", &self.dir, e)),
-        };
+        let entries = self.dir_entries()?;
         let published = self.published_names()?;
         let writing: HashSet<String> = match self.slots.read() {
             Ok(slots) => slots
@@ -664,21 +661,15 @@ impl PackSet {
         };
         let now = SystemTime::now();
         let mut removed = 0;
-        for entry in entries.flatten() {
+        for entry in entries {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let stale_pack = name
                 .strip_suffix(".pack")
                 .is_some_and(|s| is_pack_name(s) && !published.contains(s) && !writing.contains(s));
-            if !stale_pack && !name.starts_with(TEMP_PREFIX) {
-                continue;
-            }
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
-                .unwrap_or(false);
-            if old && fs::remove_file(entry.path()).is_ok() {
+            if (stale_pack || name.starts_with(TEMP_PREFIX))
+                && remove_if_stale(&entry, now, min_age)
+            {
                 removed += 1;
             }
         }
