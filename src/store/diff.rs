@@ -390,11 +390,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn new_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), false).unwrap();
-        (dir, store)
-    }
+    use crate::store::new_test_store as new_store;
 
     fn put_leaf(store: &Store, kind: EntryKind, content: &[u8]) -> TreeEntry {
         let out = store.put(content).unwrap();

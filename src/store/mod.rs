@@ -32,3 +32,12 @@ pub use error::StoreError;
 pub use object_id::ObjectId;
 pub use objects::{ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, TREE_VERSION};
+
+/// A store in a fresh temp directory, opened without fsync (the tests of
+/// every store module use one).
+#[cfg(test)]
+pub(crate) fn new_test_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("store"), false).expect("open store");
+    (dir, store)
+}

@@ -738,11 +738,7 @@ mod tests {
     use crate::store::tree::{EntryKind, TreeEntry};
     use std::collections::HashSet;
 
-    fn new_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store"), false).unwrap();
-        (dir, store)
-    }
+    use crate::store::new_test_store as new_store;
 
     fn random_bytes(n: usize) -> Vec<u8> {
         (0..n).map(|_| rand::random::<u8>()).collect()

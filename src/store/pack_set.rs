@@ -693,11 +693,7 @@ mod tests {
     use super::super::Store;
     use super::*;
 
-    fn new_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store"), false).unwrap();
-        (dir, store)
-    }
+    use crate::store::new_test_store as new_store;
 
     fn contents(n: usize, tag: &str) -> Vec<Vec<u8>> {
         (0..n)
