@@ -6,7 +6,7 @@
 //! place only after the pack's records are durable, and another process's
 //! new packs are picked up when a lookup misses (`reload`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -331,14 +331,17 @@ impl PackSet {
             all.extend(writing.current.take());
             all
         };
+        let slots: Vec<u32> = pending.iter().map(|(slot, _)| *slot).collect();
+        let mut entries = self.entries_of(&slots);
         let mut sealed = Sealed { packs: Vec::new() };
         let mut pending = pending.into_iter();
         while let Some((slot, writer)) = pending.next() {
-            match self.seal_one(&writer, &mut self.entries_of(slot)) {
+            let mut of_pack = entries.remove(&slot).unwrap_or_default();
+            match self.seal_one(&writer, &mut of_pack) {
                 Ok(temp) => sealed.packs.push((slot, writer, temp)),
                 Err(e) => {
-                    // Leave this and the rest for the next sync to retry;
-                    // what was sealed stays in `sealed` for it too.
+                    // Leave this and the rest for the next sync to retry,
+                    // and unseal what was sealed (it is retried too).
                     self.unseal(sealed);
                     self.requeue(std::iter::once((slot, writer)).chain(pending));
                     return Err(e);
@@ -348,13 +351,17 @@ impl PackSet {
         Ok(sealed)
     }
 
-    /// The entries of the pack in `slot`, from the map (the only list of them).
-    fn entries_of(&self, slot: u32) -> Vec<IndexEntry> {
-        self.by_id
-            .iter()
-            .filter(|kv| kv.value().slot == slot)
-            .map(|kv| kv.value().entry(*kv.key()))
-            .collect()
+    /// The entries of the packs in `slots`, from the map (the only list of
+    /// them), in one pass over it however many packs a batch filled.
+    fn entries_of(&self, slots: &[u32]) -> HashMap<u32, Vec<IndexEntry>> {
+        let mut out: HashMap<u32, Vec<IndexEntry>> = HashMap::new();
+        for kv in self.by_id.iter() {
+            let loc = kv.value();
+            if slots.contains(&loc.slot) {
+                out.entry(loc.slot).or_default().push(loc.entry(*kv.key()));
+            }
+        }
+        out
     }
 
     fn seal_one(
@@ -761,6 +768,31 @@ mod tests {
             assert!(!fresh.put(c).unwrap().written, "dedup against the pack");
         }
         assert!(fresh.usage().unwrap().bytes > 0);
+    }
+
+    #[test]
+    fn a_batch_past_the_pack_size_limit_fills_several_packs() {
+        use rand::RngCore;
+        let (_dir, store) = new_store();
+        let mut rng = rand::thread_rng();
+        // Incompressible, the largest packed size: the 33rd to 96th object
+        // fill the first pack past MAX_PACK_BYTES, the rest go to a second.
+        let objects: Vec<Vec<u8>> = (0..LOOSE_PER_BATCH + 66)
+            .map(|_| {
+                let mut b = vec![0u8; MAX_PACKED_OBJECT];
+                rng.fill_bytes(&mut b);
+                b
+            })
+            .collect();
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        store.sync().unwrap();
+        assert_eq!(pack_files(&store, "idx").len(), 2);
+        let fresh = Store::open(store.root(), false).unwrap();
+        let packed = fresh.list_objects().unwrap();
+        assert_eq!(packed.iter().filter(|o| o.packed).count(), 66);
+        for (id, c) in ids.iter().zip(&objects) {
+            assert!(fresh.get(id).unwrap() == *c);
+        }
     }
 
     #[test]
