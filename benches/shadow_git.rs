@@ -89,6 +89,9 @@ use rewind::working_copy::ScanOptions;
 #[path = "common/corpus.rs"]
 mod corpus;
 use corpus::*;
+#[path = "common/measure.rs"]
+mod measure;
+use measure::*;
 // ------------------------------------------------------------------ arguments
 
 struct Args {
@@ -203,107 +206,6 @@ fn parse_args() -> Result<Args> {
 }
 
 // -------------------------------------------------------------- measurement
-
-/// Wall times of the runs of one measurement, and the CPU time they used.
-#[derive(Default, Clone)]
-struct Samples {
-    wall: Vec<Duration>,
-    cpu_ticks: u64,
-}
-
-impl Samples {
-    fn push(&mut self, d: Duration, cpu_ticks: u64) {
-        self.wall.push(d);
-        self.cpu_ticks += cpu_ticks;
-    }
-    fn median(&self) -> Duration {
-        median_of(&self.wall)
-    }
-    fn range(&self) -> String {
-        let mut v = self.wall.clone();
-        v.sort();
-        match (v.first(), v.last()) {
-            (Some(a), Some(b)) => format!("{}–{}", ms(*a), ms(*b)),
-            _ => "–".into(),
-        }
-    }
-    /// Mean CPU time (user + system, all threads) per run.
-    fn cpu(&self) -> String {
-        if self.wall.is_empty() {
-            return "–".into();
-        }
-        let total = Duration::from_millis(self.cpu_ticks * 1000 / CLK_TCK);
-        ms(total / self.wall.len() as u32)
-    }
-}
-
-/// `sysconf(_SC_CLK_TCK)`: 100 on every Linux this runs on.
-const CLK_TCK: u64 = 100;
-
-/// CPU time in clock ticks: (this process, all threads; its waited-for
-/// children), from /proc/self/stat fields 14+15 and 16+17.
-fn cpu_ticks() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|r| r.1).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    if f.len() < 15 {
-        return (0, 0);
-    }
-    (f[11] + f[12], f[13] + f[14])
-}
-
-/// Run `f`, returning its wall time and the CPU ticks it used (this
-/// process's own, or with `child` those of the subprocesses it waited for).
-fn measure<T>(child: bool, f: impl FnOnce() -> T) -> (Duration, u64, T) {
-    let c0 = cpu_ticks();
-    let t = Instant::now();
-    let out = f();
-    let d = t.elapsed();
-    let c1 = cpu_ticks();
-    let ticks = if child { c1.1 - c0.1 } else { c1.0 - c0.0 };
-    (d, ticks, out)
-}
-
-fn median_of(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    match v.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2,
-    }
-}
-
-fn ms(d: Duration) -> String {
-    let m = d.as_secs_f64() * 1e3;
-    if m >= 10_000.0 {
-        format!("{:.1} s", m / 1e3)
-    } else if m >= 100.0 {
-        format!("{m:.0} ms")
-    } else if m >= 1.0 {
-        format!("{m:.1} ms")
-    } else {
-        format!("{m:.2} ms")
-    }
-}
-
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
-}
-
-fn proc_field(file: &str, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(file).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-}
-
-fn peak_rss_kb() -> u64 {
-    proc_field("/proc/self/status", "VmHWM:").unwrap_or(0)
-}
 
 /// Flush every dirty page (outside the timings): git leaves its loose
 /// objects unsynced, and rewind's `syncfs` must not pay for them.
@@ -795,6 +697,53 @@ fn pick(
 
 /// Insert a line after the middle line of a text file, dated 10 s back (so
 /// the next scan does not find it inside the racy window).
+/// What rounds of 3-edit snapshots measured.
+struct EditRounds {
+    rewind: Samples,
+    /// filesHashed of the snapshots (3 when only the edits were read).
+    hashed: BTreeSet<u64>,
+    /// Every snapshot's diff named exactly its round's 3 edits.
+    all_found: bool,
+}
+
+/// `runs` rounds of: edit 3 text files not edited before (`pick`, which
+/// records them in `used`), then a snapshot; with `shadow`, a shadow git
+/// checkpoint of the same edits after it, its time pushed to the samples.
+fn edit_rounds(
+    engine: &mut Engine,
+    root: &Path,
+    files: &[Cand],
+    (used, rng): (&mut HashSet<String>, &mut StdRng),
+    runs: usize,
+    tag: &str,
+    mut shadow: Option<(&Shadow, &mut Samples)>,
+) -> Result<EditRounds> {
+    let mut out = EditRounds {
+        rewind: Samples::default(),
+        hashed: BTreeSet::new(),
+        all_found: true,
+    };
+    for round in 0..runs {
+        settle();
+        let paths = pick(root, files, 3, used, rng);
+        for p in &paths {
+            edit_file(root, p, &format!("{tag} {round}"))?;
+        }
+        let (d, t, r) = take_snapshot(engine)?;
+        out.rewind.push(d, t);
+        out.hashed.insert(r.stats.files_hashed);
+        let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+        let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
+        out.all_found &= want == got && paths.len() == 3;
+        if let Some((shadow, samples)) = shadow.as_mut() {
+            let (d, t, r) = measure(true, || shadow.checkpoint());
+            r?;
+            samples.push(d, t);
+        }
+    }
+    Ok(out)
+}
+
 fn edit_file(root: &Path, rel: &str, tag: &str) -> Result<()> {
     let path = root.join(rel);
     let mut content = std::fs::read(&path)?;
@@ -1113,14 +1062,7 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
         "no-change snapshot, watcher off (full stat scan)",
         &nc_off,
         Some(&nc_s),
-        format!(
-            "filesHashed {}",
-            hashed
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
+        format!("filesHashed {}", list(&hashed)),
     ));
     if has_git {
         rows.push(shadow_only_row(
@@ -1135,25 +1077,20 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
 
     // ---- 3 edits, watcher off.
     let mut used = HashSet::new();
-    let (mut e3_off, mut e3_s) = (Samples::default(), Samples::default());
-    let mut all_found = true;
-    let mut hashed = BTreeSet::new();
-    for round in 0..args.runs {
-        settle();
-        let paths = pick(&root, &corpus.files, 3, &mut used, &mut rng);
-        for p in &paths {
-            edit_file(&root, p, &format!("3-edit off {round}"))?;
-        }
-        let (d, t, r) = take_snapshot(&mut engine)?;
-        e3_off.push(d, t);
-        hashed.insert(r.stats.files_hashed);
-        let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
-        let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
-        all_found &= want == got && paths.len() == 3;
-        let (d, t, r) = measure(true, || shadow.checkpoint());
-        r?;
-        e3_s.push(d, t);
-    }
+    let mut e3_s = Samples::default();
+    let EditRounds {
+        rewind: e3_off,
+        hashed,
+        all_found,
+    } = edit_rounds(
+        &mut engine,
+        &root,
+        &corpus.files,
+        (&mut used, &mut rng),
+        args.runs,
+        "3-edit off",
+        Some((&shadow, &mut e3_s)),
+    )?;
     progress!(
         "[{label}] 3 edits (watcher off): rewind {}, shadow git {}",
         ms(e3_off.median()),
@@ -1170,11 +1107,7 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
         Some(&e3_s),
         format!(
             "filesHashed {}; the 3 edits found every round: {all_found}",
-            hashed
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            list(&hashed)
         ),
     ));
     key.e3_off = e3_off.median();
@@ -1204,35 +1137,25 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
         format!(
             "filesHashed {}; shadow column: the same no-change checkpoints as above; \
              reopening the session with the watcher took {}",
-            hashed
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
+            list(&hashed),
             ms(d_reopen)
         ),
     ));
     key.nc_on = nc_on.median();
 
-    let mut e3_on = Samples::default();
-    let mut all_found = true;
-    let mut hashed = BTreeSet::new();
-    for round in 0..args.runs {
-        settle();
-        let paths = pick(&root, &corpus.files, 3, &mut used, &mut rng);
-        for p in &paths {
-            edit_file(&root, p, &format!("3-edit on {round}"))?;
-        }
-        let (d, t, r) = take_snapshot(&mut engine)?;
-        e3_on.push(d, t);
-        hashed.insert(r.stats.files_hashed);
-        let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
-        let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
-        all_found &= want == got && paths.len() == 3;
-        let (d, t, r) = measure(true, || shadow.checkpoint());
-        r?;
-        e3_s.push(d, t);
-    }
+    let EditRounds {
+        rewind: e3_on,
+        hashed,
+        all_found,
+    } = edit_rounds(
+        &mut engine,
+        &root,
+        &corpus.files,
+        (&mut used, &mut rng),
+        args.runs,
+        "3-edit on",
+        Some((&shadow, &mut e3_s)),
+    )?;
     progress!(
         "[{label}] no-change (watcher on): rewind {}; 3 edits (watcher on): rewind {}, shadow git {}",
         ms(nc_on.median()),
@@ -1251,11 +1174,7 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
         format!(
             "filesHashed {}; the 3 edits found every round: {all_found}; shadow column: \
              both 3-edit series",
-            hashed
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            list(&hashed)
         ),
     ));
     key.e3_on = e3_on.median();
@@ -1359,7 +1278,7 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
         format!(
             "both directions (A→B, B→A) each round; files written+deleted per rewind restore: {}; \
              the 5 files right after every restore: {ok}; git steps (medians): clean {}, reset --hard {}",
-            touched.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            list(&touched),
             ms(median_of(&reset_steps[0])),
             ms(median_of(&reset_steps[1]))
         ),
@@ -1432,16 +1351,16 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
             ok_nf &= verify(&root, expect);
         }
     }
-    let mut e3_nf = Samples::default();
-    for round in 0..args.runs {
-        settle();
-        let paths = pick(&root, &corpus.files, 3, &mut used, &mut rng);
-        for p in &paths {
-            edit_file(&root, p, &format!("3-edit no fsync {round}"))?;
-        }
-        let (d, t, _) = take_snapshot(&mut engine)?;
-        e3_nf.push(d, t);
-    }
+    let e3_nf = edit_rounds(
+        &mut engine,
+        &root,
+        &corpus.files,
+        (&mut used, &mut rng),
+        args.runs,
+        "3-edit no fsync",
+        None,
+    )?
+    .rewind;
     drop(engine);
     if !ok_nf {
         failures.push(format!(
