@@ -400,15 +400,22 @@ impl Store {
         // directory synced, so an index never names records a power loss
         // could take back.
         let sealed = self.packs.seal()?;
-        if self.fsync && !BATCH_SYNC {
-            sealed
-                .sync_each()
-                .map_err(|e| StoreError::io("syncing pack", &self.objects, e))?;
+        let durable = (|| {
+            if self.fsync && !BATCH_SYNC {
+                sealed
+                    .sync_each()
+                    .map_err(|e| StoreError::io("syncing pack", &self.objects, e))?;
+            }
+            if self.fsync && BATCH_SYNC && !sealed.is_empty() {
+                self.objects_dirty.store(true, Ordering::Release);
+            }
+            self.sync_loose()
+        })();
+        if let Err(e) = durable {
+            // The packs stay pending: the next sync publishes them.
+            self.packs.unseal(sealed);
+            return Err(e);
         }
-        if self.fsync && BATCH_SYNC && !sealed.is_empty() {
-            self.objects_dirty.store(true, Ordering::Release);
-        }
-        self.sync_loose()?;
         self.packs.publish(sealed)
     }
 

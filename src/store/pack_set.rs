@@ -385,7 +385,9 @@ impl PackSet {
         Ok(temp)
     }
 
-    fn unseal(&self, sealed: Sealed) {
+    /// Undoes [`PackSet::seal`] after a later step of the batch failed: the
+    /// index temps go, the packs wait for the next sync.
+    pub fn unseal(&self, sealed: Sealed) {
         let writers = sealed.packs.into_iter().map(|(slot, w, temp)| {
             let _ = fs::remove_file(temp);
             (slot, w)
@@ -411,21 +413,25 @@ impl PackSet {
     /// the packs durable) and, with fsync, syncs the pack directory so the
     /// indexes are durable before anything that references their objects.
     pub fn publish(&self, sealed: Sealed) -> Result<(), StoreError> {
-        let mut slots = Vec::new();
-        for (slot, writer, temp) in sealed.packs {
+        let mut published = false;
+        let mut packs = sealed.packs.into_iter();
+        while let Some((slot, writer, temp)) = packs.next() {
             let idx = index_path(&self.dir, &writer.name);
             if let Err(e) = fs::rename(&temp, &idx) {
-                let _ = fs::remove_file(&temp);
-                self.requeue(std::iter::once((slot, writer)));
+                // This pack and the rest wait for the next sync; dropping
+                // them would leave the map naming records no index holds.
+                let rest = std::iter::once((slot, writer, temp)).chain(packs);
+                self.unseal(Sealed {
+                    packs: rest.collect(),
+                });
                 return Err(StoreError::io("publishing pack index", idx, e));
             }
-            slots.push(slot);
-        }
-        if self.fsync && !slots.is_empty() {
-            sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
-        }
-        for slot in slots {
+            // Visible to every reader from here on, synced or not.
             self.set_state(slot, SlotState::Published);
+            published = true;
+        }
+        if self.fsync && published {
+            sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
         }
         Ok(())
     }
@@ -790,6 +796,38 @@ mod tests {
         let fresh = Store::open(store.root(), false).unwrap();
         let packed = fresh.list_objects().unwrap();
         assert_eq!(packed.iter().filter(|o| o.packed).count(), 66);
+        for (id, c) in ids.iter().zip(&objects) {
+            assert!(fresh.get(id).unwrap() == *c);
+        }
+    }
+
+    #[test]
+    fn packs_that_could_not_be_published_wait_for_the_next_sync() {
+        use rand::RngCore;
+        let (_dir, store) = new_store();
+        let mut rng = rand::thread_rng();
+        // Two packs in one batch, as in the test above.
+        let objects: Vec<Vec<u8>> = (0..LOOSE_PER_BATCH + 66)
+            .map(|_| {
+                let mut b = vec![0u8; MAX_PACKED_OBJECT];
+                rng.fill_bytes(&mut b);
+                b
+            })
+            .collect();
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        // A directory where the full (first) pack's index must go: its
+        // rename fails, and the second pack must not be lost with it.
+        let mut packs = pack_files(&store, "pack");
+        packs.sort_by_key(|p| std::cmp::Reverse(fs::metadata(p).unwrap().len()));
+        let blocker = packs[0].with_extension("idx");
+        fs::create_dir(&blocker).unwrap();
+        assert!(store.sync().is_err());
+        assert_eq!(pack_files(&store, "idx").len(), 1, "only the blocker");
+        assert!(store.get(&ids[97]).is_ok(), "still readable here");
+        fs::remove_dir(&blocker).unwrap();
+        store.sync().unwrap();
+        assert_eq!(pack_files(&store, "idx").len(), 2);
+        let fresh = Store::open(store.root(), false).unwrap();
         for (id, c) in ids.iter().zip(&objects) {
             assert!(fresh.get(id).unwrap() == *c);
         }
