@@ -188,12 +188,14 @@ fn encode(entries: &HashMap<String, CachedFile>, w: &mut impl Write) -> std::io:
     Ok(())
 }
 
+/// The next `N` bytes of a cache file.
+fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
+    let mut b = [0u8; N];
+    r.read_exact(&mut b).map_err(|e| e.to_string())?;
+    Ok(b)
+}
+
 fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
-    fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
-        let mut b = [0u8; N];
-        r.read_exact(&mut b).map_err(|e| e.to_string())?;
-        Ok(b)
-    }
     match &take::<8>(r)? {
         m if m == MAGIC => {
             let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
@@ -207,11 +209,6 @@ fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
 /// The entries after the magic; `raw_ids`: 16 bytes per id (version 2)
 /// rather than 32 hex characters (version 1).
 fn decode_entries(r: &mut impl Read, raw_ids: bool) -> Result<HashMap<String, CachedFile>, String> {
-    fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
-        let mut b = [0u8; N];
-        r.read_exact(&mut b).map_err(|e| e.to_string())?;
-        Ok(b)
-    }
     let count = u64::from_le_bytes(take(r)?);
     let mut entries = HashMap::with_capacity(count.min(1 << 22) as usize);
     for _ in 0..count {
