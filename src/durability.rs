@@ -36,3 +36,36 @@ pub fn sync_filesystem(path: &Path) -> io::Result<()> {
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
+
+/// Replace `path` with `bytes` atomically: a temp file beside it, written
+/// (and with `fsync`, synced), renamed over it, and with `fsync` the
+/// directory synced, so a reader sees the old content or the new, never a
+/// mix, and after a crash the old or the new survives.
+pub fn atomic_write(path: &Path, bytes: &[u8], fsync: bool) -> io::Result<()> {
+    use std::io::Write;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(
+        ".tmp-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let tmp = path.with_file_name(name);
+    let write = || -> io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        if fsync {
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if fsync {
+        if let Some(dir) = path.parent() {
+            sync_dir(dir)?;
+        }
+    }
+    Ok(())
+}

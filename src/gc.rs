@@ -161,6 +161,14 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
         .keep_last
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let cutoff = opts.now.checked_sub(opts.grace);
+    // Held for the whole run: no writer is between its scan and the entry
+    // that records it while gc marks, and none starts one until gc is done
+    // (see store::generation).
+    let mut deletion = if dry_run {
+        None
+    } else {
+        Some(store.deletion_guard()?)
+    };
 
     let listing = store.list_objects()?;
     let objects_before = listing.len() as u64;
@@ -298,6 +306,11 @@ pub fn run(store: &Store, params: &GcParams, opts: &GcOptions) -> Result<GcResul
     };
     let mut objects_removed = 0u64;
     let mut bytes_freed = 0u64;
+    if let Some(guard) = deletion.as_mut() {
+        // Before the first deletion: every writer re-validates what it
+        // trusts before its next snapshot.
+        guard.bump()?;
+    }
     if !blockers.any() {
         // Packed garbage: packs past the grace period are rewritten without it.
         let (n, bytes) = store.prune_packs(&|id| live.contains(id), cutoff, dry_run)?;

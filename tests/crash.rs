@@ -190,6 +190,9 @@ impl Project {
             std::thread::sleep(Duration::from_millis(ms));
             r.kill();
         }
+        // A killed recovery may still have finished (it only writes what the
+        // crash left undone): then there is nothing left to report.
+        let journal = journal && journal_of(session).exists();
 
         let (mut s, init) = fx.start(json!({"sessionFile": session, "options": self.options}));
         let recovered = &init["recovered"];
@@ -351,4 +354,111 @@ fn no_temp_file_survives_a_kill_mid_restore() {
         }
     }
     eprintln!("crash: {mid} kills landed while files were being written");
+}
+
+/// Repro (issue 10, found 3): a restore of 200 files interrupted after its journal and
+/// unrevert-point were on disk, half of its files written; the user then edited one of the
+/// files the restore had not reached yet. Recovery must complete the rest and keep the edit
+/// (it holds neither the pre-restore nor the target content), and the resume records it.
+#[test]
+fn recovery_never_overwrites_an_edit_made_after_the_crash() {
+    let fx = Fixture::new();
+    let name = |i: usize| format!("d{}/f{i:03}.txt", i % 4);
+    for i in 0..200 {
+        fx.write(&name(i), format!("A {i}\n"));
+    }
+    let (mut s, init) = fx.start(json!({}));
+    let session = PathBuf::from(init["sessionFile"].as_str().unwrap());
+    let a_id = init["baseline"]["entryId"].as_str().unwrap().to_string();
+    for i in 0..200 {
+        fx.write(&name(i), format!("B {i}\n"));
+    }
+    s.ok("snapshot", json!({}));
+    let r = s.ok(
+        "restore_files",
+        json!({"targetEntryId": a_id, "onConflict": "overwrite"}),
+    );
+    let unrevert = r["unrevertEntryId"].as_str().unwrap().to_string();
+    assert!(s.finish().success());
+    let entry = session_lines(&session)
+        .into_iter()
+        .find(|l| l["id"] == unrevert.as_str())
+        .unwrap();
+    // The crash: the journal is back, files 100.. still hold B, file 150 edited since.
+    let journal = json!({
+        "version": 1,
+        "unrevertEntryId": unrevert,
+        "preRollbackTreeHash": entry["data"]["preRollbackTreeHash"],
+        "workingTreeHash": entry["data"]["workingTreeHash"],
+        "writes": (0..200).map(name).collect::<Vec<_>>(),
+        "deletes": [],
+    });
+    std::fs::write(journal_of(&session), journal.to_string()).unwrap();
+    for i in 100..200 {
+        fx.write(&name(i), format!("B {i}\n"));
+    }
+    fx.write(&name(150), "the user's edit after the crash\n");
+
+    let (s, init) = fx.start(json!({"sessionFile": session}));
+    let interrupted = &init["recovered"]["interruptedRestore"];
+    assert_eq!(interrupted["action"], "completed", "{init}");
+    assert_eq!(interrupted["kept"], json!([name(150)]), "{init}");
+    assert_eq!(
+        fx.read(&name(150)).unwrap(),
+        b"the user's edit after the crash\n"
+    );
+    for i in (0..200).filter(|&i| i != 150) {
+        assert_eq!(fx.read(&name(i)).unwrap(), format!("A {i}\n").as_bytes());
+    }
+    // The edit is recorded: the resume's outside snapshot holds it.
+    let outside = init["recovered"]["outsideEntryId"].as_str().unwrap();
+    let outside = session_lines(&session)
+        .into_iter()
+        .find(|l| l["id"] == outside)
+        .unwrap();
+    assert_eq!(outside["data"]["diff"]["modified"], json!([name(150)]));
+    assert!(s.finish().success());
+}
+
+/// A journal in the store can be edited by anyone who can write there: paths that leave the
+/// project are never followed.
+#[test]
+fn a_tampered_journal_cannot_write_outside_the_project() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "A\n");
+    let (mut s, init) = fx.start(json!({}));
+    let session = PathBuf::from(init["sessionFile"].as_str().unwrap());
+    let a_id = init["baseline"]["entryId"].as_str().unwrap().to_string();
+    fx.write("a.txt", "B\n");
+    s.ok("snapshot", json!({}));
+    let r = s.ok(
+        "restore_files",
+        json!({"targetEntryId": a_id, "onConflict": "overwrite"}),
+    );
+    let unrevert = r["unrevertEntryId"].as_str().unwrap().to_string();
+    assert!(s.finish().success());
+    let entry = session_lines(&session)
+        .into_iter()
+        .find(|l| l["id"] == unrevert.as_str())
+        .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let journal = json!({
+        "version": 1,
+        "unrevertEntryId": unrevert,
+        "preRollbackTreeHash": entry["data"]["preRollbackTreeHash"],
+        "workingTreeHash": entry["data"]["workingTreeHash"],
+        "writes": [victim.display().to_string(), "../victim.txt", "a.txt"],
+        "deletes": [victim.display().to_string(), "d/../../victim.txt"],
+    });
+    std::fs::write(journal_of(&session), journal.to_string()).unwrap();
+    let (s, init) = fx.start(json!({"sessionFile": session}));
+    assert_eq!(
+        init["recovered"]["interruptedRestore"]["action"],
+        "completed"
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert_eq!(fx.read("a.txt").unwrap(), b"A\n");
+    assert!(s.finish().success());
 }

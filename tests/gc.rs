@@ -798,3 +798,101 @@ fn a_concurrent_writer_loses_nothing() {
     let seen: HashSet<PathBuf> = [a_path, b_path].into_iter().collect();
     assert_eq!(seen.len(), 2);
 }
+
+/// Repro (issue 10, found 1): a file changed and seen only by a `@working` query leaves its
+/// blob unreferenced by any session but vouched for by the live engine's stat cache; a gc
+/// (here from another "process": its own Store) deleted it, and the next snapshot answered
+/// ok while naming the deleted blob. Every later checkpoint must read back, also after a
+/// restart.
+#[test]
+fn a_gc_from_outside_cannot_delete_what_a_live_engines_stat_cache_vouches_for() {
+    let mut fx = Fx::new();
+    let project = fx.new_project();
+    write(&project, "f.txt", b"v0\n");
+    age(&project.join("f.txt"), DAY);
+    let mut e = fx.open(&project);
+    write(&project, "f.txt", b"v1, seen only by a query\n");
+    // Not racy: the scan caches it.
+    age(&project.join("f.txt"), Duration::from_secs(60));
+    e.get_status().unwrap();
+    let store = fx.store();
+    age_all_objects(&store, 2 * HOUR);
+    let r = run(&store, GcParams::default(), HOUR, SystemTime::now());
+    assert!(
+        r.objects_removed > 0,
+        "the unreferenced blob was old garbage"
+    );
+    e.snapshot(SnapshotParams::default()).unwrap();
+    let session = e.session_file().to_path_buf();
+    assert_reads_back(&store, &session);
+    // After a restart the saved cache must not vouch for the deleted blob either.
+    drop(e);
+    let (mut e, _) = fx.resume(&session);
+    write(&project, "g.txt", b"another file\n");
+    e.snapshot(SnapshotParams::default()).unwrap();
+    assert_reads_back(&store, &session);
+}
+
+/// The same through the engine's own `gc` method (the sidecar's), then snapshots on the
+/// same engine and after a restart.
+#[test]
+fn the_engines_own_gc_does_not_break_its_later_snapshots() {
+    let mut fx = Fx::new();
+    let project = fx.new_project();
+    write(&project, "f.txt", b"v0\n");
+    age(&project.join("f.txt"), DAY);
+    let mut e = fx.open(&project);
+    write(&project, "f.txt", b"v1, seen only by a query\n");
+    age(&project.join("f.txt"), Duration::from_secs(60));
+    e.get_status().unwrap();
+    age_all_objects(&fx.store(), 2 * HOUR);
+    let r = e.gc(GcParams::default()).unwrap();
+    assert!(r.objects_removed > 0);
+    e.snapshot(SnapshotParams::default()).unwrap();
+    write(&project, "h.txt", b"later\n");
+    e.snapshot(SnapshotParams::default()).unwrap();
+    let session = e.session_file().to_path_buf();
+    let store = fx.store();
+    assert_reads_back(&store, &session);
+    drop(e);
+    let (mut e, _) = fx.resume(&session);
+    write(&project, "h.txt", b"later still\n");
+    e.snapshot(SnapshotParams::default()).unwrap();
+    assert_reads_back(&store, &session);
+}
+
+/// Repro (issue 10, found 2): a live engine loaded a pack's index at open; gc deleted the
+/// pack (its only session pruned); the engine then stored the same contents, deduplicated
+/// them against the vanished pack and recorded a checkpoint that restored nothing.
+#[test]
+fn a_pack_deleted_under_a_live_engine_is_written_again() {
+    let mut fx = Fx::new();
+    let a = fx.new_project();
+    let contents: Vec<Vec<u8>> = (0..100)
+        .map(|i| format!("file {i} {}\n", rand::random::<u64>()).into_bytes())
+        .collect();
+    for (i, c) in contents.iter().enumerate() {
+        write(&a, &format!("f{i}.txt"), c);
+    }
+    let a_session = {
+        let e = fx.open(&a);
+        e.session_file().to_path_buf()
+    };
+    let store = fx.store();
+    assert!(
+        store.list_objects().unwrap().iter().any(|o| o.packed),
+        "project A's baseline is packed"
+    );
+    age_all_objects(&store, 2 * HOUR);
+    age(&a_session, DAY);
+    let b = fx.new_project();
+    let mut e = fx.open(&b);
+    let r = run(&store, keep_last(1), HOUR, SystemTime::now());
+    assert_eq!(r.pruned_sessions, [a_session.display().to_string()]);
+    assert!(!store.list_objects().unwrap().iter().any(|o| o.packed));
+    for (i, c) in contents.iter().enumerate() {
+        write(&b, &format!("f{i}.txt"), c);
+    }
+    e.snapshot(SnapshotParams::default()).unwrap();
+    assert_reads_back(&store, e.session_file());
+}

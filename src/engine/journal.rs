@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{parse_tree_hash, Engine, EngineError, Result};
+use super::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::protocol::RestoreResult;
+use crate::repo_path::RepoPath;
 use crate::store as diff;
+use crate::working_copy::checkout;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -36,6 +38,9 @@ pub struct InterruptedRestore {
     pub action: String,
     pub restored: Vec<String>,
     pub deleted: Vec<String>,
+    /// Paths that held neither what the restore found nor what it meant
+    /// to leave (edited after the crash): left as they are.
+    pub kept: Vec<String>,
 }
 
 impl Journal {
@@ -119,34 +124,67 @@ impl Engine {
                 action: "discarded".into(),
                 restored: Vec::new(),
                 deleted: Vec::new(),
+                kept: Vec::new(),
             }));
         }
         // Roll forward: make every path the restore meant to change match
-        // the tree its unrevert-point recorded. Idempotent, so a crash
-        // during recovery is recovered the same way next time.
+        // the tree its unrevert-point recorded — but only where the path
+        // still holds what the restore found (its pre-rollback tree). A path
+        // already at the target was done before the crash; one holding
+        // anything else was changed after it (the user, another program) and
+        // is kept: recovery never destroys what no checkpoint holds.
+        // Idempotent, so a crash during recovery is recovered the same way
+        // next time.
         let tree = parse_tree_hash(&journal.working_tree_hash)?;
+        let before_tree = parse_tree_hash(&journal.pre_rollback_tree_hash)?;
         let mut writes = Vec::new();
         let mut deletes = Vec::new();
+        let mut before = FlatTree::new();
+        let mut done = Vec::new();
         for p in journal.writes.iter().chain(journal.deletes.iter()) {
-            match diff::lookup(&self.store, &tree, p)? {
-                Some(e) if e.kind != diff::EntryKind::Tree => writes.push((p.clone(), e)),
-                _ => deletes.push(p.clone()),
+            // A journal is ours, but it lies in the store where anything can
+            // edit it: a path that is not a clean project path is never
+            // followed (docs/reliability.md).
+            let Ok(rel) = RepoPath::parse(p) else {
+                tracing::warn!(path = %p, "restore journal names a path outside the project; ignored");
+                continue;
+            };
+            let rel = rel.as_str();
+            let target =
+                diff::lookup(&self.store, &tree, rel)?.filter(|e| e.kind != diff::EntryKind::Tree);
+            if let Some(e) = diff::lookup(&self.store, &before_tree, rel)?
+                .filter(|e| e.kind != diff::EntryKind::Tree)
+            {
+                before.insert(rel.to_string(), e);
+            }
+            let cached = self.stat_cache.get(rel);
+            if checkout::matches_on_disk(&self.root, rel, target.as_ref(), cached) {
+                done.push(rel.to_string());
+                continue;
+            }
+            match target {
+                Some(e) => writes.push((rel.to_string(), e)),
+                None => deletes.push(rel.to_string()),
             }
         }
         let mut result = RestoreResult::default();
-        let failures = self.apply(&writes, &deletes, "recover", &mut result);
+        let failures = self.apply(&writes, &deletes, &before, "recover", &mut result);
         if !failures.is_empty() {
             tracing::warn!(
                 ?failures,
-                "some files of the interrupted restore could not be completed"
+                "some files of the interrupted restore were changed after the crash or could \
+                 not be completed; they are left as they are"
             );
         }
         Journal::remove(&path);
+        result.restored.extend(done);
+        result.restored.sort();
         Ok(Some(InterruptedRestore {
             unrevert_entry_id: journal.unrevert_entry_id,
             action: "completed".into(),
             restored: result.restored,
             deleted: result.deleted,
+            kept: failures,
         }))
     }
 }

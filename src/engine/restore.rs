@@ -37,6 +37,9 @@ pub(crate) struct Plan {
     /// snapshot).
     pub scan: crate::working_copy::ScanOutput,
     pub scan_ms: u64,
+    /// The scan's hold on gc, until `working` is recorded (see
+    /// `WorkingState::gc_guard`).
+    pub gc_guard: Option<crate::store::WriterGuard>,
 }
 
 impl Plan {
@@ -95,7 +98,7 @@ impl Engine {
     ) -> Result<Plan> {
         let recorded_tree = self.recorded_tree()?;
         let recorded = self.flat(recorded_tree)?;
-        let state = self.scan_working(None, &recorded)?;
+        let mut state = self.scan_working(None, &recorded)?;
         let working = self.flat(Some(state.tree))?;
         let in_filter = |p: &str| filter.is_none_or(|f| f.iter().any(|r| r.is_prefix_of(p)));
         // Only the paths that differ: the tree diff descends into directories
@@ -118,6 +121,7 @@ impl Engine {
             expected_changes: BTreeMap::new(),
             scan: crate::working_copy::ScanOutput::default(),
             scan_ms: state.duration_ms,
+            gc_guard: state.gc_guard.take(),
         };
         // Paths the plan deletes, so a write below a captured file or
         // symlink that is going away is not mistaken for a blocked one.
@@ -241,6 +245,7 @@ impl Engine {
             tree: plan.working,
             scan: std::mem::take(&mut plan.scan),
             duration_ms: plan.scan_ms,
+            gc_guard: plan.gc_guard.take(),
         };
         Ok(self.record_state(&spec, state)?.entry_id)
     }
@@ -327,7 +332,14 @@ impl Engine {
         }
         result.unrevert_entry_id = Some(entry_id);
 
-        let failures = self.apply(&plan.writes, &plan.deletes, kind_name(op.kind), &mut result);
+        let before = self.flat(Some(plan.working))?;
+        let failures = self.apply(
+            &plan.writes,
+            &plan.deletes,
+            &before,
+            kind_name(op.kind),
+            &mut result,
+        );
         Journal::remove(&journal_path);
         if !failures.is_empty() {
             // The disk is not what the unrevert-point says: record what it
@@ -357,12 +369,16 @@ impl Engine {
     }
 
     /// Touch the files. Deletions first (so a file can replace a directory
-    /// and vice versa), then writes. Failures become `unwritable` or
-    /// `untracked` conflicts; the rest goes on.
+    /// and vice versa), then writes. A path is only touched while it still
+    /// holds what `before` says (the state the restore was planned against);
+    /// one that changed since is left alone as a `dirty` conflict. Other
+    /// failures become `unwritable` or `untracked` conflicts; the rest goes
+    /// on.
     pub(crate) fn apply(
         &mut self,
         writes: &[(String, TreeEntry)],
         deletes: &[String],
+        before: &FlatTree,
         operation: &str,
         result: &mut RestoreResult,
     ) -> Vec<String> {
@@ -375,6 +391,10 @@ impl Engine {
             let reason = match err {
                 CheckoutError::Blocked { .. } => ConflictReason::Untracked,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
+                CheckoutError::Changed { .. } => {
+                    result.dirty.push(path.to_string());
+                    ConflictReason::Dirty
+                }
             };
             result.conflicts.push(Conflict {
                 path: path.to_string(),
@@ -392,8 +412,20 @@ impl Engine {
                 .cmp(&a.matches('/').count())
                 .then(b.cmp(a))
         });
+        let root = self.root.clone();
+        let unchanged = |path: &str, cache: &crate::working_copy::StatCache| {
+            if checkout::matches_on_disk(&root, path, before.get(path), cache.get(path)) {
+                Ok(())
+            } else {
+                Err(CheckoutError::Changed {
+                    path: path.to_string(),
+                })
+            }
+        };
         for path in deletes {
-            match checkout::delete_entry(&self.root, path) {
+            let deleted = unchanged(path, &self.stat_cache)
+                .and_then(|()| checkout::delete_entry(&self.root, path));
+            match deleted {
                 Ok(()) => {
                     checkout::remove_empty_parents(&self.root, path);
                     result.deleted.push(path.clone());
@@ -404,12 +436,12 @@ impl Engine {
             self.progress(operation, done, total, &mut last_progress);
         }
         for (path, entry) in writes {
-            let written = self
-                .store
-                .get(&entry.id)
-                .map_err(|e| CheckoutError::Io {
-                    path: path.clone(),
-                    source: std::io::Error::other(e.to_string()),
+            let written = unchanged(path, &self.stat_cache)
+                .and_then(|()| {
+                    self.store.get(&entry.id).map_err(|e| CheckoutError::Io {
+                        path: path.clone(),
+                        source: std::io::Error::other(e.to_string()),
+                    })
                 })
                 .and_then(|content| {
                     // With a batch sync below, one syncfs covers every file.

@@ -47,6 +47,10 @@ pub(crate) struct WorkingState {
     pub tree: ObjectId,
     pub scan: ScanOutput,
     pub duration_ms: u64,
+    /// Holds gc off from the scan until the entry recording `tree` is
+    /// appended (or the state is dropped unrecorded): until then the only
+    /// thing keeping the tree's older objects alive is this process.
+    pub gc_guard: Option<crate::store::WriterGuard>,
 }
 
 pub(crate) fn diff_lists(changes: &[diff::Change]) -> DiffLists {

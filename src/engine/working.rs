@@ -88,6 +88,34 @@ impl Engine {
         self.stat_cache_saved = Instant::now();
     }
 
+    /// gc deleted objects since this engine last checked what it trusts
+    /// (or the stat cache was never checked against this store): forget
+    /// every "exists" fact — the store's, the stat cache's entries whose
+    /// object is gone, the last scan's tree and the flattened trees — so the
+    /// next scan hashes and stores again what gc took (docs/architecture.md,
+    /// "gc and live writers"). Called with the writer guard held.
+    fn revalidate_after_gc(&mut self, generation: u64) -> Result<()> {
+        self.store.refresh_after_gc(generation)?;
+        let store = &self.store;
+        let dropped = self
+            .stat_cache
+            .revalidate(generation, |id| store.contains_now(id));
+        if dropped > 0 {
+            tracing::info!(
+                dropped,
+                generation,
+                "stat cache entries whose objects gc removed"
+            );
+        }
+        self.last_scan = None;
+        self.flat_cache.clear();
+        #[cfg(target_os = "linux")]
+        if let Some(w) = self.watcher.as_mut() {
+            w.invalidate();
+        }
+        Ok(())
+    }
+
     fn rules_fingerprint(&self) -> RulesFingerprint {
         use std::os::unix::fs::MetadataExt;
         let dir = git::git_dir(&self.root);
@@ -155,6 +183,10 @@ impl Engine {
         prior: &FlatTree,
     ) -> Result<WorkingState> {
         let started = Instant::now();
+        let gc_guard = self.store.writer_guard()?;
+        if gc_guard.stale || self.stat_cache.generation() != Some(gc_guard.generation) {
+            self.revalidate_after_gc(gc_guard.generation)?;
+        }
         let rules = self.rules_fingerprint();
         let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
             match (self.watched_changes(&rules), self.last_scan.clone()) {
@@ -172,6 +204,7 @@ impl Engine {
                                 ..Default::default()
                             },
                             duration_ms: started.elapsed().as_millis() as u64,
+                            gc_guard: Some(gc_guard),
                         });
                     }
                     let scope: Vec<RepoPath> = paths
@@ -203,7 +236,8 @@ impl Engine {
                 w.invalidate();
             }
         }
-        let (state, dirs, files) = result?;
+        let (mut state, dirs, files) = result?;
+        state.gc_guard = Some(gc_guard);
         // A scan that wrote a pack publishes it now, also when no snapshot
         // follows (a query of `@working`), so it never sits unpublished for
         // long (gc takes an old unpublished pack for a crashed writer's).
@@ -378,6 +412,7 @@ impl Engine {
                 tree,
                 scan: out,
                 duration_ms: started.elapsed().as_millis() as u64,
+                gc_guard: None,
             },
             dirs,
             files,

@@ -7,6 +7,7 @@
 //! VERSION              store format version, ASCII decimal + "\n"
 //! objects/ab/cdef...   a loose object: 16-byte header + raw or zstd payload
 //! objects/pack/        packs: many objects' records in one file, plus its index
+//! gc.lock, gc-generation  who may delete objects, and how writers learn it happened
 //! sessions/            session files (owned by the session module)
 //! ```
 //!
@@ -19,6 +20,7 @@
 mod codec;
 mod diff;
 mod error;
+mod generation;
 mod object_id;
 mod objects;
 mod pack;
@@ -29,6 +31,7 @@ pub use diff::{
     build_tree, diff_trees, entries_under, flatten, lookup, update_tree, Change, FlatTree,
 };
 pub use error::StoreError;
+pub use generation::{DeletionGuard, WriterGuard};
 pub use object_id::ObjectId;
 pub use objects::{ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, TREE_VERSION};

@@ -102,6 +102,9 @@ pub struct Store {
     /// Objects written since the last [`Store::sync`]: past
     /// [`LOOSE_PER_BATCH`] they go into a pack.
     batch_writes: AtomicUsize,
+    /// The gc generation `known`, the pack indexes and the tree cache were
+    /// last validated at (see [`super::generation`]).
+    validated_generation: std::sync::atomic::AtomicU64,
 }
 
 /// How many decoded trees [`Store::get_tree`] keeps (a few MB at most).
@@ -124,8 +127,10 @@ impl Store {
             fs::create_dir_all(&dir)
                 .map_err(|e| StoreError::io("creating store directory", &dir, e))?;
         }
+        let validated = super::generation::read_generation(root)?;
         let packs = PackSet::open(&objects, fsync)?;
         Ok(Store {
+            validated_generation: std::sync::atomic::AtomicU64::new(validated),
             root: root.to_path_buf(),
             objects,
             fsync,
@@ -140,6 +145,39 @@ impl Store {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Hold gc off until the guard is dropped (waiting for a running gc);
+    /// `stale` says gc deleted objects since this store last validated
+    /// what it trusts.
+    pub fn writer_guard(&self) -> Result<super::WriterGuard, StoreError> {
+        super::generation::writer_guard(&self.root, self.validated_generation())
+    }
+
+    /// Exclusive right to delete objects, for gc.
+    pub fn deletion_guard(&self) -> Result<super::DeletionGuard, StoreError> {
+        super::generation::deletion_guard(&self.root, self.fsync)
+    }
+
+    /// The gc generation this store's in-memory facts are valid for.
+    pub fn validated_generation(&self) -> u64 {
+        self.validated_generation
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Forget every "this object exists" fact learnt before a gc (known
+    /// objects, pack indexes, decoded trees), so a put writes what gc
+    /// deleted instead of deduplicating against it. Call with a
+    /// [`super::WriterGuard`] held; `generation` is the one it read.
+    pub fn refresh_after_gc(&self, generation: u64) -> Result<(), StoreError> {
+        self.known.clear();
+        if let Ok(mut trees) = self.trees.lock() {
+            trees.clear();
+        }
+        self.packs.reload()?;
+        self.validated_generation
+            .store(generation, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     /// `root/sessions`, where session files live.
@@ -259,6 +297,15 @@ impl Store {
             return true;
         }
         self.packs.reload().is_ok() && self.packs.lookup(id).is_some()
+    }
+
+    /// Whether the object exists, by what this store knows now (no reload of
+    /// pack indexes on a miss): for checking many ids right after
+    /// [`Store::refresh_after_gc`].
+    pub fn contains_now(&self, id: &ObjectId) -> bool {
+        self.known.contains_key(id)
+            || self.packs.lookup(id).is_some()
+            || self.object_path(id).is_file()
     }
 
     /// Validates, encodes and stores a tree; returns its id.

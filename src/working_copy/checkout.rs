@@ -7,7 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::store::{EntryKind, TreeEntry};
+use super::stat_cache::{CachedFile, FileStat};
+use crate::store::{EntryKind, ObjectId, TreeEntry};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
@@ -15,6 +16,10 @@ pub enum CheckoutError {
     /// a directory must go, a non-empty directory where a file must go).
     #[error("{path}: blocked by {what}")]
     Blocked { path: String, what: String },
+    /// The path no longer holds what the restore was planned against
+    /// (see [`matches_on_disk`]): left as it is.
+    #[error("{path}: changed since the restore was planned")]
+    Changed { path: String },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -209,6 +214,60 @@ pub fn delete_entry(root: &Path, rel: &str) -> Result<(), CheckoutError> {
     }
 }
 
+/// Is what stands at `rel` exactly `expected` (`None`: nothing, or a
+/// directory — writes and deletes judge directories themselves)? A restore
+/// asks this right before it replaces or removes a path, so content that
+/// changed after the plan was made — by a writer racing the restore, or
+/// unseen by a watcher that missed an event, or edited by the user after a
+/// crash — is never destroyed on the word of an earlier scan
+/// (docs/architecture.md, "never destroy what was not captured").
+/// `cached` is the stat cache's entry for the path: when the file's stat
+/// still matches it, its content is not read again.
+pub fn matches_on_disk(
+    root: &Path,
+    rel: &str,
+    expected: Option<&TreeEntry>,
+    cached: Option<&CachedFile>,
+) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    if blocking_parent(root, rel).is_some() {
+        // Nothing of ours can stand below a non-directory; writes and
+        // deletes refuse such paths anyway.
+        return expected.is_none();
+    }
+    let abs = root.join(rel);
+    let meta = match std::fs::symlink_metadata(&abs) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return expected.is_none(),
+        Err(_) => return false,
+    };
+    let ft = meta.file_type();
+    let Some(want) = expected else {
+        return ft.is_dir();
+    };
+    if ft.is_symlink() {
+        return want.kind == EntryKind::Symlink
+            && std::fs::read_link(&abs)
+                .is_ok_and(|t| ObjectId::of(t.as_os_str().as_bytes()) == want.id);
+    }
+    if !ft.is_file() {
+        return false;
+    }
+    let stat = FileStat::from_metadata(&meta);
+    let kind = if stat.mode & 0o100 != 0 {
+        EntryKind::Executable
+    } else {
+        EntryKind::File
+    };
+    if kind != want.kind || stat.size != want.size {
+        return false;
+    }
+    if cached.is_some_and(|c| c.stat == stat && c.entry == *want) {
+        return true;
+    }
+    std::fs::read(&abs).is_ok_and(|b| ObjectId::of(&b) == want.id)
+}
+
 /// Remove the directories above `rel` that are now empty (never the root).
 pub fn remove_empty_parents(root: &Path, rel: &str) {
     let mut parts: Vec<&str> = rel.split('/').collect();
@@ -251,7 +310,6 @@ pub fn files_below(root: &Path, dir: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ObjectId;
 
     fn file(kind: EntryKind, content: &[u8]) -> TreeEntry {
         TreeEntry {
@@ -311,6 +369,40 @@ mod tests {
         // The link itself can be deleted.
         delete_entry(d.path(), "dir").unwrap();
         assert!(!d.path().join("dir").exists());
+    }
+
+    #[test]
+    fn matches_on_disk_compares_kind_and_content() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        let v1 = file(EntryKind::File, b"v1");
+        assert!(matches_on_disk(r, "f", None, None));
+        assert!(!matches_on_disk(r, "f", Some(&v1), None));
+        std::fs::write(r.join("f"), "v1").unwrap();
+        assert!(matches_on_disk(r, "f", Some(&v1), None));
+        assert!(!matches_on_disk(r, "f", None, None), "a file appeared");
+        std::fs::write(r.join("f"), "v2").unwrap();
+        assert!(
+            !matches_on_disk(r, "f", Some(&v1), None),
+            "same size, new content"
+        );
+        let exec = file(EntryKind::Executable, b"v2");
+        assert!(!matches_on_disk(r, "f", Some(&exec), None));
+        std::os::unix::fs::symlink("v1", r.join("l")).unwrap();
+        assert!(matches_on_disk(
+            r,
+            "l",
+            Some(&file(EntryKind::Symlink, b"v1")),
+            None
+        ));
+        assert!(!matches_on_disk(r, "l", Some(&v1), None));
+        // A stat-cache entry whose stat still matches is believed without a read.
+        let meta = std::fs::symlink_metadata(r.join("f")).unwrap();
+        let lie = CachedFile {
+            stat: FileStat::from_metadata(&meta),
+            entry: file(EntryKind::File, b"v3"),
+        };
+        assert!(matches_on_disk(r, "f", Some(&lie.entry), Some(&lie)));
     }
 
     #[test]

@@ -22,7 +22,10 @@ use crate::store::{EntryKind, ObjectId, TreeEntry};
 /// one zstd frame. A 100k-file project's cache is ~15 MB uncompressed, a
 /// few percent of its whole store, and paths sorted next to each other
 /// compress several times over.
-const MAGIC: &[u8; 8] = b"RWSTAT02";
+const MAGIC: &[u8; 8] = b"RWSTAT03";
+/// Version 2: version 3 without the gc generation (read as "validated at
+/// no known generation": every entry is checked once against the store).
+const MAGIC_V2: &[u8; 8] = b"RWSTAT02";
 /// The first format (uncompressed, hex ids), still read so that a cache
 /// written by an older build keeps vouching for its files.
 const MAGIC_V1: &[u8; 8] = b"RWSTAT01";
@@ -63,6 +66,11 @@ pub struct CachedFile {
 pub struct StatCache {
     entries: HashMap<String, CachedFile>,
     dirty: bool,
+    /// The store's gc generation at which every entry's object was known to
+    /// exist (`None`: never checked). A cache checked at an older
+    /// generation may vouch for objects gc deleted since
+    /// (docs/architecture.md, "gc and live writers").
+    generation: Option<u64>,
 }
 
 impl StatCache {
@@ -112,14 +120,37 @@ impl StatCache {
         self.dirty
     }
 
+    /// The gc generation the entries were checked at (see the field).
+    pub fn generation(&self) -> Option<u64> {
+        self.generation
+    }
+
+    /// Drop every entry whose object `exists` denies, and note that the
+    /// rest were checked at `generation`. Returns how many were dropped.
+    pub fn revalidate(
+        &mut self,
+        generation: u64,
+        mut exists: impl FnMut(&ObjectId) -> bool,
+    ) -> usize {
+        let before = self.entries.len();
+        self.entries.retain(|_, c| exists(&c.entry.id));
+        let dropped = before - self.entries.len();
+        if dropped > 0 || self.generation != Some(generation) {
+            self.dirty = true;
+        }
+        self.generation = Some(generation);
+        dropped
+    }
+
     /// Load a saved cache; a missing, truncated or foreign file is an empty
     /// cache (it is only an optimisation — the worst case is re-hashing).
     pub fn load(path: &Path) -> StatCache {
         match std::fs::File::open(path) {
             Ok(f) => match decode(&mut BufReader::new(f)) {
-                Ok(entries) => StatCache {
+                Ok((entries, generation)) => StatCache {
                     entries,
                     dirty: false,
+                    generation,
                 },
                 Err(why) => {
                     tracing::warn!(path = %path.display(), %why, "ignoring unreadable stat cache");
@@ -142,7 +173,7 @@ impl StatCache {
         let tmp = tmp_name(path);
         {
             let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
-            encode(&self.entries, &mut w)?;
+            encode(&self.entries, self.generation, &mut w)?;
             w.flush()?;
         }
         std::fs::rename(&tmp, path)?;
@@ -166,8 +197,14 @@ fn kind_byte(k: EntryKind) -> u8 {
     }
 }
 
-fn encode(entries: &HashMap<String, CachedFile>, w: &mut impl Write) -> std::io::Result<()> {
+fn encode(
+    entries: &HashMap<String, CachedFile>,
+    generation: Option<u64>,
+    w: &mut impl Write,
+) -> std::io::Result<()> {
     w.write_all(MAGIC)?;
+    // u64::MAX: never checked (a cache saved before its first scan).
+    w.write_all(&generation.unwrap_or(u64::MAX).to_le_bytes())?;
     let mut z = zstd::stream::write::Encoder::new(w, ZSTD_LEVEL)?;
     let mut sorted: Vec<(&String, &CachedFile)> = entries.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -195,13 +232,21 @@ fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
     Ok(b)
 }
 
-fn decode(r: &mut impl Read) -> Result<HashMap<String, CachedFile>, String> {
+type Decoded = (HashMap<String, CachedFile>, Option<u64>);
+
+fn decode(r: &mut impl Read) -> Result<Decoded, String> {
     match &take::<8>(r)? {
         m if m == MAGIC => {
+            let generation = u64::from_le_bytes(take(r)?);
+            let generation = (generation != u64::MAX).then_some(generation);
             let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
-            decode_entries(&mut z, true)
+            Ok((decode_entries(&mut z, true)?, generation))
         }
-        m if m == MAGIC_V1 => decode_entries(r, false),
+        m if m == MAGIC_V2 => {
+            let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
+            Ok((decode_entries(&mut z, true)?, None))
+        }
+        m if m == MAGIC_V1 => Ok((decode_entries(r, false)?, None)),
         _ => Err("not a rewind stat cache (or another version)".into()),
     }
 }
@@ -286,6 +331,40 @@ mod tests {
         assert_eq!(back.len(), 2);
         assert_eq!(back.get("dir/b"), Some(&file(2, 5)));
         assert!(!back.is_dirty());
+        assert_eq!(back.generation(), None, "never checked against a store");
+    }
+
+    #[test]
+    fn revalidation_drops_what_the_store_lost_and_keeps_its_generation() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let mut c = StatCache::default();
+        c.update("a".into(), file(1, 0), 10_000_000_000);
+        c.update("b".into(), file(2, 0), 10_000_000_000);
+        let gone = ObjectId::of(&[2]);
+        assert_eq!(c.revalidate(7, |id| *id != gone), 1);
+        assert!(c.get("a").is_some() && c.get("b").is_none());
+        c.save(&p).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.generation(), Some(7));
+        assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn a_version_2_cache_is_read_as_never_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let mut entries = HashMap::new();
+        entries.insert("x".to_string(), file(3, 0));
+        let mut bytes = Vec::new();
+        encode(&entries, Some(4), &mut bytes).unwrap();
+        // Version 2 is version 3 without the generation.
+        let mut v2 = b"RWSTAT02".to_vec();
+        v2.extend_from_slice(&bytes[16..]);
+        std::fs::write(&p, &v2).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.get("x"), Some(&file(3, 0)));
+        assert_eq!(back.generation(), None);
     }
 
     #[test]
@@ -350,7 +429,7 @@ mod tests {
         }
         c.save(&p).unwrap();
         let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(&bytes[..8], b"RWSTAT02");
+        assert_eq!(&bytes[..8], b"RWSTAT03");
         // Uncompressed, each entry is ~140 bytes (path, five stat fields, id).
         assert!(bytes.len() < 2000 * 60, "{} bytes", bytes.len());
         let back = StatCache::load(&p);

@@ -247,6 +247,9 @@ class InterruptedRestore(TypedDict):
     #: started touching files, the journal was dropped.
     action: str
     deleted: list[str]
+    #: Paths that held neither what the restore found nor what it meant
+    #: to leave (edited after the crash): left as they are.
+    kept: list[str]
     restored: list[str]
     unrevertEntryId: str
 

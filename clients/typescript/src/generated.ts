@@ -246,6 +246,11 @@ export interface InterruptedRestore {
    */
   action: string;
   deleted: string[];
+  /**
+   * Paths that held neither what the restore found nor what it meant
+   * to leave (edited after the crash): left as they are.
+   */
+  kept: string[];
   restored: string[];
   unrevertEntryId: string;
 }
