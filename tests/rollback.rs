@@ -1560,3 +1560,28 @@ fn a_restore_warns_when_git_moved_since_the_checkpoint() {
         Some(&b"ref: refs/heads/feature\n"[..])
     );
 }
+
+/// Repro (issue 10, found 4), through the binary with default options (watcher on): a
+/// directory moved out of the project and created again must keep being captured, so a
+/// restore and its undo lose nothing written into it.
+#[test]
+fn a_directory_moved_out_and_recreated_keeps_being_captured() {
+    let fx = Fixture::new();
+    fx.write("a/b/f.txt", "f\n");
+    let (mut s, init, _) = start(&fx);
+    let baseline = id(&init["baseline"]["entryId"]);
+    let away = tempfile::tempdir().unwrap();
+    std::fs::rename(fx.root().join("a/b"), away.path().join("b")).unwrap();
+    snap(&mut s);
+    fx.write("a/b/g.txt", "v1\n");
+    snap(&mut s);
+    fx.write("a/b/g.txt", "v2\n");
+    let r = s.ok("snapshot", json!({}));
+    assert!(r["entryId"].is_string(), "v2 was not captured: {r}");
+    assert_eq!(r["diff"]["modified"], json!(["a/b/g.txt"]));
+    let r = s.ok("restore_files", json!({"targetEntryId": baseline}));
+    assert_eq!(r["deleted"], json!(["a/b/g.txt"]), "{r}");
+    s.ok("undo", json!({}));
+    assert_eq!(fx.read("a/b/g.txt").unwrap(), b"v2\n");
+    assert!(s.finish().success());
+}

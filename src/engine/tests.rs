@@ -787,3 +787,58 @@ mod watched_equals_full_scan {
         }
     }
 }
+
+/// A restore touches a path only while it holds what the plan was made from: content
+/// that changed after the scan (a racing writer, an event the watcher missed) is kept and
+/// reported dirty, whatever `onConflict` says.
+#[test]
+fn apply_keeps_a_path_that_changed_after_the_plan() {
+    let t = T::new();
+    t.write("x.txt", "planned against\n");
+    t.write("y.txt", "gone\n");
+    let (mut e, _) = t.open();
+    let entry = |c: &[u8]| TreeEntry {
+        kind: crate::store::EntryKind::File,
+        id: e.store.put(c).unwrap().id,
+        size: c.len() as u64,
+    };
+    let planned_x = entry(b"planned against\n");
+    let planned_y = entry(b"gone\n");
+    let target = entry(b"target\n");
+    let before: FlatTree = [
+        ("x.txt".to_string(), planned_x),
+        ("y.txt".to_string(), planned_y),
+    ]
+    .into_iter()
+    .collect();
+    // Changed under our feet after the plan.
+    t.write("x.txt", "written during the restore\n");
+    t.write("y.txt", "also changed\n");
+    let mut result = RestoreResult::default();
+    let failed = e.apply(
+        &[("x.txt".to_string(), target)],
+        &["y.txt".to_string()],
+        &before,
+        "restore",
+        &mut result,
+    );
+    assert_eq!(failed, ["y.txt", "x.txt"]);
+    assert_eq!(result.dirty, ["y.txt", "x.txt"]);
+    assert!(result.restored.is_empty() && result.deleted.is_empty());
+    let read = |p: &str| std::fs::read_to_string(t.dir.path().join(p)).unwrap();
+    assert_eq!(read("x.txt"), "written during the restore\n");
+    assert_eq!(read("y.txt"), "also changed\n");
+    // Unchanged since the plan: written.
+    t.write("x.txt", "planned against\n");
+    let mut result = RestoreResult::default();
+    assert!(e
+        .apply(
+            &[("x.txt".to_string(), target)],
+            &[],
+            &before,
+            "restore",
+            &mut result
+        )
+        .is_empty());
+    assert_eq!(read("x.txt"), "target\n");
+}

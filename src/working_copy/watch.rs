@@ -204,20 +204,34 @@ impl Watcher {
             return;
         };
         if mask & libc::IN_IGNORED != 0 {
-            // The directory is gone (its parent reported it); forget it.
-            self.by_wd.remove(&wd);
-            if self.by_dir.get(&dir) == Some(&wd) {
-                self.by_dir.remove(&dir);
+            // The kernel dropped a watch we still count on, without the
+            // deletion that explains it (those forget the watch first): we
+            // cannot say what happened below it.
+            tracing::debug!(dir, "watch dropped unexpectedly; full scan");
+            self.forget(&dir, false);
+            self.lost = true;
+            return;
+        }
+        if mask & libc::IN_DELETE_SELF != 0 {
+            if dir.is_empty() {
+                self.lost = true;
+            } else {
+                // Deleted: rescan the path (it is gone) and forget every
+                // watch at or below it, so a new directory of that name is
+                // watched afresh.
+                self.forget(&dir, false);
+                paths.insert(dir);
             }
             return;
         }
-        if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
-            if dir.is_empty() {
-                // The project root itself moved or vanished.
-                self.lost = true;
-            } else {
-                paths.insert(dir);
-            }
+        if mask & libc::IN_MOVE_SELF != 0 {
+            // A watched directory moved without its parent telling us where
+            // (a parent's IN_MOVED_FROM forgets the watch first, so this
+            // one is still counted on): it may have left the project, or
+            // come back under another name.
+            tracing::debug!(dir, "watched directory moved unseen; full scan");
+            self.forget(&dir, true);
+            self.lost = true;
             return;
         }
         let Some(name) = name.filter(|n| !n.is_empty()) else {
@@ -231,12 +245,44 @@ impl Watcher {
         let Some(name_path) = (!name.contains('/')).then(|| join(&dir, name)) else {
             return;
         };
+        if mask & libc::IN_ISDIR != 0 && mask & (libc::IN_MOVED_FROM | libc::IN_DELETE) != 0 {
+            // The directory left this name — for another name in the
+            // project (its IN_MOVED_TO re-arms it there), outside the project,
+            // or for good. Its watches, and those below it, no longer stand
+            // for this path: forget them, or a new directory created under
+            // the old name would be taken as already watched (issue 10,
+            // found 4). A moved directory's watches are removed from the
+            // kernel too, so nothing outside the project reports in.
+            self.forget(&name_path, mask & libc::IN_MOVED_FROM != 0);
+        }
         if mask & libc::IN_ISDIR != 0 && mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
             // A new directory: watch it and everything below before the
             // scan reads it, so nothing written into it is missed.
             self.arm_tree(&name_path);
         }
         paths.insert(name_path);
+    }
+
+    /// Stop counting on the watches of `dir` and every directory below it
+    /// (`remove`: also take them out of the kernel, for a directory that
+    /// still exists elsewhere).
+    fn forget(&mut self, dir: &str, remove: bool) {
+        let below = format!("{dir}/");
+        let gone: Vec<(String, i32)> = self
+            .by_dir
+            .iter()
+            .filter(|(d, _)| d.as_str() == dir || (!dir.is_empty() && d.starts_with(&below)))
+            .map(|(d, wd)| (d.clone(), *wd))
+            .collect();
+        for (d, wd) in gone {
+            self.by_dir.remove(&d);
+            self.by_wd.remove(&wd);
+            if remove {
+                // SAFETY: a valid inotify fd and a watch descriptor it gave
+                // us; a watch the kernel already dropped fails with EINVAL.
+                unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
+            }
+        }
     }
 
     fn arm_tree(&mut self, dir: &str) {
@@ -298,6 +344,56 @@ mod tests {
         std::fs::remove_dir_all(root.join("n")).unwrap();
         let p = paths(&mut w);
         assert!(p.contains(&"n".to_string()), "{p:?}");
+    }
+
+    /// Issue 10, found 4: a directory moved out of the project, then one of the same name
+    /// created: what is written into the new one must be reported.
+    #[test]
+    fn a_directory_that_left_the_project_is_watched_again_when_recreated() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("proj");
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "f").unwrap();
+        let mut w = Watcher::new(&root).unwrap();
+        w.arm(["a", "a/b", "a/b/c"], true);
+        std::fs::rename(root.join("a/b"), parent.path().join("away")).unwrap();
+        assert_eq!(paths(&mut w), vec!["a/b"]);
+        // Nothing outside the project reports in.
+        std::fs::write(parent.path().join("away/c/x"), "x").unwrap();
+        assert!(paths(&mut w).is_empty());
+        std::fs::create_dir(root.join("a/b")).unwrap();
+        assert_eq!(paths(&mut w), vec!["a/b"]);
+        std::fs::write(root.join("a/b/g.txt"), "v1").unwrap();
+        assert_eq!(paths(&mut w), vec!["a/b/g.txt"]);
+        std::fs::write(root.join("a/b/g.txt"), "v2").unwrap();
+        assert_eq!(paths(&mut w), vec!["a/b/g.txt"]);
+    }
+
+    /// The same when the directory is deleted while a process keeps it as its working
+    /// directory (the kernel reports its own deletion only when the last user lets go).
+    #[test]
+    fn a_busy_directory_deleted_and_recreated_is_watched_again() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "f").unwrap();
+        let mut w = Watcher::new(root).unwrap();
+        w.arm(["a", "a/b"], true);
+        let mut holder = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(root.join("a/b"))
+            .spawn()
+            .unwrap();
+        std::fs::remove_dir_all(root.join("a/b")).unwrap();
+        let p = paths(&mut w);
+        assert!(p.contains(&"a/b".to_string()), "{p:?}");
+        std::fs::create_dir(root.join("a/b")).unwrap();
+        assert_eq!(paths(&mut w), vec!["a/b"]);
+        std::fs::write(root.join("a/b/g.txt"), "v1").unwrap();
+        let seen = paths(&mut w);
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert_eq!(seen, vec!["a/b/g.txt"]);
     }
 
     #[test]
