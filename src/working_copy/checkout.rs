@@ -3,10 +3,16 @@
 //! links, and nothing is ever written or deleted through a symlinked parent
 //! (DESIGN rule 7) — a parent that is not a real directory blocks the path.
 
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+use super::beneath::{self, Unreachable};
 use super::stat_cache::{CachedFile, FileStat};
 use crate::store::{EntryKind, ObjectId, TreeEntry};
 
@@ -35,69 +41,46 @@ fn io(path: &str, source: std::io::Error) -> CheckoutError {
     }
 }
 
+fn blocked(rel: &str, prefix: &str, what: &str) -> CheckoutError {
+    CheckoutError::Blocked {
+        path: rel.to_string(),
+        what: format!("{what} at {prefix}"),
+    }
+}
+
+/// The handles on the way to `rel`'s parent and its last component (see
+/// [`beneath::walk_to_parent`]), as a checkout error.
+fn reach<'a>(
+    root: &Path,
+    rel: &'a str,
+    create: bool,
+) -> Result<Option<(Vec<OwnedFd>, &'a str)>, CheckoutError> {
+    match beneath::walk_to_parent(root, rel, create) {
+        Ok(found) => Ok(found),
+        Err(Unreachable::Blocked(prefix, what)) => Err(blocked(rel, &prefix, what)),
+        Err(Unreachable::Io(e)) => Err(io(rel, e)),
+    }
+}
+
 /// Is every parent of `rel` a real directory (or absent)? Returns the first
 /// component that is something else.
 pub fn blocking_parent(root: &Path, rel: &str) -> Option<String> {
-    let mut cur = root.to_path_buf();
-    let mut prefix = String::new();
-    let comps: Vec<&str> = rel.split('/').collect();
-    for comp in &comps[..comps.len().saturating_sub(1)] {
-        cur.push(comp);
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(comp);
-        match std::fs::symlink_metadata(&cur) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Some(prefix),
-            Err(_) => return None,
-        }
+    match beneath::walk_to_parent(root, rel, false) {
+        Err(Unreachable::Blocked(prefix, _)) => Some(prefix),
+        _ => None,
     }
-    None
-}
-
-/// Create the missing parents of `rel`, refusing to go through anything
-/// that is not a real directory.
-fn make_parents(root: &Path, rel: &str) -> Result<PathBuf, CheckoutError> {
-    let mut cur = root.to_path_buf();
-    let comps: Vec<&str> = rel.split('/').collect();
-    for comp in &comps[..comps.len().saturating_sub(1)] {
-        cur.push(comp);
-        match std::fs::symlink_metadata(&cur) {
-            Ok(m) if m.is_dir() => {}
-            Ok(m) => {
-                return Err(CheckoutError::Blocked {
-                    path: rel.to_string(),
-                    what: format!(
-                        "{} at {}",
-                        if m.file_type().is_symlink() {
-                            "a symlink"
-                        } else {
-                            "a file"
-                        },
-                        cur.display()
-                    ),
-                })
-            }
-            Err(_) => match std::fs::create_dir(&cur) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io(rel, e)),
-            },
-        }
-    }
-    Ok(cur)
 }
 
 /// Prefix of the temp files restores write before renaming them into
 /// place. Scans never capture such names, and recovery removes leftovers.
 pub const TEMP_PREFIX: &str = ".rewind-tmp-";
 
-fn temp_name(dir: &Path) -> PathBuf {
-    dir.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()))
+fn temp_name() -> String {
+    format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>())
 }
 
-/// Remove restore temp files a crash left in the directories of `paths`.
+/// Remove restore temp files a crash left in the directories of `paths`
+/// (never looking through a symlinked parent).
 pub fn remove_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a str>) -> usize {
     let dirs: std::collections::BTreeSet<&str> = paths
         .into_iter()
@@ -105,21 +88,27 @@ pub fn remove_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a st
         .collect();
     let mut removed = 0;
     for d in dirs {
-        if blocking_parent(root, &format!("{d}/x")).is_some() && !d.is_empty() {
-            continue; // never look through a symlinked parent
-        }
-        let Ok(rd) = std::fs::read_dir(root.join(d)) else {
+        let probe = if d.is_empty() {
+            "x".to_string()
+        } else {
+            format!("{d}/x")
+        };
+        let Ok(Some((chain, _))) = beneath::walk_to_parent(root, &probe, false) else {
             continue;
         };
-        for e in rd.flatten() {
-            let is_temp = e
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(TEMP_PREFIX));
-            if is_temp
-                && e.file_type().is_ok_and(|t| !t.is_dir())
-                && std::fs::remove_file(e.path()).is_ok()
-            {
+        let Some(dir) = chain.last() else { continue };
+        let Ok(mut listing) = rustix::fs::Dir::read_from(dir) else {
+            continue;
+        };
+        let mut temps = Vec::new();
+        while let Some(Ok(e)) = listing.read() {
+            let name = e.file_name().to_bytes();
+            if name.starts_with(TEMP_PREFIX.as_bytes()) && e.file_type() != FileType::Directory {
+                temps.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        for t in temps {
+            if rustix::fs::unlinkat(dir, t.as_os_str(), AtFlags::empty()).is_ok() {
                 removed += 1;
             }
         }
@@ -127,7 +116,9 @@ pub fn remove_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a st
     removed
 }
 
-/// Write `entry` (with `content`: file bytes or link target) at `rel`.
+/// Write `entry` (with `content`: file bytes or link target) at `rel`:
+/// into a temp file beside it, renamed over it, all relative to the handle
+/// of its directory.
 pub fn write_entry(
     root: &Path,
     rel: &str,
@@ -135,24 +126,27 @@ pub fn write_entry(
     content: &[u8],
     fsync: bool,
 ) -> Result<(), CheckoutError> {
-    let dir = make_parents(root, rel)?;
-    let abs = root.join(rel);
+    let Some((chain, name)) = reach(root, rel, true)? else {
+        return Err(io(rel, std::io::ErrorKind::NotFound.into()));
+    };
+    let dir = chain
+        .last()
+        .ok_or_else(|| io(rel, std::io::ErrorKind::NotFound.into()))?;
     // An empty directory where the file goes (left by deleting its captured
     // content) is removed; a non-empty one holds something uncaptured.
-    if let Ok(m) = std::fs::symlink_metadata(&abs) {
-        if m.is_dir() {
-            std::fs::remove_dir(&abs).map_err(|_| CheckoutError::Blocked {
+    if beneath::kind_at(dir, name).map_err(|e| io(rel, e))? == Some(FileType::Directory) {
+        rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(|_| {
+            CheckoutError::Blocked {
                 path: rel.to_string(),
                 what: "a directory with files the sidecar never captured".into(),
-            })?;
-        }
+            }
+        })?;
     }
-    let tmp = temp_name(&dir);
+    let tmp = temp_name();
     let result = (|| -> std::io::Result<()> {
         match entry.kind {
             EntryKind::Symlink => {
-                use std::os::unix::ffi::OsStrExt;
-                std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(content), &tmp)?;
+                rustix::fs::symlinkat(OsStr::from_bytes(content), dir, tmp.as_str())?;
             }
             EntryKind::File | EntryKind::Executable => {
                 let mode = if entry.kind == EntryKind::Executable {
@@ -160,11 +154,18 @@ pub fn write_entry(
                 } else {
                     0o666
                 };
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(mode) // less the umask, as for any new file
-                    .open(&tmp)?;
+                // Less the umask, as for any new file.
+                let fd = rustix::fs::openat(
+                    dir,
+                    tmp.as_str(),
+                    OFlags::WRONLY
+                        | OFlags::CREATE
+                        | OFlags::EXCL
+                        | OFlags::NOFOLLOW
+                        | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(mode),
+                )?;
+                let mut f = std::fs::File::from(fd);
                 f.write_all(content)?;
                 if entry.kind == EntryKind::Executable {
                     // The umask may have dropped the owner's x bit.
@@ -184,10 +185,11 @@ pub fn write_entry(
                 ))
             }
         }
-        std::fs::rename(&tmp, &abs)
+        rustix::fs::renameat(dir, tmp.as_str(), dir, name)?;
+        Ok(())
     })();
     if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = rustix::fs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
         return Err(io(rel, e));
     }
     Ok(())
@@ -196,21 +198,22 @@ pub fn write_entry(
 /// Remove the file or symlink at `rel` (absent is fine), never through a
 /// symlinked parent.
 pub fn delete_entry(root: &Path, rel: &str) -> Result<(), CheckoutError> {
-    if let Some(p) = blocking_parent(root, rel) {
-        return Err(CheckoutError::Blocked {
-            path: rel.to_string(),
-            what: format!("{p} (not a directory)"),
-        });
-    }
-    let abs = root.join(rel);
-    match std::fs::symlink_metadata(&abs) {
-        Ok(m) if m.is_dir() => Err(CheckoutError::Blocked {
+    let Some((chain, name)) = reach(root, rel, false)? else {
+        return Ok(());
+    };
+    let dir = chain
+        .last()
+        .ok_or_else(|| io(rel, std::io::ErrorKind::NotFound.into()))?;
+    match beneath::kind_at(dir, name).map_err(|e| io(rel, e))? {
+        Some(FileType::Directory) => Err(CheckoutError::Blocked {
             path: rel.to_string(),
             what: "a directory".into(),
         }),
-        Ok(_) => std::fs::remove_file(&abs).map_err(|e| io(rel, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io(rel, e)),
+        Some(_) => match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(io(rel, e.into())),
+        },
+        None => Ok(()),
     }
 }
 
@@ -229,55 +232,73 @@ pub fn matches_on_disk(
     expected: Option<&TreeEntry>,
     cached: Option<&CachedFile>,
 ) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    if blocking_parent(root, rel).is_some() {
-        // Nothing of ours can stand below a non-directory; writes and
-        // deletes refuse such paths anyway.
-        return expected.is_none();
-    }
-    let abs = root.join(rel);
-    let meta = match std::fs::symlink_metadata(&abs) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return expected.is_none(),
+    let (chain, name) = match beneath::walk_to_parent(root, rel, false) {
+        Ok(Some(found)) => found,
+        // Nothing of ours can stand below a missing directory or a
+        // non-directory; writes and deletes refuse the latter anyway.
+        Ok(None) | Err(Unreachable::Blocked(..)) => return expected.is_none(),
+        Err(Unreachable::Io(_)) => return false,
+    };
+    let Some(dir) = chain.last() else {
+        return false;
+    };
+    let kind = match beneath::kind_at(dir, name) {
+        Ok(k) => k,
         Err(_) => return false,
     };
-    let ft = meta.file_type();
     let Some(want) = expected else {
-        return ft.is_dir();
+        return matches!(kind, None | Some(FileType::Directory));
     };
-    if ft.is_symlink() {
-        return want.kind == EntryKind::Symlink
-            && std::fs::read_link(&abs)
-                .is_ok_and(|t| ObjectId::of(t.as_os_str().as_bytes()) == want.id);
+    match kind {
+        Some(FileType::Symlink) => {
+            want.kind == EntryKind::Symlink
+                && rustix::fs::readlinkat(dir, name, Vec::new())
+                    .is_ok_and(|t| ObjectId::of(t.as_bytes()) == want.id)
+        }
+        Some(FileType::RegularFile) => {
+            let Ok(fd) = rustix::fs::openat(
+                dir,
+                name,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                return false;
+            };
+            let mut f = std::fs::File::from(fd);
+            let Ok(meta) = f.metadata() else {
+                return false;
+            };
+            let stat = FileStat::from_metadata(&meta);
+            let kind = if stat.mode & 0o100 != 0 {
+                EntryKind::Executable
+            } else {
+                EntryKind::File
+            };
+            if kind != want.kind || stat.size != want.size {
+                return false;
+            }
+            if cached.is_some_and(|c| c.stat == stat && c.entry == *want) {
+                return true;
+            }
+            let mut bytes = Vec::with_capacity(stat.size as usize);
+            f.read_to_end(&mut bytes).is_ok() && ObjectId::of(&bytes) == want.id
+        }
+        _ => false,
     }
-    if !ft.is_file() {
-        return false;
-    }
-    let stat = FileStat::from_metadata(&meta);
-    let kind = if stat.mode & 0o100 != 0 {
-        EntryKind::Executable
-    } else {
-        EntryKind::File
-    };
-    if kind != want.kind || stat.size != want.size {
-        return false;
-    }
-    if cached.is_some_and(|c| c.stat == stat && c.entry == *want) {
-        return true;
-    }
-    std::fs::read(&abs).is_ok_and(|b| ObjectId::of(&b) == want.id)
 }
 
-/// Remove the directories above `rel` that are now empty (never the root).
+/// Remove the directories above `rel` that are now empty (never the root),
+/// each relative to its parent's handle.
 pub fn remove_empty_parents(root: &Path, rel: &str) {
-    let mut parts: Vec<&str> = rel.split('/').collect();
-    parts.pop();
-    while !parts.is_empty() {
-        let dir = root.join(parts.join("/"));
-        if std::fs::remove_dir(&dir).is_err() {
+    let Ok(Some((chain, _))) = beneath::walk_to_parent(root, rel, false) else {
+        return;
+    };
+    let comps: Vec<&str> = rel.split('/').collect();
+    // chain[i] is the directory of comps[..i]; comps[i - 1] names it in chain[i - 1].
+    for i in (1..chain.len()).rev() {
+        if rustix::fs::unlinkat(&chain[i - 1], comps[i - 1], AtFlags::REMOVEDIR).is_err() {
             break;
         }
-        parts.pop();
     }
 }
 

@@ -1,6 +1,7 @@
 //! The working copy: which files of the project a snapshot captures and what
 //! they hash to (walk, ignore rules, stat cache).
 
+pub mod beneath;
 pub mod checkout;
 pub mod git;
 pub mod options;

@@ -49,6 +49,10 @@ const MASK: u32 = libc::IN_CREATE
     | libc::IN_ONLYDIR
     | libc::IN_EXCL_UNLINK;
 
+/// The longest a drain reads events before it gives up on a queue that
+/// keeps filling (see [`Watcher::drain`]).
+const DRAIN_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
+
 fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
@@ -151,7 +155,18 @@ impl Watcher {
     pub fn drain(&mut self) -> Changes {
         let mut paths = BTreeSet::new();
         let mut buf = vec![0u8; 64 * 1024];
+        let started = std::time::Instant::now();
         loop {
+            // A process that keeps writing (a build, a loop renaming a
+            // directory) refills the queue as fast as it is read: past a
+            // budget the drain stops and says "scan everything" instead of
+            // never returning. What stays queued is read next time (extra
+            // paths to look at, never missing ones).
+            if started.elapsed() >= DRAIN_BUDGET {
+                tracing::debug!("watcher queue keeps filling; full scan");
+                self.lost = true;
+                break;
+            }
             // SAFETY: reading into a buffer we own, of the length we pass.
             let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n < 0 {
