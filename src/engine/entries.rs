@@ -121,6 +121,14 @@ impl Engine {
         for raw in &p.paths {
             let rp = RepoPath::parse(raw)?;
             rp.check_parents_inside(&self.root)?;
+            if let Some(link) =
+                crate::working_copy::checkout::blocking_parent(&self.root, rp.as_str())
+            {
+                return Err(EngineError::InvalidParams(format!(
+                    "{raw:?} is below {link:?}, which is not a real directory (a symlink or a \
+                     file); stage the path it points to instead"
+                )));
+            }
             if rp.as_str().split('/').any(|c| c == ".git") {
                 return Err(EngineError::InvalidParams(format!(
                     "{raw:?} is inside a .git directory, which is never captured"

@@ -842,3 +842,36 @@ fn apply_keeps_a_path_that_changed_after_the_plan() {
         .is_empty());
     assert_eq!(read("x.txt"), "target\n");
 }
+
+/// Issue 10, found 8: staging through an in-project symlink captured `lnk/f1` as a file
+/// below a deleted `lnk`, and a restore made a real directory of the link.
+#[test]
+fn staging_through_a_symlinked_parent_is_refused_and_never_captured() {
+    let t = T::new();
+    t.write(".gitignore", "d/\n");
+    t.write("d/f1", "one\n");
+    std::os::unix::fs::symlink("d", t.dir.path().join("lnk")).unwrap();
+    let (mut e, _) = t.open();
+    let err = e
+        .stage_files(StageFilesParams {
+            paths: vec!["lnk/f1".into()],
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("not a real directory"), "{err}");
+    // A path staged while its parent was a directory, which then became a link.
+    e.stage_files(StageFilesParams {
+        paths: vec!["x/f1".into()],
+    })
+    .unwrap();
+    std::os::unix::fs::symlink("d", t.dir.path().join("x")).unwrap();
+    let r = snap(&mut e);
+    assert_eq!(r.diff.added, ["x"], "{:?}", r.diff);
+    let files = e
+        .flat(Some(ObjectId::from_hex(&r.tree_hash).unwrap()))
+        .unwrap();
+    assert_eq!(
+        files.get("x").map(|f| f.kind),
+        Some(crate::store::EntryKind::Symlink)
+    );
+    assert!(files.get("x/f1").is_none() && files.get("lnk/f1").is_none());
+}

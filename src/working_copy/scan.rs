@@ -497,11 +497,12 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
         {
             continue;
         }
-        // Never read through a symlinked parent that leaves the project.
-        let Ok(rp) = RepoPath::parse(&rel) else {
-            continue;
-        };
-        if rp.check_parents_inside(root).is_err() {
+        // Never read through a parent that is not a real directory: a tree
+        // cannot hold a file below a symlink, so capturing `lnk/f` would
+        // record the link as deleted and restore a directory in its place
+        // (issue 10, found 8).
+        if RepoPath::parse(&rel).is_err() || super::checkout::blocking_parent(root, &rel).is_some()
+        {
             continue;
         }
         let abs = root.join(&rel);
