@@ -363,7 +363,9 @@ pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()>
     Ok(())
 }
 
-pub fn gc(at: Location, params: GcParams) -> Result<()> {
+/// The store `at` names (its default for the project when none is given),
+/// which must exist.
+fn existing_store(at: &Location, what: &str) -> Result<rewind::store::Store> {
     let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
     let root = cwd
         .canonicalize()
@@ -373,9 +375,37 @@ pub fn gc(at: Location, params: GcParams) -> Result<()> {
         None => default_store_dir(&root),
     };
     if !store_dir.exists() {
-        bail!("no store at {} (nothing to collect)", store_dir.display());
+        bail!("no store at {} ({what})", store_dir.display());
     }
-    let store = rewind::store::Store::open(&store_dir, true)?;
+    Ok(rewind::store::Store::open(&store_dir, true)?)
+}
+
+/// `rewind verify`: exit 1 when anything is wrong.
+pub fn verify(at: Location) -> Result<()> {
+    let store = existing_store(&at, "nothing to verify")?;
+    let r = rewind::verify::run(&store)?;
+    for p in &r.problems {
+        println!("{:?}: {} ({})", p.kind, p.subject, p.detail);
+    }
+    println!(
+        "{} session(s), {} stat cache(s), {} object(s) read and hashed: {}",
+        r.sessions,
+        r.stat_caches,
+        r.objects,
+        if r.ok {
+            "no problems".to_string()
+        } else {
+            format!("{} problem(s)", r.problems.len())
+        }
+    );
+    if !r.ok {
+        bail!("the store has problems (listed above)");
+    }
+    Ok(())
+}
+
+pub fn gc(at: Location, params: GcParams) -> Result<()> {
+    let store = existing_store(&at, "nothing to collect")?;
     let r = rewind::gc::run(&store, &params, &rewind::gc::GcOptions::default())?;
     let verb = if r.dry_run { "would remove" } else { "removed" };
     for s in &r.pruned_sessions {

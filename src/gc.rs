@@ -512,7 +512,7 @@ fn scan_sessions(store: &Store, blockers: &mut Blockers) -> Result<Vec<SessionFi
 
 /// `*.jsonl` under `sessions/` (removable when a plain file, not a symlink) and registered
 /// session files that still exist, each once.
-fn session_paths(store: &Store) -> Result<Vec<(PathBuf, bool)>, GcError> {
+pub(crate) fn session_paths(store: &Store) -> Result<Vec<(PathBuf, bool)>, GcError> {
     let mut out = Vec::new();
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let dir = store.sessions_dir();
@@ -706,7 +706,7 @@ fn probe_held(path: &Path) -> Result<Option<bool>, GcError> {
 }
 
 /// `<session file>.journal` (engine::journal).
-fn journal_path(session: &Path) -> PathBuf {
+pub(crate) fn journal_path(session: &Path) -> PathBuf {
     let mut name = session.as_os_str().to_os_string();
     name.push(JOURNAL_SUFFIX);
     PathBuf::from(name)
@@ -718,13 +718,13 @@ fn is_tree_hash_key(key: &str) -> bool {
 }
 
 /// Every string under a key ending in `TreeHash` (any case), at any depth.
-fn collect_tree_hashes_map(map: &Map<String, Value>, out: &mut Vec<String>) {
+pub(crate) fn collect_tree_hashes_map(map: &Map<String, Value>, out: &mut Vec<String>) {
     for (k, v) in map {
         collect_tree_hashes(v, is_tree_hash_key(k), out);
     }
 }
 
-fn collect_tree_hashes(v: &Value, under_tree_key: bool, out: &mut Vec<String>) {
+pub(crate) fn collect_tree_hashes(v: &Value, under_tree_key: bool, out: &mut Vec<String>) {
     match v {
         Value::String(s) if under_tree_key => out.push(s.clone()),
         Value::Array(items) => {
@@ -832,13 +832,22 @@ impl<'a> Walker<'a> {
 
 /// Blob ids named by the persisted stat caches in `<store>/cache/`.
 fn stat_cache_blobs(store: &Store) -> Result<HashSet<ObjectId>, GcError> {
-    let dir = store.root().join("cache");
     let mut out = HashSet::new();
+    for path in stat_cache_paths(store)? {
+        out.extend(StatCache::load(&path).object_ids());
+    }
+    Ok(out)
+}
+
+/// Every stat cache file of the store (`cache/stat-*.bin`).
+pub(crate) fn stat_cache_paths(store: &Store) -> Result<Vec<PathBuf>, GcError> {
+    let dir = store.root().join("cache");
     let entries = match fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(GcError::io("listing stat caches", &dir, e)),
     };
+    let mut out = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| GcError::io("listing stat caches", &dir, e))?;
         let path = entry.path();
@@ -847,9 +856,10 @@ fn stat_cache_blobs(store: &Store) -> Result<HashSet<ObjectId>, GcError> {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("stat-") && n.ends_with(".bin"));
         if is_cache {
-            out.extend(StatCache::load(&path).object_ids());
+            out.push(path);
         }
     }
+    out.sort();
     Ok(out)
 }
 

@@ -245,5 +245,6 @@ pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::Regi
     method!(m, "approve", opt ApproveParams, |e, p| e.approve(p));
     method!(m, "reset", opt ResetParams, |e, p| e.reset(p));
     method!(m, "gc", opt GcParams, |e, p| e.gc(p));
+    method!(m, "verify", opt NoParams, |e, _p| e.verify());
     Ok(m)
 }

@@ -16,4 +16,5 @@ pub mod schema;
 pub mod session;
 pub mod store;
 pub mod transport;
+pub mod verify;
 pub mod working_copy;

@@ -107,6 +107,12 @@ enum Command {
         #[arg(long)]
         budget_bytes: Option<u64>,
     },
+    /// Read and hash everything in the store; report what is missing or
+    /// damaged (exit 1), repair nothing.
+    Verify {
+        #[command(flatten)]
+        at: Location,
+    },
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -168,6 +174,7 @@ fn main() -> ExitCode {
                 budget_bytes,
             },
         ),
+        Command::Verify { at } => cli::verify(at),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -601,6 +601,43 @@ pub struct GcResult {
     pub pruned_sessions: Vec<String>,
 }
 
+// --------------------------------------------------------------------- verify
+
+/// What `verify` found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum VerifyProblemKind {
+    /// A session file that does not parse.
+    Session,
+    /// An object a session, a journal or a stat cache names is not stored.
+    MissingObject,
+    /// A stored object that does not decode to content with its id (or a
+    /// tree that does not decode as a tree).
+    CorruptObject,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyProblem {
+    pub kind: VerifyProblemKind,
+    /// The object id or the file the problem is about.
+    pub subject: String,
+    /// Who needs it (a session file, a stat cache, a tree) and the error.
+    pub detail: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyResult {
+    /// No problem found.
+    pub ok: bool,
+    pub sessions: u64,
+    pub stat_caches: u64,
+    /// Distinct objects read and hashed (reachable ones and every other one stored).
+    pub objects: u64,
+    pub problems: Vec<VerifyProblem>,
+}
+
 // -------------------------------------------------------------- notifications
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

@@ -189,6 +189,14 @@ pub fn protocol_schema() -> Value {
             mutating: true,
         },
         MethodSpec {
+            name: "verify",
+            summary: "Read and hash every session's trees and blobs, every object stat caches vouch for and every stored object; report problems, repair nothing.",
+            params: None,
+            params_required: false,
+            result: sub::<VerifyResult>(&mut gens.results),
+            mutating: false,
+        },
+        MethodSpec {
             name: "shutdown",
             summary: "Flush, release locks, exit after replying.",
             params: None,

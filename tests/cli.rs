@@ -44,6 +44,7 @@ const ALL_PROTOCOL_METHODS: &[&str] = &[
     "approve",
     "reset",
     "gc",
+    "verify",
     "stats",
     "shutdown",
 ];
@@ -435,4 +436,26 @@ fn gc_dry_run_and_keep_rules() {
     let (code, out, err) = cli(fx, &["gc"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("Freed"), "{out}");
+}
+
+#[test]
+fn verify_exits_0_on_a_sound_store_and_1_naming_what_is_wrong() {
+    let p = project();
+    let fx = &p.fx;
+    let (code, out, err) = cli(fx, &["verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no problems"), "{out}");
+    // Remove one loose object.
+    let objects = fx.store.path().join("objects");
+    let victim = std::fs::read_dir(&objects)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|d| d.file_name().unwrap().len() == 2)
+        .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
+        .next()
+        .unwrap();
+    std::fs::remove_file(&victim).unwrap();
+    let (code, out, _) = cli(fx, &["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("MissingObject"), "{out}");
 }

@@ -203,6 +203,8 @@ impl Project {
             interrupted["unrevertEntryId"], recovered["outsideEntryId"]
         );
         assert_eq!(init["resumed"], true, "{ctx}");
+        let verified = s.ok("verify", json!({}));
+        assert_eq!(verified["ok"], true, "{ctx}: {verified}");
         assert!(!journal_of(session).exists(), "{ctx}: journal left behind");
         // Every line of the session file parses.
         let lines = session_lines(session);

@@ -152,6 +152,14 @@ fn assert_reads_back(store: &Store, session: &Path) {
     }
 }
 
+/// `verify` finds nothing wrong in the whole store.
+#[track_caller]
+fn assert_verified(store: &Store) {
+    let r = rewind::verify::run(store).unwrap();
+    assert!(r.ok, "verify: {:?}", r.problems);
+    assert!(r.objects > 0);
+}
+
 fn run(store: &Store, params: GcParams, grace: Duration, now: SystemTime) -> GcResult {
     gc::run(store, &params, &GcOptions { grace, now }).unwrap()
 }
@@ -797,6 +805,53 @@ fn a_concurrent_writer_loses_nothing() {
     assert_reads_back(&store, &b_path);
     let seen: HashSet<PathBuf> = [a_path, b_path].into_iter().collect();
     assert_eq!(seen.len(), 2);
+    assert_verified(&store);
+}
+
+/// `verify` reports, and repairs nothing: a missing blob, a damaged object and a session
+/// file that does not parse.
+#[test]
+fn verify_reports_missing_and_damaged_objects_and_bad_sessions() {
+    let mut fx = Fx::new();
+    let (session, unique) = fx.session_with_unique(4096);
+    let store = fx.store();
+    assert_verified(&store);
+    // A damaged object: flip a byte of the unique blob's file (loose: a small batch).
+    let path = store.object_path(&unique);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let r = rewind::verify::run(&store).unwrap();
+    assert!(!r.ok);
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].subject, unique.to_hex());
+    assert_eq!(
+        serde_json::to_value(r.problems[0].kind).unwrap(),
+        json!("corruptObject")
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing repaired");
+    // Missing.
+    std::fs::remove_file(&path).unwrap();
+    let r = rewind::verify::run(&store).unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.problems).unwrap()[0]["kind"],
+        json!("missingObject")
+    );
+    assert!(
+        r.problems[0]
+            .detail
+            .contains(&session.display().to_string()),
+        "{:?}",
+        r.problems
+    );
+    // A session that does not parse.
+    std::fs::write(&session, "not json\n").unwrap();
+    let r = rewind::verify::run(&store).unwrap();
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| serde_json::to_value(p.kind).unwrap() == json!("session")));
 }
 
 /// Repro (issue 10, found 1): a file changed and seen only by a `@working` query leaves its
@@ -831,6 +886,7 @@ fn a_gc_from_outside_cannot_delete_what_a_live_engines_stat_cache_vouches_for() 
     write(&project, "g.txt", b"another file\n");
     e.snapshot(SnapshotParams::default()).unwrap();
     assert_reads_back(&store, &session);
+    assert_verified(&store);
 }
 
 /// The same through the engine's own `gc` method (the sidecar's), then snapshots on the
@@ -859,6 +915,7 @@ fn the_engines_own_gc_does_not_break_its_later_snapshots() {
     write(&project, "h.txt", b"later still\n");
     e.snapshot(SnapshotParams::default()).unwrap();
     assert_reads_back(&store, &session);
+    assert_verified(&store);
 }
 
 /// Repro (issue 10, found 2): a live engine loaded a pack's index at open; gc deleted the
@@ -895,4 +952,5 @@ fn a_pack_deleted_under_a_live_engine_is_written_again() {
     }
     e.snapshot(SnapshotParams::default()).unwrap();
     assert_reads_back(&store, e.session_file());
+    assert_verified(&store);
 }

@@ -403,4 +403,9 @@ impl Engine {
             &crate::gc::GcOptions::default(),
         )?)
     }
+
+    /// The `verify` method: the whole store, read and hashed (see `crate::verify`).
+    pub fn verify(&self) -> Result<crate::protocol::VerifyResult> {
+        Ok(crate::verify::run(&self.store)?)
+    }
 }

@@ -506,6 +506,36 @@ class UndoParams(TypedDict, total=False):
     preview: bool | None
 
 
+#: What `verify` found wrong.
+#:
+#: "session": A session file that does not parse.
+#:
+#: "missingObject": An object a session, a journal or a stat cache names is not stored.
+#:
+#: "corruptObject": A stored object that does not decode to content with its id (or a
+#: tree that does not decode as a tree).
+VerifyProblemKind: TypeAlias = Literal["session", "missingObject", "corruptObject"]
+
+
+class VerifyProblem(TypedDict):
+    #: Who needs it (a session file, a stat cache, a tree) and the error.
+    detail: str
+    kind: VerifyProblemKind
+    #: The object id or the file the problem is about.
+    subject: str
+
+
+class VerifyResult(TypedDict):
+    """Used as: result of ``verify``."""
+    #: Distinct objects read and hashed (reachable ones and every other one stored).
+    objects: int
+    #: No problem found.
+    ok: bool
+    problems: list[VerifyProblem]
+    sessions: int
+    statCaches: int
+
+
 #: Every protocol method, sorted.
 METHOD_NAMES: Final[tuple[str, ...]] = (
     "append_entry",
@@ -527,6 +557,7 @@ METHOD_NAMES: Final[tuple[str, ...]] = (
     "stage_files",
     "stats",
     "undo",
+    "verify",
 )
 
 #: Every server-to-client notification, sorted.
@@ -729,6 +760,13 @@ class SyncMethods:
         """
         return cast("RestoreResult", self._call("undo", params, timeout))
 
+    def verify(self, *, timeout: float | None = None) -> VerifyResult:
+        """Read and hash every session's trees and blobs, every object stat caches vouch for and every stored object; report problems, repair nothing.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("VerifyResult", self._call("verify", None, timeout))
+
     def on_files_changed(
         self, callback: Callable[[FilesChanged], object]
     ) -> Callable[[], None]:
@@ -930,6 +968,13 @@ class AsyncMethods:
         """
         return cast("RestoreResult", await self._call("undo", params, timeout))
 
+    async def verify(self, *, timeout: float | None = None) -> VerifyResult:
+        """Read and hash every session's trees and blobs, every object stat caches vouch for and every stored object; report problems, repair nothing.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("VerifyResult", await self._call("verify", None, timeout))
+
     def on_files_changed(
         self, callback: Callable[[FilesChanged], Awaitable[object] | object]
     ) -> Callable[[], None]:
@@ -1020,4 +1065,7 @@ __all__ = [
     "UndoParams",
     "Untracked",
     "UntrackedReason",
+    "VerifyProblem",
+    "VerifyProblemKind",
+    "VerifyResult",
 ]

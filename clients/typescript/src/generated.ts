@@ -492,6 +492,32 @@ export interface Untracked {
 
 export type UntrackedReason = "tooLarge" | "special" | "unreadable";
 
+export interface VerifyProblem {
+  /** Who needs it (a session file, a stat cache, a tree) and the error. */
+  detail: string;
+  kind: VerifyProblemKind;
+  /** The object id or the file the problem is about. */
+  subject: string;
+}
+
+/**
+ * What `verify` found wrong.
+ * - "session": A session file that does not parse.
+ * - "missingObject": An object a session, a journal or a stat cache names is not stored.
+ * - "corruptObject": A stored object that does not decode to content with its id (or a tree that does not decode as a tree).
+ */
+export type VerifyProblemKind = "session" | "missingObject" | "corruptObject";
+
+export interface VerifyResult {
+  /** Distinct objects read and hashed (reachable ones and every other one stored). */
+  objects: number;
+  /** No problem found. */
+  ok: boolean;
+  problems: VerifyProblem[];
+  sessions: number;
+  statCaches: number;
+}
+
 // ---- methods ----
 
 /** Every protocol method: its params (`undefined` when it takes none) and result. */
@@ -610,6 +636,12 @@ export interface MethodMap {
     paramsRequired: false;
     mutating: true;
   };
+  verify: {
+    params: undefined;
+    result: VerifyResult;
+    paramsRequired: false;
+    mutating: false;
+  };
 }
 
 export type MethodName = keyof MethodMap;
@@ -637,6 +669,7 @@ export const METHODS = {
   stage_files: { hasParams: true, paramsRequired: true, mutating: true },
   stats: { hasParams: false, paramsRequired: false, mutating: false },
   undo: { hasParams: true, paramsRequired: false, mutating: true },
+  verify: { hasParams: false, paramsRequired: false, mutating: false },
 } as const;
 
 // ---- notifications ----
@@ -834,5 +867,14 @@ export abstract class RewindMethods extends EventEmitter {
    */
   undo(params?: UndoParams, opts?: CallOptions): Promise<RestoreResult> {
     return this.call("undo", params, opts);
+  }
+
+  /**
+   * Read and hash every session's trees and blobs, every object stat caches vouch for and every stored object; report problems, repair nothing.
+   *
+   * `verify` (read-only)
+   */
+  verify(opts?: CallOptions): Promise<VerifyResult> {
+    return this.call("verify", undefined, opts);
   }
 }
