@@ -404,9 +404,13 @@ pub fn verify(at: Location) -> Result<()> {
     Ok(())
 }
 
-pub fn gc(at: Location, params: GcParams) -> Result<()> {
+pub fn gc(at: Location, grace: std::time::Duration, params: GcParams) -> Result<()> {
     let store = existing_store(&at, "nothing to collect")?;
-    let r = rewind::gc::run(&store, &params, &rewind::gc::GcOptions::default())?;
+    let opts = rewind::gc::GcOptions {
+        grace,
+        ..Default::default()
+    };
+    let r = rewind::gc::run(&store, &params, &opts)?;
     let verb = if r.dry_run { "would remove" } else { "removed" };
     for s in &r.pruned_sessions {
         println!("session {verb}: {s}");

@@ -106,6 +106,11 @@ enum Command {
         /// Remove the oldest unprotected sessions while the store is larger.
         #[arg(long)]
         budget_bytes: Option<u64>,
+        /// Unreferenced objects younger than this are kept. Live sidecars
+        /// are safe at any value (they hold gc off while they record); the
+        /// default leaves room for writers of older builds.
+        #[arg(long, default_value_t = 3600)]
+        grace_seconds: u64,
     },
     /// Read and hash everything in the store; report what is missing or
     /// damaged (exit 1), repair nothing.
@@ -165,8 +170,10 @@ fn main() -> ExitCode {
             keep_last,
             max_age_days,
             budget_bytes,
+            grace_seconds,
         } => cli::gc(
             at,
+            std::time::Duration::from_secs(grace_seconds),
             rewind::protocol::GcParams {
                 dry_run: Some(dry_run),
                 keep_last,
