@@ -112,9 +112,12 @@ fn sigkill_anywhere_loses_nothing() {
             "gc" => s.send_request("gc", json!({"keepLast": 1})),
             "append" => s.send_request(
                 "append_entry",
-                json!({"type": "message", "message": {"role": "user", "content": "x".repeat(4000)}}),
+                json!({"role": "user", "text": "x".repeat(4000)}),
             ),
-            _ => s.send_request("label", json!({"targetId": target, "label": format!("l{done}")})),
+            _ => s.send_request(
+                "label",
+                json!({"targetId": target, "label": format!("l{done}")}),
+            ),
         };
         // Most operations here take a few milliseconds: kills land before, inside and
         // after them.
