@@ -296,3 +296,27 @@ mod tests {
         assert!(w.is_unlinked().unwrap());
     }
 }
+
+/// The pack index decoder against arbitrary and mutated input: refused, or every entry
+/// inside the pack; never a panic.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_index_bytes_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..600),
+            pack_len in 0u64..10_000,
+        ) {
+            if let Ok(entries) = decode_index(&bytes, pack_len) {
+                for e in entries {
+                    prop_assert!(e.offset + e.len <= pack_len);
+                }
+            }
+        }
+    }
+}

@@ -440,3 +440,65 @@ mod tests {
         assert!(sample_tree().0.validate().is_ok());
     }
 }
+
+/// The tree decoder against arbitrary and mutated input: it refuses or decodes to a tree
+/// whose encoding is byte-identical (the encoding is canonical), and never panics.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn some_tree() -> Tree {
+        let mut entries = BTreeMap::new();
+        for (i, name) in ["a", "b.txt", "dir", "é", "link"].iter().enumerate() {
+            let kind = match i % 4 {
+                0 => EntryKind::File,
+                1 => EntryKind::Executable,
+                2 => EntryKind::Tree,
+                _ => EntryKind::Symlink,
+            };
+            entries.insert(
+                name.to_string(),
+                TreeEntry {
+                    kind,
+                    id: ObjectId::of(name.as_bytes()),
+                    size: if kind == EntryKind::Tree {
+                        0
+                    } else {
+                        i as u64 * 7
+                    },
+                },
+            );
+        }
+        Tree { entries }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            if let Ok(t) = Tree::decode(&bytes) {
+                prop_assert_eq!(t.encode(), bytes);
+            }
+        }
+
+        #[test]
+        fn mutated_encodings_are_refused_or_canonical(
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+            cut in proptest::option::of(any::<usize>()),
+        ) {
+            let mut bytes = some_tree().encode();
+            for (at, b) in flips {
+                let i = at % bytes.len();
+                bytes[i] = b;
+            }
+            if let Some(c) = cut {
+                bytes.truncate(c % (bytes.len() + 1));
+            }
+            if let Ok(t) = Tree::decode(&bytes) {
+                prop_assert_eq!(t.encode(), bytes);
+            }
+        }
+    }
+}
