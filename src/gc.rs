@@ -1,4 +1,4 @@
-//! Garbage collection (PROTOCOL "gc", DESIGN rule 8): retention of whole session files,
+//! Garbage collection (docs/protocol.md "gc", docs/architecture.md rules 8 and 10): retention of whole session files,
 //! restic-`forget` style, then a mark-and-sweep of the object store.
 //!
 //! 1. **Sessions**: every `*.jsonl` directly under `<store>/sessions/`, plus registered

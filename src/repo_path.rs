@@ -1,4 +1,4 @@
-//! Project-relative paths, validated once at the edge (DESIGN rule 7).
+//! Project-relative paths, validated once at the edge (docs/architecture.md rule 7).
 //!
 //! A [`RepoPath`] is `/`-separated, relative, and has no empty, `.` or `..`
 //! components, so joining it onto the project root can never name a place

@@ -1,4 +1,4 @@
-//! What gets captured (DESIGN.md "What gets captured"), case by case,
+//! What gets captured (docs/protocol.md, "What a snapshot captures"), case by case,
 //! through the protocol.
 //!
 //! Most tests initialize on an empty project (so the baseline is the empty

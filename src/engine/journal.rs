@@ -1,4 +1,4 @@
-//! The restore journal (DESIGN rule 4): written (and fsynced) before the
+//! The restore journal (docs/architecture.md rule 4): written (and fsynced) before the
 //! unrevert-point is appended and before the first file is touched, removed
 //! when the restore is done. Finding one on open means a restore was
 //! interrupted; recovery completes it (rolls forward to the tree the

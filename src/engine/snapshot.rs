@@ -184,7 +184,7 @@ impl Engine {
         }
         let mut fields = Map::new();
         fields.insert("data".into(), Value::Object(data));
-        // Write order (DESIGN rule 4): the objects are durable before the
+        // Write order (docs/architecture.md rule 4): the objects are durable before the
         // entry that references them.
         self.store.sync()?;
         let entry = self.log.append(NewEntry {

@@ -93,7 +93,7 @@ impl Engine {
     /// every "exists" fact — the store's, the stat cache's entries whose
     /// object is gone, the last scan's tree and the flattened trees — so the
     /// next scan hashes and stores again what gc took (docs/architecture.md,
-    /// "gc and live writers"). Called with the writer guard held.
+    /// rule 10). Called with the writer guard held.
     fn revalidate_after_gc(&mut self, generation: u64) -> Result<()> {
         self.store.refresh_after_gc(generation)?;
         let store = &self.store;

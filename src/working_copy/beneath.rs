@@ -1,5 +1,5 @@
 //! Reaching paths below the project root without ever following a symlink
-//! (docs/architecture.md, "never through a symlinked parent"). Every
+//! (docs/architecture.md rule 7). Every
 //! component is opened relative to its parent's handle with `O_NOFOLLOW |
 //! O_DIRECTORY`, and the final operation (create, rename, unlink, read) is
 //! made relative to the handle of the directory that holds the path. A

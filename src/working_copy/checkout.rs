@@ -1,7 +1,7 @@
 //! Writing the working copy: the filesystem half of a restore. Every write
 //! is atomic (temp file + rename, exec bit set), symlinks are recreated as
 //! links, and nothing is ever written or deleted through a symlinked parent
-//! (DESIGN rule 7) — a parent that is not a real directory blocks the path.
+//! (docs/architecture.md rule 7) — a parent that is not a real directory blocks the path.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -223,7 +223,7 @@ pub fn delete_entry(root: &Path, rel: &str) -> Result<(), CheckoutError> {
 /// changed after the plan was made — by a writer racing the restore, or
 /// unseen by a watcher that missed an event, or edited by the user after a
 /// crash — is never destroyed on the word of an earlier scan
-/// (docs/architecture.md, "never destroy what was not captured").
+/// (docs/architecture.md rule 11).
 /// `cached` is the stat cache's entry for the path: when the file's stat
 /// still matches it, its content is not read again.
 pub fn matches_on_disk(

@@ -1,5 +1,5 @@
 //! Read-only access to the user's git repository: the index (which files
-//! git tracks) and HEAD (branch and commit). Never written (DESIGN rule 6);
+//! git tracks) and HEAD (branch and commit). Never written (docs/architecture.md rule 6);
 //! no git binary needed. A missing or unreadable repository yields nothing.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The persistent stat cache (DESIGN rule 5, jj's `FileState`).
+//! The persistent stat cache (docs/architecture.md rule 5, jj's `FileState`).
 //!
 //! For every captured path it remembers the lstat fields that change when a
 //! file's content can have changed (size, mtime, ctime, inode, mode) and the
@@ -69,7 +69,7 @@ pub struct StatCache {
     /// The store's gc generation at which every entry's object was known to
     /// exist (`None`: never checked). A cache checked at an older
     /// generation may vouch for objects gc deleted since
-    /// (docs/architecture.md, "gc and live writers").
+    /// (docs/architecture.md rule 10).
     generation: Option<u64>,
 }
 
