@@ -199,6 +199,14 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
                 println!("File {} is too large to diff", d.path);
             } else {
                 print!("{}", d.unified_diff);
+                // On stderr, so that stdout stays a patch that applies.
+                if d.is_approximate {
+                    eprintln!(
+                        "rewind: the diff of {} is not minimal (too large to diff in time): \
+                         changed stretches are shown removed and re-added whole",
+                        d.path
+                    );
+                }
             }
         }
     }

@@ -369,6 +369,10 @@ pub struct FileDiff {
     pub deletions: u64,
     pub is_binary: bool,
     pub is_too_large: bool,
+    /// The line diff ran out of its work or time budget, so some changed stretch is shown
+    /// as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
+    /// minimal one, and `additions`/`deletions` over-count.
+    pub is_approximate: bool,
     pub encoding: ContentEncoding,
 }
 
@@ -415,6 +419,8 @@ pub struct StatusFile {
     pub base_content: Option<String>,
     pub is_binary: bool,
     pub is_too_large: bool,
+    /// As in `get_file_diff`: `diff`, `additions` and `deletions` are not minimal.
+    pub is_approximate: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -508,6 +508,55 @@ fn a_staging_call_with_one_bad_path_stages_nothing() {
     assert!(s.finish().success());
 }
 
+// ------------------------------------------------------------------- ids
+
+/// Hostile ids come back as written, digit for digit, in both envelopes and in errors.
+/// Compared as text: parsing the reply would round exactly the numbers at stake.
+#[test]
+fn ids_are_echoed_exactly_as_received() {
+    let fx = Fixture::new();
+    let (mut s, _) = started(&fx);
+    for id in [
+        "100000000000000000000000000000",
+        "-1",
+        "1.5",
+        "1e2",
+        "-0",
+        "\"str\"",
+        "null",
+    ] {
+        s.send_raw(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"get_tree\"}}\n").as_bytes(),
+        );
+        let line = s.recv_line();
+        assert!(
+            line.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{")),
+            "{line}"
+        );
+        s.send_raw(format!("{{\"id\":{id},\"type\":\"get_tree\"}}\n").as_bytes());
+        let line = s.recv_line();
+        assert!(
+            line.starts_with(&format!(
+                "{{\"id\":{id},\"type\":\"response\",\"command\":\"get_tree\",\"success\":true,"
+            )),
+            "{line}"
+        );
+        s.send_raw(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"get_file_diff\",\"params\":{{\"filePath\":\"../x\"}}}}\n")
+                .as_bytes(),
+        );
+        let line = s.recv_line();
+        assert!(
+            line.starts_with(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":-32602,"
+            )),
+            "{line}"
+        );
+    }
+    alive(&mut s);
+    assert!(s.finish().success());
+}
+
 // ----------------------------------------------------------- line endings
 
 #[test]

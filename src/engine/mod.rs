@@ -5,6 +5,7 @@
 mod entries;
 mod error;
 mod journal;
+mod line_diff;
 mod open;
 mod queries;
 mod restore;

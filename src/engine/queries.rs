@@ -2,8 +2,8 @@
 //! and stats. None of them appends anything or moves the leaf.
 
 use base64::Engine as _;
-use similar::{ChangeTag, TextDiff};
 
+use super::line_diff::{self, DiffBudget};
 use super::snapshot::diff_lists;
 use super::{
     diff_of, kind_of, label_for, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point,
@@ -226,10 +226,12 @@ impl Engine {
             new,
             context,
             old_big || new_big,
+            &mut DiffBudget::for_request(),
         )?))
     }
 
-    /// Contents, hashes and unified diff of one file between two versions.
+    /// Contents, hashes and unified diff of one file between two versions; the line
+    /// diff draws on `budget`, which the request's other files share.
     fn file_diff(
         &self,
         path: &str,
@@ -237,6 +239,7 @@ impl Engine {
         new: Option<TreeEntry>,
         context: usize,
         too_large: bool,
+        budget: &mut DiffBudget,
     ) -> Result<FileDiff> {
         let too_large = too_large
             || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
@@ -252,6 +255,7 @@ impl Engine {
             deletions: 0,
             is_binary: false,
             is_too_large: too_large,
+            is_approximate: false,
             encoding: ContentEncoding::Utf8,
         };
         if too_large {
@@ -278,15 +282,17 @@ impl Engine {
         }
         let old_text = old_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
         let new_text = new_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let (diff, additions, deletions) = unified(
+        let diff = line_diff::unified(
             path,
             old_text.as_deref().unwrap_or(""),
             new_text.as_deref().unwrap_or(""),
             context,
+            budget,
         );
-        out.unified_diff = diff;
-        out.additions = additions;
-        out.deletions = deletions;
+        out.unified_diff = diff.text;
+        out.additions = diff.additions;
+        out.deletions = diff.deletions;
+        out.is_approximate = diff.approximate;
         out.old_content = old_text;
         out.new_content = new_text;
         Ok(out)
@@ -396,8 +402,10 @@ impl Engine {
         let (_, working) = self.resolve(None, None, Point::Working)?;
         let changes = diff::diff_trees(&self.store, Some(&base_tree), Some(&working))?;
         let mut changed_files = Vec::with_capacity(changes.len());
+        // One budget for all files: the request as a whole is what must not stall.
+        let mut budget = DiffBudget::for_request();
         for c in &changes {
-            let d = self.file_diff(&c.path, c.old, c.new, 3, false)?;
+            let d = self.file_diff(&c.path, c.old, c.new, 3, false, &mut budget)?;
             let status = match (&c.old, &c.new) {
                 (None, _) => FileStatus::Added,
                 (_, None) => FileStatus::Deleted,
@@ -412,6 +420,7 @@ impl Engine {
                 base_content: if d.is_binary { None } else { d.old_content },
                 is_binary: d.is_binary,
                 is_too_large: d.is_too_large,
+                is_approximate: d.is_approximate,
             });
         }
         let _ = diff_lists(&changes);
@@ -443,40 +452,9 @@ impl Engine {
     }
 }
 
-/// Unified diff with `--- a/` / `+++ b/` headers, and line counts.
-pub(crate) fn unified(path: &str, old: &str, new: &str, context: usize) -> (String, u64, u64) {
-    let diff = TextDiff::from_lines(old, new);
-    let mut additions = 0;
-    let mut deletions = 0;
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            ChangeTag::Insert => additions += 1,
-            ChangeTag::Delete => deletions += 1,
-            ChangeTag::Equal => {}
-        }
-    }
-    if additions == 0 && deletions == 0 {
-        return (String::new(), 0, 0);
-    }
-    let text = diff
-        .unified_diff()
-        .context_radius(context)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string();
-    (text, additions, deletions)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unified_has_git_style_headers_and_counts() {
-        let (d, a, r) = unified("src/x.txt", "one\ntwo\n", "one\nthree\nfour\n", 3);
-        assert!(d.starts_with("--- a/src/x.txt\n+++ b/src/x.txt\n"), "{d}");
-        assert_eq!((a, r), (2, 1));
-        assert_eq!(unified("x", "same\n", "same\n", 3), (String::new(), 0, 0));
-    }
 
     #[test]
     fn binary_detection() {

@@ -1,11 +1,13 @@
 //! The two wire envelopes (PROTOCOL.md "Two envelopes on one stream"): recognising them in
 //! a parsed line and shaping responses and notifications for each.
 
+use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use jsonrpsee::types::{ErrorObject, ErrorObjectOwned};
-use serde::Serialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -47,10 +49,188 @@ impl EnvelopeMemory {
     }
 }
 
+/// A request id as it is written back: the JSON text of the id the request carried.
+///
+/// Held as text rather than a `Value` because `Value` stores a number that fits neither
+/// `u64` nor `i64` as an `f64`, so `100000000000000000000000000000` would come back as
+/// `1e+29` (and `1.50` as `1.5`), which a host matching replies by id cannot correlate.
+#[derive(Debug, Clone)]
+pub(crate) struct Id(Box<RawValue>);
+
+impl Id {
+    pub(crate) fn null() -> Self {
+        Self(RawValue::NULL.to_owned())
+    }
+
+    /// The id parsed from the line; `exact` is its text in the line when [`ExactIds`]
+    /// captured it, which wins over re-encoding `value`.
+    fn new(value: &Value, exact: Option<&RawValue>) -> Self {
+        if let Some(raw) = exact.and_then(|raw| RawValue::from_string(compact(raw.get())).ok()) {
+            return Self(raw);
+        }
+        // Encoding a `Value` cannot fail (its map keys are strings, its numbers finite);
+        // should it ever, null is the id a reply can still carry.
+        serde_json::value::to_raw_value(value)
+            .map(Self)
+            .unwrap_or_else(|_| Self::null())
+    }
+
+    /// JSON-RPC allows only these as ids; anything else cannot be echoed in its envelope.
+    pub(crate) fn is_number_or_string(&self) -> bool {
+        // A `RawValue` holds exactly one JSON value without surrounding whitespace, so its
+        // first byte names its kind.
+        matches!(
+            self.0.get().as_bytes().first(),
+            Some(b'"' | b'-' | b'0'..=b'9')
+        )
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.get())
+    }
+}
+
+/// The text of JSON whitespace-free: output is compact JSON, but a pi id may be an object
+/// or array written with spaces. The input is one valid JSON value, in which whitespace
+/// outside strings is insignificant and inside strings only a literal space can occur
+/// (control characters must be escaped), so tracking strings and escapes suffices.
+fn compact(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text of the top-level `"id"` members of one line, read only when some id would not
+/// survive a round trip through `Value` (see [`Id`]); the common integer and string ids
+/// never cost a second parse.
+#[derive(Debug, Default)]
+pub(crate) enum ExactIds {
+    /// Every id round-trips through `Value`.
+    #[default]
+    NotNeeded,
+    /// The line is an object; its `"id"` text.
+    Object(Option<Box<RawValue>>),
+    /// The line is a batch; each element's `"id"` text, by position.
+    Batch(Vec<Option<Box<RawValue>>>),
+}
+
+impl ExactIds {
+    /// Looks up the ids' text in `line`, which `value` was parsed from.
+    pub(crate) fn find(value: &Value, line: &[u8]) -> Self {
+        match value {
+            Value::Object(object) if object.get("id").is_some_and(|id| !round_trips(id)) => {
+                Self::Object(top_level_id(line))
+            }
+            Value::Array(items)
+                if items
+                    .iter()
+                    .any(|item| item.get("id").is_some_and(|id| !round_trips(id))) =>
+            {
+                // The line parsed as a `Value`, so it parses again; if it somehow did not,
+                // the ids fall back to their `Value` form.
+                let elements: Vec<&RawValue> = serde_json::from_slice(line).unwrap_or_default();
+                Self::Batch(
+                    elements
+                        .into_iter()
+                        .map(|element| top_level_id(element.get().as_bytes()))
+                        .collect(),
+                )
+            }
+            _ => Self::NotNeeded,
+        }
+    }
+
+    fn object(&self) -> Option<&RawValue> {
+        match self {
+            Self::Object(id) => id.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn batch_element(&self, index: usize) -> Option<&RawValue> {
+        match self {
+            Self::Batch(ids) => ids.get(index).and_then(|id| id.as_deref()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether serde_json writes `value` back as it was read: integers that fit 64 bits do;
+/// a number held as `f64` may not (`1e2` becomes `100.0`, `-0` becomes `-0.0`).
+fn round_trips(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => !number.is_f64(),
+        Value::Array(items) => items.iter().all(round_trips),
+        Value::Object(object) => object.values().all(round_trips),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    }
+}
+
+/// The text of the object's last top-level `"id"` member (`Value` keeps the last of
+/// duplicate keys too); `None` when `json` is not an object or has no id.
+fn top_level_id(json: &[u8]) -> Option<Box<RawValue>> {
+    struct TopLevelId<'a>(Option<&'a RawValue>);
+
+    impl<'de> Deserialize<'de> for TopLevelId<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct IdVisitor;
+            impl<'de> Visitor<'de> for IdVisitor {
+                type Value = TopLevelId<'de>;
+
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON object")
+                }
+
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut id = None;
+                    // Owned keys: a key spelled with escapes cannot be borrowed.
+                    while let Some(key) = map.next_key::<String>()? {
+                        if key == "id" {
+                            id = Some(map.next_value::<&'de RawValue>()?);
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(TopLevelId(id))
+                }
+            }
+            deserializer.deserialize_map(IdVisitor)
+        }
+    }
+
+    let parsed: Result<TopLevelId<'_>, serde_json::Error> = serde_json::from_slice(json);
+    parsed.ok()?.0.map(ToOwned::to_owned)
+}
+
 /// A valid JSON-RPC 2.0 request (or notification, when `id` is `None`).
 #[derive(Debug)]
 pub(crate) struct JsonRpcRequest {
-    pub(crate) id: Option<Value>,
+    pub(crate) id: Option<Id>,
     pub(crate) method: String,
     pub(crate) params: Option<Value>,
 }
@@ -59,14 +239,14 @@ pub(crate) struct JsonRpcRequest {
 #[derive(Debug)]
 pub(crate) struct InvalidRequest {
     /// The request's id when it had a usable one, so the client can correlate; else null.
-    pub(crate) id: Value,
+    pub(crate) id: Id,
     pub(crate) reason: String,
 }
 
 /// A pi-style command: `{"id":"req-1","type":"method", ...params}`.
 #[derive(Debug)]
 pub(crate) struct PiCommand {
-    pub(crate) id: Option<Value>,
+    pub(crate) id: Option<Id>,
     pub(crate) command: String,
     pub(crate) params: Option<Value>,
 }
@@ -80,24 +260,25 @@ pub(crate) enum Incoming {
     Pi(PiCommand),
     /// Valid JSON that is neither envelope.
     Neither {
-        id: Option<Value>,
+        id: Option<Id>,
         reason: String,
     },
 }
 
-/// Auto-detects the envelope of one parsed line.
-pub(crate) fn classify(value: Value) -> Incoming {
+/// Auto-detects the envelope of one parsed line; `exact` holds the text of ids that
+/// `value` cannot reproduce (batch elements take theirs in [`parse_jsonrpc_value`]).
+pub(crate) fn classify(value: Value, exact: &ExactIds) -> Incoming {
     match value {
         Value::Array(items) if items.is_empty() => Incoming::EmptyBatch,
         Value::Array(items) => Incoming::Batch(items),
         Value::Object(object) if object.contains_key("jsonrpc") => {
-            Incoming::JsonRpc(parse_jsonrpc(object))
+            Incoming::JsonRpc(parse_jsonrpc(object, exact.object()))
         }
         Value::Object(object) if matches!(object.get("type"), Some(Value::String(_))) => {
-            Incoming::Pi(parse_pi(object))
+            Incoming::Pi(parse_pi(object, exact.object()))
         }
         Value::Object(mut object) => Incoming::Neither {
-            id: object.remove("id"),
+            id: object.remove("id").map(|id| Id::new(&id, exact.object())),
             reason: "expected a JSON-RPC 2.0 request (with \"jsonrpc\") or a command with a \
                      string \"type\""
                 .to_owned(),
@@ -109,12 +290,17 @@ pub(crate) fn classify(value: Value) -> Incoming {
     }
 }
 
-/// Validates a JSON-RPC object; also used for batch elements (`Value` that may be anything).
-pub(crate) fn parse_jsonrpc_value(value: Value) -> Result<JsonRpcRequest, InvalidRequest> {
+/// Validates a JSON-RPC object; also used for batch elements (`Value` that may be anything),
+/// `index` being the element's position in the batch.
+pub(crate) fn parse_jsonrpc_value(
+    value: Value,
+    exact: &ExactIds,
+    index: usize,
+) -> Result<JsonRpcRequest, InvalidRequest> {
     match value {
-        Value::Object(object) => parse_jsonrpc(object),
+        Value::Object(object) => parse_jsonrpc(object, exact.batch_element(index)),
         other => Err(InvalidRequest {
-            id: Value::Null,
+            id: Id::null(),
             reason: format!(
                 "batch element must be a request object, got {}",
                 json_kind(&other)
@@ -123,16 +309,20 @@ pub(crate) fn parse_jsonrpc_value(value: Value) -> Result<JsonRpcRequest, Invali
     }
 }
 
-fn parse_jsonrpc(mut object: Map<String, Value>) -> Result<JsonRpcRequest, InvalidRequest> {
+fn parse_jsonrpc(
+    mut object: Map<String, Value>,
+    exact_id: Option<&RawValue>,
+) -> Result<JsonRpcRequest, InvalidRequest> {
     let id = object.remove("id");
     let valid_id = match &id {
         None => true,
         Some(id) => matches!(id, Value::Number(_) | Value::String(_) | Value::Null),
     };
+    let id = id.map(|id| Id::new(&id, exact_id));
     // Echo the id in the error when it is usable, so the client can correlate.
     let error_id = match (&id, valid_id) {
         (Some(id), true) => id.clone(),
-        _ => Value::Null,
+        _ => Id::null(),
     };
     let invalid = |reason: String| InvalidRequest {
         id: error_id.clone(),
@@ -171,8 +361,8 @@ fn parse_jsonrpc(mut object: Map<String, Value>) -> Result<JsonRpcRequest, Inval
     Ok(JsonRpcRequest { id, method, params })
 }
 
-fn parse_pi(mut object: Map<String, Value>) -> PiCommand {
-    let id = object.remove("id");
+fn parse_pi(mut object: Map<String, Value>, exact_id: Option<&RawValue>) -> PiCommand {
+    let id = object.remove("id").map(|id| Id::new(&id, exact_id));
     let command = match object.remove("type") {
         Some(Value::String(command)) => command,
         // `classify` only routes objects with a string `type` here.
@@ -229,7 +419,7 @@ pub(crate) fn error(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
 #[derive(Debug, Serialize)]
 pub(crate) struct JsonRpcResponse {
     jsonrpc: &'static str,
-    id: Value,
+    id: Id,
     #[serde(skip_serializing_if = "Option::is_none")]
     result: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -237,7 +427,7 @@ pub(crate) struct JsonRpcResponse {
 }
 
 impl JsonRpcResponse {
-    pub(crate) fn new(id: Value, outcome: Result<Value, ErrorObjectOwned>) -> Self {
+    pub(crate) fn new(id: Id, outcome: Result<Value, ErrorObjectOwned>) -> Self {
         let (result, error) = match outcome {
             Ok(result) => (Some(result), None),
             Err(error) => (None, Some(error)),
@@ -256,7 +446,7 @@ impl JsonRpcResponse {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PiResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<Value>,
+    id: Option<Id>,
     #[serde(rename = "type")]
     kind: &'static str,
     command: String,
@@ -273,7 +463,7 @@ pub(crate) struct PiResponse {
 
 impl PiResponse {
     pub(crate) fn new(
-        id: Option<Value>,
+        id: Option<Id>,
         command: String,
         outcome: Result<Value, ErrorObjectOwned>,
     ) -> Self {
@@ -301,7 +491,7 @@ impl PiResponse {
 
     /// The reply to a line that is not a usable command: pi answers those as the
     /// pseudo-command "parse".
-    pub(crate) fn parse_failure(id: Option<Value>, code: i32, detail: &str) -> Self {
+    pub(crate) fn parse_failure(id: Option<Id>, code: i32, detail: &str) -> Self {
         Self::new(
             id,
             "parse".to_owned(),

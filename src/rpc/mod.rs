@@ -26,7 +26,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::transport::{Line, LineReader, LineWriter, DEFAULT_MAX_LINE_BYTES};
 use envelope::{
-    Envelope, EnvelopeMemory, Incoming, JsonRpcRequest, JsonRpcResponse, PiCommand, PiResponse,
+    Envelope, EnvelopeMemory, ExactIds, Id, Incoming, JsonRpcRequest, JsonRpcResponse, PiCommand,
+    PiResponse,
 };
 
 /// Settings for [`serve`].
@@ -267,7 +268,8 @@ impl Server {
                 return self.reply_malformed(None, envelope::PARSE_ERROR, &error.to_string());
             }
         };
-        match envelope::classify(value) {
+        let exact_ids = ExactIds::find(&value, bytes);
+        match envelope::classify(value, &exact_ids) {
             Incoming::JsonRpc(Ok(request)) => {
                 self.envelope.set(Envelope::JsonRpc);
                 match self.run_jsonrpc(request).await {
@@ -285,8 +287,8 @@ impl Server {
             Incoming::Batch(items) => {
                 self.envelope.set(Envelope::JsonRpc);
                 let mut responses = Vec::new();
-                for item in items {
-                    let response = match envelope::parse_jsonrpc_value(item) {
+                for (index, item) in items.into_iter().enumerate() {
+                    let response = match envelope::parse_jsonrpc_value(item, &exact_ids, index) {
                         Ok(request) => self.run_jsonrpc(request).await,
                         Err(invalid) => {
                             tracing::warn!(reason = %invalid.reason, "invalid batch element");
@@ -308,7 +310,7 @@ impl Server {
             Incoming::EmptyBatch => {
                 tracing::warn!("empty JSON-RPC batch");
                 self.send(&JsonRpcResponse::new(
-                    Value::Null,
+                    Id::null(),
                     Err(invalid_request("empty batch")),
                 ))
             }
@@ -339,12 +341,7 @@ impl Server {
 
     /// Answers input that is not a usable request in the envelope of the most recent
     /// well-formed request.
-    fn reply_malformed(
-        &self,
-        id: Option<Value>,
-        code: i32,
-        detail: &str,
-    ) -> Result<(), OutputClosed> {
+    fn reply_malformed(&self, id: Option<Id>, code: i32, detail: &str) -> Result<(), OutputClosed> {
         match self.envelope.get() {
             Envelope::JsonRpc => {
                 let message = if code == envelope::PARSE_ERROR {
@@ -353,9 +350,7 @@ impl Server {
                     format!("Invalid request: {detail}")
                 };
                 // Only ids JSON-RPC allows are echoed; anything else could not be matched.
-                let id = id
-                    .filter(|id| matches!(id, Value::Number(_) | Value::String(_)))
-                    .unwrap_or(Value::Null);
+                let id = id.filter(Id::is_number_or_string).unwrap_or_else(Id::null);
                 self.send(&JsonRpcResponse::new(
                     id,
                     Err(envelope::error(code, message)),
@@ -411,7 +406,7 @@ fn invalid_request(reason: &str) -> ErrorObjectOwned {
 fn log_request(
     envelope: &str,
     method: &str,
-    id: Option<&Value>,
+    id: Option<&Id>,
     started: Instant,
     outcome: &Result<Value, ErrorObjectOwned>,
 ) {

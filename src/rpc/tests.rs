@@ -241,6 +241,133 @@ async fn jsonrpc_echoes_ids_exactly() {
     assert!(host.finish().await.is_empty());
 }
 
+/// Ids are compared as text here: parsing the reply into a `Value` would round the very
+/// numbers this is about.
+#[tokio::test]
+async fn ids_are_echoed_as_written_even_beyond_64_bits() {
+    let mut host = Host::start();
+    let ids = [
+        "100000000000000000000000000000",
+        "-100000000000000000000000000000",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "-1",
+        "0",
+        "-0",
+        "1.5",
+        "1.50",
+        "1e2",
+        "1E+2",
+        "2.5e-300",
+        "\"str\"",
+        "null",
+    ];
+    for id in ids {
+        host.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"echo"}}"#))
+            .await;
+        assert_eq!(
+            host.recv_raw().await.as_deref(),
+            Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":null}}\n").as_str()),
+            "JSON-RPC id {id}"
+        );
+        host.send(&format!(r#"{{"id":{id},"type":"nothing"}}"#))
+            .await;
+        assert_eq!(
+            host.recv_raw().await.as_deref(),
+            Some(
+                format!(
+                    "{{\"id\":{id},\"type\":\"response\",\"command\":\"nothing\",\"success\":true,\"data\":null}}\n"
+                )
+                .as_str()
+            ),
+            "pi id {id}"
+        );
+    }
+
+    // Errors echo it too: an invalid request, an unknown method, a batch element, and an
+    // object that is neither envelope.
+    let big = "123456789012345678901234567890";
+    host.send(&format!(
+        r#"{{"jsonrpc":"1.0","id":{big},"method":"echo"}}"#
+    ))
+    .await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{big},\"error\":")),
+        "{line}"
+    );
+    host.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{big},"method":"nope"}}"#
+    ))
+    .await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{big},\"error\":")),
+        "{line}"
+    );
+    host.send(&format!(
+        r#"[{{"jsonrpc":"2.0","id":1e30,"method":"echo"}},{{"jsonrpc":"2.0","method":"echo"}},{{"jsonrpc":"2.0","id":{big},"method":"nope"}},7,{{"jsonrpc":"2.0","id":-0.0,"method":"echo"}}]"#
+    ))
+    .await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with("[{\"jsonrpc\":\"2.0\",\"id\":1e30,\"result\":null},"),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{big},\"error\":")),
+        "{line}"
+    );
+    assert!(
+        line.contains("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(",{\"jsonrpc\":\"2.0\",\"id\":-0.0,\"result\":null}]\n"),
+        "{line}"
+    );
+    host.send(&format!(r#"{{"id":{big},"method":"echo"}}"#))
+        .await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{big},\"error\":")),
+        "{line}"
+    );
+
+    // pi ids may be any JSON value; one holding such a number comes back compact.
+    host.send(&format!(
+        r#"{{"id": {{ "n" : {big} , "l" : [ 1.0 , "a b" ] }},"type":"nothing"}}"#
+    ))
+    .await;
+    assert_eq!(
+        host.recv_raw().await.as_deref(),
+        Some(
+            format!(
+                "{{\"id\":{{\"n\":{big},\"l\":[1.0,\"a b\"]}},\"type\":\"response\",\"command\":\"nothing\",\"success\":true,\"data\":null}}\n"
+            )
+            .as_str()
+        )
+    );
+    host.send(&format!(r#"{{"id":{big},"type":"nope"}}"#)).await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with(&format!(
+            "{{\"id\":{big},\"type\":\"response\",\"command\":\"nope\""
+        )),
+        "{line}"
+    );
+    host.send(&format!(r#"{{"id":{big}}}"#)).await;
+    let line = host.recv_raw().await.unwrap_or_default();
+    assert!(
+        line.starts_with(&format!(
+            "{{\"id\":{big},\"type\":\"response\",\"command\":\"parse\""
+        )),
+        "{line}"
+    );
+    assert!(host.finish().await.is_empty());
+}
+
 #[tokio::test]
 async fn output_is_compact_json_plus_newline() {
     let mut host = Host::start();

@@ -108,6 +108,10 @@ class FileDiff(TypedDict):
     additions: int
     deletions: int
     encoding: ContentEncoding
+    #: The line diff ran out of its work or time budget, so some changed stretch is shown
+    #: as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
+    #: minimal one, and `additions`/`deletions` over-count.
+    isApproximate: bool
     isBinary: bool
     isTooLarge: bool
     newContent: str | None
@@ -484,6 +488,8 @@ class StatusFile(TypedDict):
     baseContent: str | None
     deletions: int
     diff: str | None
+    #: As in `get_file_diff`: `diff`, `additions` and `deletions` are not minimal.
+    isApproximate: bool
     isBinary: bool
     isTooLarge: bool
     path: str

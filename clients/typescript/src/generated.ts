@@ -109,6 +109,12 @@ export interface FileDiff {
   additions: number;
   deletions: number;
   encoding: ContentEncoding;
+  /**
+   * The line diff ran out of its work or time budget, so some changed stretch is shown
+   * as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
+   * minimal one, and `additions`/`deletions` over-count.
+   */
+  isApproximate: boolean;
   isBinary: boolean;
   isTooLarge: boolean;
   newContent: string | null;
@@ -451,6 +457,8 @@ export interface StatusFile {
   baseContent: string | null;
   deletions: number;
   diff: string | null;
+  /** As in `get_file_diff`: `diff`, `additions` and `deletions` are not minimal. */
+  isApproximate: boolean;
   isBinary: boolean;
   isTooLarge: boolean;
   path: string;

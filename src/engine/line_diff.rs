@@ -1,0 +1,773 @@
+//! Line diffs with a bounded cost, for `get_file_diff`, `get_status` and `rewind diff`.
+//!
+//! Myers' algorithm (what `similar` runs) takes O((N+M)·D) time for N and M lines D edits
+//! apart: a 200,000-line file with every other line changed took minutes, and since
+//! requests are answered one at a time, every request behind it waited as long. So each
+//! diff is planned against a [`DiffBudget`]:
+//!
+//! 1. Lines common to both ends are set aside (linear).
+//! 2. If Myers' estimated work on the rest fits the budget, `similar` diffs the whole file
+//!    exactly as before, so ordinary diffs are unchanged.
+//! 3. Otherwise the rest is split at lines that occur exactly once on each side, in the
+//!    same order on both (the anchors of patience diff), and each stretch between anchors
+//!    is diffed by Myers if its own estimate fits, or else shown as replaced wholesale.
+//! 4. A wall-clock deadline per request backs the estimates up (they can be wrong, e.g.
+//!    for reordered lines): Myers stops searching at it, and every diff after it is shown
+//!    replaced wholesale.
+//!
+//! When step 3 or 4 replaced a stretch wholesale the result is flagged approximate: still a
+//! correct patch from old to new, but not a minimal one, so its line counts over-count.
+//! (Step 3 alone is not flagged: like `git diff --patience` it can align a few lines
+//! differently from a minimal diff, but every stretch is diffed line by line.)
+//! The estimates (step 2 and 3) are deterministic, so the same input gets the same diff on
+//! any machine unless the deadline is reached.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use similar::udiff::UnifiedHunkHeader;
+use similar::{capture_diff_deadline, group_diff_ops, Algorithm, DiffOp, DiffTag};
+use similar::{DiffableStr, TextDiff};
+
+/// Estimated work (see [`myers_work`]) one Myers run may take: about a second in a debug
+/// build (where `similar`'s generic code is compiled unoptimised) and a few hundredths in
+/// a release build.
+const RUN_WORK: u64 = 20_000_000;
+
+/// Estimated work all Myers runs of one request may take together (`get_status` diffs
+/// every changed file).
+const REQUEST_WORK: u64 = 4 * RUN_WORK;
+
+/// Wall-clock time one request's line diffs may take before the rest are coarse.
+const REQUEST_TIME: Duration = Duration::from_secs(5);
+
+/// How many snake steps cost as much as one diagonal of Myers' search (see
+/// [`myers_work`]); a rough fit to timings of `similar` 2.7 on files of 20,000 to
+/// 1,000,000 lines.
+const SNAKE_STEPS_PER_DIAGONAL: u64 = 100;
+
+/// Stretches between anchors with at most this many lines (both sides together) are
+/// diffed without drawing on the budget (see [`anchored`]).
+const SMALL_STRETCH_LINES: usize = 64;
+
+/// What the line diffs of one request may still spend.
+#[derive(Debug)]
+pub(crate) struct DiffBudget {
+    run_work: u64,
+    work_left: u64,
+    deadline: Instant,
+}
+
+impl DiffBudget {
+    /// The budget of one request, starting now.
+    pub(crate) fn for_request() -> Self {
+        Self::new(RUN_WORK, REQUEST_WORK, REQUEST_TIME)
+    }
+
+    fn new(run_work: u64, request_work: u64, time: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            run_work,
+            work_left: request_work,
+            // An unrepresentable deadline is as good as none; a year is far enough.
+            deadline: now
+                .checked_add(time)
+                .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+                .unwrap_or(now),
+        }
+    }
+
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Takes `work` from the budget if one run may spend that much and time is left.
+    fn reserve(&mut self, work: u64) -> bool {
+        if work > self.run_work || work > self.work_left || self.out_of_time() {
+            return false;
+        }
+        self.work_left -= work;
+        true
+    }
+}
+
+/// A unified diff and its line counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineDiff {
+    /// `--- a/<path>` / `+++ b/<path>` headers and hunks; empty when nothing changed.
+    pub(crate) text: String,
+    pub(crate) additions: u64,
+    pub(crate) deletions: u64,
+    /// Some changed stretch is shown replaced wholesale (see the module docs), so the
+    /// counts are upper bounds.
+    pub(crate) approximate: bool,
+}
+
+/// Unified diff of `old` to `new` with `context` lines around each change, within `budget`.
+pub(crate) fn unified(
+    path: &str,
+    old: &str,
+    new: &str,
+    context: usize,
+    budget: &mut DiffBudget,
+) -> LineDiff {
+    // The same tokens `TextDiff::from_lines` uses: lines keep their terminator, so a last
+    // line without one differs from the same text with one.
+    let old_lines = old.tokenize_lines();
+    let new_lines = new.tokenize_lines();
+    let (ops, approximate) = diff_ops(&old_lines, &new_lines, budget);
+    let mut additions = 0;
+    let mut deletions = 0;
+    for op in &ops {
+        match op.tag() {
+            DiffTag::Equal => {}
+            DiffTag::Delete => deletions += op.old_range().len() as u64,
+            DiffTag::Insert => additions += op.new_range().len() as u64,
+            DiffTag::Replace => {
+                deletions += op.old_range().len() as u64;
+                additions += op.new_range().len() as u64;
+            }
+        }
+    }
+    if additions == 0 && deletions == 0 {
+        return LineDiff {
+            text: String::new(),
+            additions: 0,
+            deletions: 0,
+            approximate: false,
+        };
+    }
+    LineDiff {
+        text: format_unified(path, &old_lines, &new_lines, ops, context),
+        additions,
+        deletions,
+        approximate,
+    }
+}
+
+/// The diff as `similar` ops over the whole of both sides, and whether it is approximate.
+fn diff_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>, bool) {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let old_mid = prefix..old.len() - suffix;
+    let new_mid = prefix..new.len() - suffix;
+    if budget.out_of_time() {
+        return coarse(old, new, old_mid, new_mid);
+    }
+    // A pure insertion or deletion is linear work for Myers too.
+    let counts = (!old_mid.is_empty() && !new_mid.is_empty())
+        .then(|| LineCounts::of(&old[old_mid.clone()], &new[new_mid.clone()]));
+    let work = counts.as_ref().map_or(0, |c| {
+        myers_work(old_mid.len(), new_mid.len(), c.min_edits())
+    });
+    if budget.reserve(work) {
+        // The whole file, not just the middle, so that the result is exactly what it was
+        // before there was a budget (`similar` compacts edits across the common ends).
+        let diff = TextDiff::configure()
+            .algorithm(Algorithm::Myers)
+            .newline_terminated(true)
+            .deadline(budget.deadline)
+            .diff_slices(old, new);
+        return (diff.ops().to_vec(), budget.out_of_time());
+    }
+    match counts {
+        Some(counts) if !budget.out_of_time() => {
+            let anchors = counts.anchors(&old[old_mid.clone()]);
+            if anchors.is_empty() {
+                // The one stretch is the whole middle, already too expensive.
+                coarse(old, new, old_mid, new_mid)
+            } else {
+                anchored(old, new, old_mid, new_mid, &anchors, budget)
+            }
+        }
+        _ => coarse(old, new, old_mid, new_mid),
+    }
+}
+
+/// The common ends as equal and the middle replaced wholesale.
+fn coarse(
+    old: &[&str],
+    new: &[&str],
+    old_mid: Range<usize>,
+    new_mid: Range<usize>,
+) -> (Vec<DiffOp>, bool) {
+    let mut ops = Ops::default();
+    ops.equal(0, 0, old_mid.start);
+    // Replacing all of one empty side is exactly what a minimal diff does.
+    let approximate = !old_mid.is_empty() && !new_mid.is_empty();
+    ops.replace(old_mid.clone(), new_mid.clone());
+    ops.equal(old_mid.end, new_mid.end, old.len() - old_mid.end);
+    debug_assert_eq!(new.len() - new_mid.end, old.len() - old_mid.end);
+    (ops.0, approximate)
+}
+
+/// The middle split at `anchors` (positions in the middles, increasing on both sides):
+/// each stretch between them is diffed by Myers when its estimate fits, else replaced.
+fn anchored(
+    old: &[&str],
+    new: &[&str],
+    old_mid: Range<usize>,
+    new_mid: Range<usize>,
+    anchors: &[(usize, usize)],
+    budget: &mut DiffBudget,
+) -> (Vec<DiffOp>, bool) {
+    let mut ops = Ops::default();
+    let mut approximate = false;
+    ops.equal(0, 0, old_mid.start);
+    let (mut old_at, mut new_at) = (old_mid.start, new_mid.start);
+    let ends = anchors
+        .iter()
+        .map(|&(i, j)| (old_mid.start + i, new_mid.start + j, true))
+        .chain(std::iter::once((old_mid.end, new_mid.end, false)));
+    for (old_end, new_end, is_anchor) in ends {
+        let (old_gap, new_gap) = (old_at..old_end, new_at..new_end);
+        if old_gap.is_empty() || new_gap.is_empty() {
+            ops.replace(old_gap, new_gap);
+        } else if budget.out_of_time() {
+            ops.replace(old_gap, new_gap);
+            approximate = true;
+        } else {
+            // Short stretches are diffed whatever is left of the budget: together they
+            // cost at most SMALL_STRETCH_LINES times the file's length.
+            let affordable = old_gap.len() + new_gap.len() <= SMALL_STRETCH_LINES || {
+                let counts = LineCounts::of(&old[old_gap.clone()], &new[new_gap.clone()]);
+                budget.reserve(myers_work(old_gap.len(), new_gap.len(), counts.min_edits()))
+            };
+            if affordable {
+                let gap_ops = capture_diff_deadline(
+                    Algorithm::Myers,
+                    old,
+                    old_gap,
+                    new,
+                    new_gap,
+                    Some(budget.deadline),
+                );
+                for op in gap_ops {
+                    ops.push(op);
+                }
+                approximate |= budget.out_of_time();
+            } else {
+                ops.replace(old_gap, new_gap);
+                approximate = true;
+            }
+        }
+        if is_anchor {
+            ops.equal(old_end, new_end, 1);
+        }
+        (old_at, new_at) = (old_end + 1, new_end + 1);
+    }
+    ops.equal(old_mid.end, new_mid.end, old.len() - old_mid.end);
+    (ops.0, approximate)
+}
+
+/// Estimated work of Myers' algorithm on `n` and `m` lines at least `min_edits` apart: it
+/// searches about D² diagonals for D edits, and along the way follows runs of equal lines
+/// ("snakes") over up to all N + M lines for each of about D of them.
+///
+/// `min_edits` is a lower bound of D, so this can underestimate (lines moved or reordered
+/// cost edits the bound does not see); the request's deadline covers that.
+fn myers_work(n: usize, m: usize, min_edits: u64) -> u64 {
+    let lines = (n as u64).saturating_add(m as u64);
+    min_edits
+        .saturating_mul(min_edits)
+        .saturating_add(min_edits.saturating_mul(lines) / SNAKE_STEPS_PER_DIAGONAL)
+}
+
+/// How often each line occurs on each side, and where its last occurrence is.
+struct LineCounts<'a> {
+    lines: HashMap<&'a str, Count>,
+}
+
+#[derive(Default)]
+struct Count {
+    old: usize,
+    new: usize,
+    new_at: usize,
+}
+
+impl<'a> LineCounts<'a> {
+    fn of(old: &[&'a str], new: &[&'a str]) -> Self {
+        // The default hasher: file contents are not ours to trust, and a hash that can be
+        // flooded would make this quadratic again.
+        let mut lines: HashMap<&'a str, Count> = HashMap::new();
+        for &line in old {
+            lines.entry(line).or_default().old += 1;
+        }
+        for (at, &line) in new.iter().enumerate() {
+            let count = lines.entry(line).or_default();
+            count.new += 1;
+            count.new_at = at;
+        }
+        Self { lines }
+    }
+
+    /// A lower bound of the lines any diff must delete or insert: a line that occurs k
+    /// times more often on one side than the other is deleted or inserted at least k times.
+    fn min_edits(&self) -> u64 {
+        self.lines
+            .values()
+            .map(|c| c.old.abs_diff(c.new) as u64)
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Positions `(in old, in new)` of the lines that occur exactly once on each side, as
+    /// many as keep the same order on both (a longest increasing subsequence).
+    fn anchors(&self, old: &[&str]) -> Vec<(usize, usize)> {
+        let unique: Vec<(usize, usize)> = old
+            .iter()
+            .enumerate()
+            .filter_map(|(at, line)| {
+                let count = self.lines.get(*line)?;
+                (count.old == 1 && count.new == 1).then_some((at, count.new_at))
+            })
+            .collect();
+        longest_increasing(&unique)
+    }
+}
+
+/// The longest subsequence of `pairs` (increasing in `.0`) that also increases in `.1`,
+/// by patience sorting: O(n log n).
+fn longest_increasing(pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    // tails[k]: index in `pairs` of the smallest `.1` ending an increasing run of k + 1.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut previous: Vec<Option<usize>> = Vec::with_capacity(pairs.len());
+    for (index, &(_, new_at)) in pairs.iter().enumerate() {
+        let length = tails.partition_point(|&t| pairs[t].1 < new_at);
+        previous.push(length.checked_sub(1).map(|k| tails[k]));
+        if length == tails.len() {
+            tails.push(index);
+        } else {
+            tails[length] = index;
+        }
+    }
+    let mut run = Vec::with_capacity(tails.len());
+    let mut at = tails.last().copied();
+    while let Some(index) = at {
+        run.push(pairs[index]);
+        at = previous[index];
+    }
+    run.reverse();
+    run
+}
+
+/// Ops in order, adjacent equal runs merged so that hunks split where `similar`'s would.
+#[derive(Default)]
+struct Ops(Vec<DiffOp>);
+
+impl Ops {
+    fn equal(&mut self, old_index: usize, new_index: usize, len: usize) {
+        self.push(DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        });
+    }
+
+    /// Deletes `old`, inserts `new`; either may be empty.
+    fn replace(&mut self, old: Range<usize>, new: Range<usize>) {
+        let op = match (old.is_empty(), new.is_empty()) {
+            (true, true) => return,
+            (false, true) => DiffOp::Delete {
+                old_index: old.start,
+                old_len: old.len(),
+                new_index: new.start,
+            },
+            (true, false) => DiffOp::Insert {
+                old_index: old.start,
+                new_index: new.start,
+                new_len: new.len(),
+            },
+            (false, false) => DiffOp::Replace {
+                old_index: old.start,
+                old_len: old.len(),
+                new_index: new.start,
+                new_len: new.len(),
+            },
+        };
+        self.push(op);
+    }
+
+    fn push(&mut self, op: DiffOp) {
+        if op.old_range().is_empty() && op.new_range().is_empty() {
+            return;
+        }
+        if let (Some(DiffOp::Equal { old_index, len, .. }), DiffOp::Equal { len: more, .. }) =
+            (self.0.last_mut(), op)
+        {
+            if *old_index + *len == op.old_range().start {
+                *len += more;
+                return;
+            }
+        }
+        self.0.push(op);
+    }
+}
+
+/// Renders ops as `similar`'s `UnifiedDiff` does for a `TextDiff::from_lines`, headers
+/// `a/<path>` and `b/<path>` (a unit test holds the two to the same output).
+fn format_unified(
+    path: &str,
+    old: &[&str],
+    new: &[&str],
+    ops: Vec<DiffOp>,
+    context: usize,
+) -> String {
+    // More context than the longer side changes nothing, and `group_diff_ops` doubles it.
+    let context = context.min(old.len().max(new.len()));
+    let mut out = String::new();
+    for group in group_diff_ops(ops, context) {
+        if group.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        }
+        out.push_str(&format!("{}\n", UnifiedHunkHeader::new(&group)));
+        for op in &group {
+            let removed = old.get(op.old_range()).unwrap_or_default();
+            let added = new.get(op.new_range()).unwrap_or_default();
+            match op.tag() {
+                DiffTag::Equal => push_lines(&mut out, ' ', removed),
+                DiffTag::Delete => push_lines(&mut out, '-', removed),
+                DiffTag::Insert => push_lines(&mut out, '+', added),
+                DiffTag::Replace => {
+                    push_lines(&mut out, '-', removed);
+                    push_lines(&mut out, '+', added);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn push_lines(out: &mut String, sign: char, lines: &[&str]) {
+    for line in lines {
+        out.push(sign);
+        out.push_str(line);
+        if !line.ends_with(['\r', '\n']) {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A budget that never runs out of time, so results do not depend on the machine.
+    fn budget(run_work: u64, request_work: u64) -> DiffBudget {
+        DiffBudget::new(run_work, request_work, Duration::from_secs(3600))
+    }
+
+    fn plenty() -> DiffBudget {
+        budget(u64::MAX, u64::MAX)
+    }
+
+    /// What the diff was before budgets: `similar`'s own unified diff and counts.
+    fn reference(path: &str, old: &str, new: &str, context: usize) -> LineDiff {
+        let diff = TextDiff::from_lines(old, new);
+        let (mut additions, mut deletions) = (0, 0);
+        for change in diff.iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Insert => additions += 1,
+                similar::ChangeTag::Delete => deletions += 1,
+                similar::ChangeTag::Equal => {}
+            }
+        }
+        let text = if additions + deletions == 0 {
+            String::new()
+        } else {
+            diff.unified_diff()
+                .context_radius(context)
+                .header(&format!("a/{path}"), &format!("b/{path}"))
+                .to_string()
+        };
+        LineDiff {
+            text,
+            additions,
+            deletions,
+            approximate: false,
+        }
+    }
+
+    /// Applies a unified diff produced here to `old`: proves a (coarse) diff is a
+    /// correct patch. Panics on anything malformed.
+    fn apply(old: &str, diff: &str) -> String {
+        let old_lines = old.tokenize_lines();
+        let mut out = String::new();
+        let mut at = 0;
+        let mut lines = diff.split_inclusive('\n').skip(2).peekable();
+        while let Some(header) = lines.next() {
+            let start: usize = header
+                .trim_start_matches("@@ -")
+                .split([',', ' '])
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("hunk header");
+            // An empty old range names the line before it.
+            let start = if header.starts_with(&format!("@@ -{start},0 ")) {
+                start
+            } else {
+                start - 1
+            };
+            for line in &old_lines[at..start] {
+                out.push_str(line);
+            }
+            at = start;
+            while let Some(line) = lines.next_if(|l| !l.starts_with("@@ ")) {
+                let (sign, text) = line.split_at(1);
+                let text = match lines.next_if(|l| l.starts_with("\\ No newline")) {
+                    Some(_) => text.strip_suffix('\n').expect("line ends"),
+                    None => text,
+                };
+                match sign {
+                    " " => {
+                        assert_eq!(old_lines[at], text, "context line");
+                        out.push_str(text);
+                        at += 1;
+                    }
+                    "-" => {
+                        assert_eq!(old_lines[at], text, "removed line");
+                        at += 1;
+                    }
+                    "+" => out.push_str(text),
+                    _ => panic!("bad diff line {line:?}"),
+                }
+            }
+        }
+        for line in &old_lines[at..] {
+            out.push_str(line);
+        }
+        out
+    }
+
+    fn numbered(n: usize, changed_every: usize) -> String {
+        (0..n)
+            .map(|i| {
+                if changed_every > 0 && i % changed_every == changed_every - 1 {
+                    format!("changed {i}\n")
+                } else {
+                    format!("line {i}\n")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unified_has_git_style_headers_and_counts() {
+        let d = unified(
+            "src/x.txt",
+            "one\ntwo\n",
+            "one\nthree\nfour\n",
+            3,
+            &mut plenty(),
+        );
+        assert!(
+            d.text.starts_with("--- a/src/x.txt\n+++ b/src/x.txt\n"),
+            "{}",
+            d.text
+        );
+        assert_eq!((d.additions, d.deletions, d.approximate), (2, 1, false));
+        let same = unified("x", "same\n", "same\n", 3, &mut plenty());
+        assert_eq!(
+            (same.text.as_str(), same.additions, same.deletions),
+            ("", 0, 0)
+        );
+    }
+
+    #[test]
+    fn ordinary_diffs_are_what_similar_gives() {
+        let cases = [
+            ("one\ntwo\n", "one\nthree\nfour\n"),
+            ("same\n", "same\n"),
+            ("", "new\n"),
+            ("old\n", ""),
+            ("a\nb", "a\nb\n"),
+            ("a\nb\n", "a\nc"),
+            ("a\r\nb\r\n", "a\nb\r\n"),
+            ("a\n", "a\na\n"),
+            ("x\ny\nx\ny\n", "y\nx\ny\nx\n"),
+        ];
+        for (old, new) in cases {
+            for context in [0, 1, 3, usize::MAX] {
+                let got = unified("f", old, new, context, &mut plenty());
+                let context = context.min(8);
+                assert_eq!(got, reference("f", old, new, context), "{old:?} -> {new:?}");
+            }
+        }
+        let (old, new) = (numbered(300, 0), numbered(300, 17));
+        assert_eq!(
+            unified("src/x.txt", &old, &new, 3, &mut DiffBudget::for_request()),
+            reference("src/x.txt", &old, &new, 3)
+        );
+    }
+
+    #[test]
+    fn over_the_run_budget_a_diff_is_anchored_on_unique_lines_and_stays_exact() {
+        let (old, new) = (numbered(2_000, 0), numbered(2_000, 2));
+        // 2,000 edits: 4,000,000 for the diagonals alone, over a budget of 1,000,000.
+        let mut b = budget(1_000_000, 10_000_000);
+        let got = unified("f", &old, &new, 3, &mut b);
+        assert!(!got.approximate);
+        assert_eq!((got.additions, got.deletions), (1_000, 1_000));
+        assert_eq!(got, reference("f", &old, &new, 3));
+        // The one-line stretches between anchors cost the budget nothing.
+        assert_eq!(b.work_left, 10_000_000);
+    }
+
+    #[test]
+    fn with_nothing_to_anchor_on_an_expensive_diff_is_one_replaced_block_flagged() {
+        let old = "top\n".to_owned() + &"a\nb\n".repeat(1_000) + "bottom\n";
+        let new = "top\n".to_owned() + &"a\nc\n".repeat(1_000) + "bottom\n";
+        let got = unified("f", &old, &new, 3, &mut budget(1_000_000, 10_000_000));
+        assert!(got.approximate);
+        // Everything between the common "top", "a" and "bottom".
+        assert_eq!((got.additions, got.deletions), (1_999, 1_999));
+        assert!(
+            got.text
+                .starts_with("--- a/f\n+++ b/f\n@@ -1,2002 +1,2002 @@\n top\n a\n-b\n-a\n"),
+            "{}",
+            &got.text[..80]
+        );
+        assert!(got.text.ends_with("+a\n+c\n bottom\n"));
+        assert_eq!(apply(&old, &got.text), new);
+        // The same diff within budget is minimal and not flagged.
+        let exact = unified("f", &old, &new, 3, &mut plenty());
+        assert!(!exact.approximate);
+        assert_eq!((exact.additions, exact.deletions), (1_000, 1_000));
+    }
+
+    #[test]
+    fn a_stretch_between_anchors_over_budget_is_replaced_and_the_rest_stays_exact() {
+        // Unique lines around a repetitive block that was rewritten.
+        let old =
+            numbered(50, 0) + &"x\ny\n".repeat(500) + &numbered(50, 0).replace("line", "tail");
+        let new =
+            numbered(50, 25) + &"x\nz\n".repeat(500) + &numbered(50, 0).replace("line", "tail");
+        let got = unified("f", &old, &new, 3, &mut budget(100_000, 1_000_000));
+        assert!(got.approximate);
+        // "line 24" became "changed 24" between anchors "line 23" (common start) and
+        // "line 25": exact. After the last anchor, "line 48", the stretch of "line 49"
+        // and the block (1,001 lines a side, 1,002 edits) is over budget: replaced.
+        assert!(got
+            .text
+            .contains("\n line 23\n-line 24\n+changed 24\n line 25\n"));
+        assert_eq!((got.additions, got.deletions), (1 + 1_001, 1 + 1_001));
+        assert_eq!(apply(&old, &got.text), new);
+    }
+
+    #[test]
+    fn the_request_budget_is_shared_by_all_files() {
+        // Nothing occurs once on each side, so there is nothing to anchor on either.
+        let old = "a\nb\n".repeat(10);
+        let new = "a\nc\n".repeat(10);
+        // After the common "a": 19 lines a side, 20 edits: 400 + 20 * 38 / 100.
+        let work = myers_work(19, 19, 20);
+        assert_eq!(work, 407);
+        let mut b = budget(1_000, 2 * work + 1);
+        for _ in 0..2 {
+            let got = unified("f", &old, &new, 3, &mut b);
+            assert_eq!(got, reference("f", &old, &new, 3));
+        }
+        assert_eq!(b.work_left, 1);
+        // The third file finds the budget spent.
+        let got = unified("f", &old, &new, 3, &mut b);
+        assert!(got.approximate);
+        assert_eq!((got.additions, got.deletions), (19, 19));
+        assert_eq!(apply(&old, &got.text), new);
+    }
+
+    #[test]
+    fn out_of_time_everything_is_coarse() {
+        let (old, new) = (numbered(100, 0), numbered(100, 10));
+        let mut b = DiffBudget::new(u64::MAX, u64::MAX, Duration::ZERO);
+        let got = unified("f", &old, &new, 3, &mut b);
+        assert!(got.approximate);
+        // From the first changed line (9) to the last (99).
+        assert_eq!((got.additions, got.deletions), (91, 91));
+        assert_eq!(apply(&old, &got.text), new);
+        // A pure insertion is minimal even when coarse.
+        let got = unified("f", "a\n", "a\nb\n", 3, &mut b);
+        assert!(!got.approximate);
+        assert_eq!(got.text, "--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n a\n+b\n");
+    }
+
+    #[test]
+    fn min_edits_is_a_lower_bound_and_work_grows_with_it() {
+        let counts =
+            |old: &[&'static str], new: &[&'static str]| LineCounts::of(old, new).min_edits();
+        assert_eq!(counts(&["a", "b"], &["b", "a"]), 0, "a move is not seen");
+        assert_eq!(counts(&["a", "b", "a"], &["a", "c"]), 3);
+        assert_eq!(counts(&["x"; 10], &["y"; 10]), 20);
+        assert!(myers_work(10, 10, 2) < myers_work(10, 10, 3));
+        assert!(myers_work(10, 10, 2) < myers_work(1_000, 1_000, 2));
+        assert_eq!(myers_work(usize::MAX, usize::MAX, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn anchors_are_unique_lines_in_the_same_order_on_both_sides() {
+        let old = ["a", "u", "b", "v", "w", "dup", "dup"];
+        let new = ["w", "u", "v", "a", "b", "dup"];
+        let counts = LineCounts::of(&old, &new);
+        // a, u, b, v, w are unique on both sides; the longest run in order is u, v (or
+        // u, b or a, b): two of them.
+        let anchors = counts.anchors(&old);
+        assert_eq!(anchors.len(), 2, "{anchors:?}");
+        assert!(anchors
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+        for (i, j) in anchors {
+            assert_eq!(old[i], new[j]);
+        }
+        assert_eq!(
+            longest_increasing(&[(0, 5), (1, 1), (2, 2), (3, 0), (4, 3)]),
+            vec![(1, 1), (2, 2), (4, 3)]
+        );
+        assert!(longest_increasing(&[]).is_empty());
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        // Few distinct lines, so that there are repeats, moves and missing newlines.
+        proptest::collection::vec(
+            prop_oneof![
+                Just("a\n"),
+                Just("b\n"),
+                Just("c\n"),
+                Just("d"),
+                Just("e\r\n")
+            ],
+            0..40,
+        )
+        .prop_map(|lines| lines.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn within_budget_the_diff_is_similars(old in text(), new in text(), context in 0usize..5) {
+            prop_assert_eq!(
+                unified("p", &old, &new, context, &mut plenty()),
+                reference("p", &old, &new, context)
+            );
+        }
+
+        #[test]
+        fn on_any_budget_the_diff_is_a_correct_patch(
+            old in text(),
+            new in text(),
+            run_work in 0u64..200,
+        ) {
+            let got = unified("p", &old, &new, 2, &mut budget(run_work, 2 * run_work));
+            let exact = reference("p", &old, &new, 2);
+            prop_assert_eq!(apply(&old, &got.text), new);
+            prop_assert!(got.additions >= exact.additions && got.deletions >= exact.deletions);
+        }
+    }
+}
