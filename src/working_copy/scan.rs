@@ -18,12 +18,22 @@ use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative_utf8, RepoPath};
 use crate::store::{EntryKind, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
+/// Why a path found in the project is not in the checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum UntrackedReason {
+    /// Larger than `maxFileSize`, and not in the parent checkpoint.
     TooLarge,
+    /// A FIFO, socket or device.
     Special,
+    /// Could not be read: permissions, an I/O error, a name that is not
+    /// UTF-8, or a directory that could not be listed (nothing below it is
+    /// captured).
     Unreadable,
+    /// Its absolute path is longer than the system allows (PATH_MAX), so it
+    /// cannot be opened by name; for a directory, nothing below it is
+    /// captured.
+    PathTooLong,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -124,6 +134,69 @@ enum Outcome {
     Untracked(UntrackedReason),
     /// A directory (the walk descends into it).
     Directory,
+}
+
+/// The reason for a path that exists but could not be looked at or read.
+fn unreadable(err: &std::io::Error) -> UntrackedReason {
+    if err.kind() == std::io::ErrorKind::InvalidFilename {
+        // ENAMETOOLONG: the path, not the file, is the problem.
+        UntrackedReason::PathTooLong
+    } else {
+        UntrackedReason::Unreadable
+    }
+}
+
+/// What the walk could not look at, from one of its errors: each path it
+/// names under `root` with the reason. A path that vanished is no error (it
+/// was deleted while the walk ran).
+fn walk_error_paths(root: &Path, err: &ignore::Error, out: &mut Vec<(String, Outcome)>) {
+    fn io_of(err: &ignore::Error) -> Option<&std::io::Error> {
+        match err {
+            ignore::Error::Io(e) => Some(e),
+            ignore::Error::WithPath { err, .. }
+            | ignore::Error::WithDepth { err, .. }
+            | ignore::Error::WithLineNumber { err, .. } => io_of(err),
+            _ => None,
+        }
+    }
+    match err {
+        ignore::Error::Partial(errs) => {
+            for e in errs {
+                walk_error_paths(root, e, out);
+            }
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_paths(root, err, out)
+        }
+        ignore::Error::WithPath { path, err: inner } => {
+            // Only I/O hides files; an ignore file that does not parse
+            // (its own content is captured) is not a capture failure.
+            let Some(io) = io_of(inner) else {
+                tracing::warn!(%err, "walk error");
+                return;
+            };
+            if io.kind() == std::io::ErrorKind::NotFound {
+                return;
+            }
+            if path == root || !path.starts_with(root) {
+                tracing::warn!(%err, "walk error outside the project's files");
+                return;
+            }
+            out.push((rel_lossy(root, path), Outcome::Untracked(unreadable(io))));
+        }
+        _ => tracing::warn!(%err, "walk error naming no path; what it hid is not reported"),
+    }
+}
+
+/// `path` relative to `root`, as the walk reports paths; not UTF-8 parts are
+/// replaced (such a path is reported, never captured).
+fn rel_lossy(root: &Path, path: &Path) -> String {
+    relative_utf8(root, path).unwrap_or_else(|| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 fn now_ns() -> i128 {
@@ -382,7 +455,11 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             let entry = match result {
                 Ok(e) => e,
                 Err(err) => {
+                    // A directory it could not list, a path too long to
+                    // open: what it hides is reported, never silently left
+                    // out of the checkpoint.
                     tracing::debug!(%err, "walk error");
+                    walk_error_paths(root, &err, &mut flush.local);
                     return WalkState::Continue;
                 }
             };
@@ -392,19 +469,20 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             ticker.tick();
             let abs = entry.path();
             let Some(rel) = relative_utf8(root, abs) else {
-                let lossy = abs
-                    .strip_prefix(root)
-                    .unwrap_or(abs)
-                    .to_string_lossy()
-                    .into_owned();
-                flush
-                    .local
-                    .push((lossy, Outcome::Untracked(UntrackedReason::Unreadable)));
+                flush.local.push((
+                    rel_lossy(root, abs),
+                    Outcome::Untracked(UntrackedReason::Unreadable),
+                ));
                 return WalkState::Continue;
             };
             let meta = match std::fs::symlink_metadata(abs) {
                 Ok(m) => m,
-                Err(_) => return WalkState::Continue, // vanished mid-walk
+                // Vanished mid-walk: deleted.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return WalkState::Continue,
+                Err(e) => {
+                    flush.local.push((rel, Outcome::Untracked(unreadable(&e))));
+                    return WalkState::Continue;
+                }
             };
             match capture(abs, &rel, &meta, req) {
                 Ok(o) => {
@@ -433,6 +511,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
     second_pass(req, &hard, &mut sink)?;
     sink.out.untracked.sort();
+    // A directory that could not be listed is found twice (as an entry,
+    // then by the error listing it): reported once.
+    sink.out.untracked.dedup_by(|a, b| a.path == b.path);
     Ok(sink.out)
 }
 
@@ -445,6 +526,8 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
     let seen = |p: &str| sink.out.files.contains_key(p) || untracked.contains(p);
     let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
     let mut candidates: Vec<String> = Vec::new();
+    // What the walk of a staged directory could not look at.
+    let mut failed: Vec<(String, Outcome)> = Vec::new();
 
     for path in tracked_in_scope(req.tracked, req.scope) {
         if seen(path) {
@@ -475,12 +558,23 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
             let mut wb = WalkBuilder::new(&abs);
             wb.standard_filters(false).hidden(false).follow_links(false);
             wb.filter_entry(|e| e.file_name() != ".git");
-            for e in wb.build().flatten() {
+            for e in wb.build() {
+                let e = match e {
+                    Ok(e) => e,
+                    Err(err) => {
+                        walk_error_paths(root, &err, &mut failed);
+                        continue;
+                    }
+                };
                 if e.file_type().is_some_and(|t| t.is_dir()) {
                     continue;
                 }
-                if let Some(rel) = relative_utf8(root, e.path()) {
-                    candidates.push(rel);
+                match relative_utf8(root, e.path()) {
+                    Some(rel) => candidates.push(rel),
+                    None => failed.push((
+                        rel_lossy(root, e.path()),
+                        Outcome::Untracked(UntrackedReason::Unreadable),
+                    )),
                 }
             }
         } else {
@@ -505,14 +599,26 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
             continue;
         }
         let abs = root.join(&rel);
-        let Ok(meta) = std::fs::symlink_metadata(&abs) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            // A tracked file deleted from the disk: not captured, rightly.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                sink.record(rel, Outcome::Untracked(unreadable(&e)));
+                continue;
+            }
         };
         let outcome = capture(&abs, &rel, &meta, req).map_err(|source| ScanError::Store {
             path: rel.clone(),
             source,
         })?;
         sink.record(rel, outcome);
+    }
+    // (One the main walk reported too is deduplicated with the rest.)
+    for (rel, outcome) in failed {
+        if in_scope(req.scope, &rel, false) {
+            sink.record(rel, outcome);
+        }
     }
     Ok(())
 }
@@ -780,6 +886,55 @@ mod tests {
         })
         .unwrap();
         assert!(again.files.contains_key("big.bin"));
+    }
+
+    #[test]
+    fn walk_errors_name_what_they_hide() {
+        let root = Path::new("/project");
+        let io = |code: i32, path: &str| ignore::Error::WithDepth {
+            depth: 2,
+            err: Box::new(ignore::Error::WithPath {
+                path: PathBuf::from(path),
+                err: Box::new(ignore::Error::Io(std::io::Error::from_raw_os_error(code))),
+            }),
+        };
+        let mut out = Vec::new();
+        walk_error_paths(root, &io(libc::EACCES, "/project/locked"), &mut out);
+        walk_error_paths(root, &io(libc::ENAMETOOLONG, "/project/a/deep"), &mut out);
+        let partial = ignore::Error::Partial(vec![io(libc::EIO, "/project/b")]);
+        walk_error_paths(root, &partial, &mut out);
+        // Not reported: deleted meanwhile, outside the project, the root
+        // itself (a scan of an unreadable root fails instead), and an ignore
+        // file that does not parse (not an I/O failure).
+        walk_error_paths(root, &io(libc::ENOENT, "/project/gone"), &mut out);
+        walk_error_paths(root, &io(libc::EACCES, "/elsewhere/x"), &mut out);
+        walk_error_paths(root, &io(libc::EACCES, "/project"), &mut out);
+        let glob = ignore::Error::WithPath {
+            path: PathBuf::from("/project/.gitignore"),
+            err: Box::new(ignore::Error::WithLineNumber {
+                line: 3,
+                err: Box::new(ignore::Error::Glob {
+                    glob: Some("a[".into()),
+                    err: "unclosed class".into(),
+                }),
+            }),
+        };
+        walk_error_paths(root, &glob, &mut out);
+        let got: Vec<(String, UntrackedReason)> = out
+            .into_iter()
+            .map(|(p, o)| match o {
+                Outcome::Untracked(r) => (p, r),
+                _ => panic!("{p}: not untracked"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("locked".to_string(), UntrackedReason::Unreadable),
+                ("a/deep".to_string(), UntrackedReason::PathTooLong),
+                ("b".to_string(), UntrackedReason::Unreadable),
+            ]
+        );
     }
 
     #[test]
