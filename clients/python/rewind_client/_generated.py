@@ -441,7 +441,11 @@ class SnapshotParams(TypedDict, total=False):
 #: "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it
 #: cannot be opened by name; for a directory, nothing below it is
 #: captured.
-UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong"]
+#:
+#: "unstable": Kept changing while it was read (a file rewritten in place), in
+#: every attempt: what was read would be a mix of versions that never
+#: existed as a whole.
+UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable"]
 
 
 class Untracked(TypedDict):
