@@ -479,8 +479,8 @@ pub struct RestoreFilesParams {
 pub enum ConflictReason {
     /// Changed on disk since the sidecar last recorded it.
     Dirty,
-    /// Never captured (ignored, too large, special) but standing where the
-    /// target has a file.
+    /// Never captured (ignored, or reported in a snapshot's `untracked`)
+    /// but standing where the target has a file.
     Untracked,
     /// Could not be written or removed (permissions, in use).
     Unwritable,

@@ -633,6 +633,134 @@ fn an_unreadable_file_is_reported_unreadable() {
     chmod(&fx, "locked.txt", 0o644);
 }
 
+// ------------------------------------------------------------ large files
+
+/// A field of `/proc/<pid>/status`, in kB.
+fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+}
+
+#[test]
+fn snapshotting_a_large_file_takes_bounded_memory() {
+    const MIB: usize = 1 << 20;
+    const SIZE: usize = 200 * MIB;
+    let fx = Fixture::new();
+    let mut s = start_empty(&fx, json!({ "maxFileSize": 1u64 << 30 }));
+    // Text-like bytes (compressible, as most large files in a project
+    // are); each MiB numbered, so no two are alike.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let base: Vec<u8> = (0..MIB)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b" etaoinshrdlu\n"[(x % 14) as usize]
+        })
+        .collect();
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(fx.project.path().join("big.txt")).unwrap();
+        let mut chunk = base.clone();
+        for i in 0..SIZE / MIB {
+            chunk[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            f.write_all(&chunk).unwrap();
+        }
+    }
+    let pid = s.pid();
+    let before = proc_status_kb(pid, "VmHWM:").unwrap();
+    let started = std::time::Instant::now();
+    let r = s.ok("snapshot", json!({}));
+    let took = started.elapsed();
+    let peak = proc_status_kb(pid, "VmHWM:").unwrap();
+    eprintln!(
+        "snapshot of a {} MiB file: {took:?}, peak RSS {} MiB (after initialize: {} MiB)",
+        SIZE / MIB,
+        peak / 1024,
+        before / 1024
+    );
+    assert_eq!(r["diff"]["added"], json!(["big.txt"]), "{r}");
+    assert_eq!(r["stats"]["bytesHashed"], json!(SIZE), "{r}");
+    // The file used to be held whole, then its compressed copy beside it
+    // (609 MiB for 300 MB); streamed, the peak is the sidecar's own.
+    assert!(
+        peak < 150 * 1024,
+        "peak RSS {} MiB snapshotting a {} MiB file",
+        peak / 1024,
+        SIZE / MIB
+    );
+}
+
+// ------------------------------------------------- paths beyond PATH_MAX
+
+/// Creates the directories `dirs` below `root`, each inside the one before,
+/// and `files` (name, or name/child for a file in a new directory) in the
+/// last one, without any system call seeing the whole path, which may be
+/// longer than PATH_MAX: every step names its parent as
+/// `/proc/self/fd/<fd>`.
+fn make_deep(root: &Path, dirs: &[String], files: &[(String, &str)]) {
+    use std::os::fd::AsRawFd;
+    fn via(dir: &std::fs::File, name: &str) -> std::path::PathBuf {
+        format!("/proc/self/fd/{}/{name}", dir.as_raw_fd()).into()
+    }
+    let mut dir = std::fs::File::open(root).unwrap();
+    for d in dirs {
+        std::fs::create_dir(via(&dir, d)).unwrap();
+        dir = std::fs::File::open(via(&dir, d)).unwrap();
+    }
+    for (name, content) in files {
+        match name.split_once('/') {
+            Some((sub, child)) => {
+                std::fs::create_dir(via(&dir, sub)).unwrap();
+                let sub = std::fs::File::open(via(&dir, sub)).unwrap();
+                std::fs::write(via(&sub, child), content).unwrap();
+            }
+            None => std::fs::write(via(&dir, name), content).unwrap(),
+        }
+    }
+}
+
+#[test]
+fn paths_longer_than_path_max_are_reported_not_skipped() {
+    const PATH_MAX: usize = 4096;
+    let fx = Fixture::new();
+    let mut s = start_empty(&fx, json!({}));
+    // A directory whose absolute path is 3900 bytes long: what is in it
+    // can be opened by name if its name is short, not if it is long.
+    let root_len = fx.root().as_os_str().len();
+    let levels = (3900 - root_len) / 101 - 1;
+    let mut dirs: Vec<String> = vec!["d".repeat(100); levels];
+    dirs.push("e".repeat(3900 - root_len - levels * 101 - 1));
+    let deep = dirs.join("/");
+    assert_eq!(root_len + 1 + deep.len(), 3900);
+    let long_file = "f".repeat(250);
+    let long_dir = "g".repeat(250);
+    make_deep(
+        &fx.root(),
+        &dirs,
+        &[
+            ("ok.txt".to_string(), "near the limit"),
+            (long_file.clone(), "too far"),
+            (format!("{long_dir}/inside.txt"), "out of reach"),
+        ],
+    );
+    assert!(root_len + 1 + deep.len() + 1 + long_file.len() > PATH_MAX);
+    fx.write("top.txt", "top");
+    assert_eq!(
+        captured(&mut s),
+        set(&["top.txt", &format!("{deep}/ok.txt")])
+    );
+    let expected = vec![
+        (format!("{deep}/{long_file}"), "pathTooLong".to_string()),
+        (format!("{deep}/{long_dir}"), "pathTooLong".to_string()),
+    ];
+    assert_eq!(untracked(&mut s), expected);
+    // Still reported when nothing changed since.
+    assert_eq!(untracked(&mut s), expected);
+}
+
 // ------------------------------------------------------------ staged paths
 
 #[test]

@@ -14,7 +14,7 @@
 //! detect truncation of raw payloads without trusting the compressed stream.
 
 use std::cell::RefCell;
-use std::io::Read;
+use std::io::{self, Read, Write};
 
 use super::object_id::ObjectId;
 
@@ -80,6 +80,66 @@ pub(crate) fn compress(bytes: &[u8]) -> Option<Vec<u8>> {
             _ => None,
         }
     })
+}
+
+/// One zstd frame written piece by piece, for content too large to hold in
+/// memory (its compressed copy alone was as large as the content). Same
+/// level as [`compress`]; the content length is pledged up front, so the
+/// frame header records it as a one-shot frame does. The frame's bytes may
+/// differ from [`compress`]'s for the same content (buffering decides where
+/// blocks end), which readers never depend on: objects are named by their
+/// uncompressed content.
+pub(crate) struct FrameWriter<W: Write> {
+    encoder: zstd::stream::write::Encoder<'static, Counted<W>>,
+}
+
+/// A writer that counts what went through it.
+struct Counted<W: Write> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> FrameWriter<W> {
+    /// A frame for `len` bytes of content, written to `out`. Finishing it
+    /// after any other number of bytes fails.
+    pub(crate) fn new(out: W, len: u64) -> io::Result<FrameWriter<W>> {
+        let mut encoder = zstd::stream::write::Encoder::new(
+            Counted {
+                inner: out,
+                bytes: 0,
+            },
+            ZSTD_LEVEL,
+        )?;
+        encoder.set_pledged_src_size(Some(len))?;
+        Ok(FrameWriter { encoder })
+    }
+
+    pub(crate) fn write_all(&mut self, content: &[u8]) -> io::Result<()> {
+        self.encoder.write_all(content)
+    }
+
+    /// Frame bytes handed to the writer so far (the encoder holds back up
+    /// to a block): a lower bound of the frame's final length.
+    pub(crate) fn written(&self) -> u64 {
+        self.encoder.get_ref().bytes
+    }
+
+    /// Ends the frame; its whole length.
+    pub(crate) fn finish(self) -> io::Result<u64> {
+        Ok(self.encoder.finish()?.bytes)
+    }
 }
 
 /// Why an object file could not be decoded. Every case is reported as `Corrupt`; the
@@ -195,6 +255,35 @@ mod tests {
     fn compressible_uses_zstd() {
         let text = b"fn main() { println!(\"hi\"); }\n".repeat(1000);
         assert_eq!(round_trip(&text).0, Codec::Zstd);
+    }
+
+    #[test]
+    fn a_streamed_frame_decodes_and_holds_its_pledged_length() {
+        let text = b"fn main() { println!(\"hi\"); }\n".repeat(50_000);
+        let mut frame = FrameWriter::new(Vec::new(), text.len() as u64).unwrap();
+        for chunk in text.chunks(100_000) {
+            frame.write_all(chunk).unwrap();
+        }
+        let written = frame.written();
+        let z = {
+            let mut out = Vec::new();
+            let mut frame = FrameWriter::new(&mut out, text.len() as u64).unwrap();
+            frame.write_all(&text).unwrap();
+            let n = frame.finish().unwrap();
+            assert_eq!(n, out.len() as u64);
+            out
+        };
+        assert!(written <= z.len() as u64);
+        let id = ObjectId::of(&text);
+        let back = decode_payload(&id, Codec::Zstd, text.len() as u64, z).unwrap();
+        assert!(back == text);
+        // Fewer or more bytes than pledged: the frame cannot be finished.
+        for n in [text.len() - 1, text.len() + 1] {
+            let mut frame = FrameWriter::new(Vec::new(), text.len() as u64).unwrap();
+            let content = b"x".repeat(n);
+            let wrote = frame.write_all(&content);
+            assert!(wrote.is_err() || frame.finish().is_err(), "{n} bytes");
+        }
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub use diff::{
 pub use error::StoreError;
 pub use generation::{DeletionGuard, WriterGuard};
 pub use object_id::ObjectId;
-pub use objects::{ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION};
+pub use objects::{
+    FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,
+};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, TREE_VERSION};
 
 /// A store in a fresh temp directory, opened without fsync (the tests of

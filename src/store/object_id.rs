@@ -61,6 +61,31 @@ impl ObjectId {
     }
 }
 
+/// [`ObjectId::of`] computed piece by piece, for content streamed from a file
+/// rather than held in memory: the same xxh3-128, so the same id.
+pub struct IdHasher(xxhash_rust::xxh3::Xxh3Default);
+
+impl IdHasher {
+    pub fn new() -> IdHasher {
+        IdHasher(xxhash_rust::xxh3::Xxh3Default::new())
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The id of everything passed to [`IdHasher::update`] so far.
+    pub fn id(&self) -> ObjectId {
+        ObjectId(self.0.digest128().to_be_bytes())
+    }
+}
+
+impl Default for IdHasher {
+    fn default() -> Self {
+        IdHasher::new()
+    }
+}
+
 fn nibble(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -125,6 +150,19 @@ mod tests {
         let bytes = b"some content";
         let expected = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         assert_eq!(ObjectId::of(bytes).to_hex(), expected);
+    }
+
+    #[test]
+    fn streamed_hash_is_the_one_shot_id() {
+        let content: Vec<u8> = (0..1_000_003u32).map(|i| (i * 7 % 251) as u8).collect();
+        for piece in [1, 63, 4096, 1 << 20] {
+            let mut h = IdHasher::new();
+            for c in content.chunks(piece) {
+                h.update(c);
+            }
+            assert_eq!(h.id(), ObjectId::of(&content), "pieces of {piece}");
+        }
+        assert_eq!(IdHasher::new().id(), ObjectId::of(b""));
     }
 
     #[test]

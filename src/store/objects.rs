@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use rayon::prelude::*;
 
 use super::codec::{self, Codec, HEADER_LEN};
 use super::error::StoreError;
-use super::object_id::ObjectId;
+use super::object_id::{IdHasher, ObjectId};
 use super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
 use super::pack_set::PackSet;
 use super::tree::Tree;
@@ -40,6 +41,16 @@ const TEMP_PREFIX: &str = ".tmp-";
 /// MUST exceed this plus the longest snapshot.
 pub const KNOWN_OBJECT_TTL: Duration = Duration::from_secs(10 * 60);
 
+/// Content longer than this is hashed and compressed as a stream, a chunk
+/// at a time, never whole in memory: a snapshot of a 300 MB file used to
+/// hold the file and then its compressed copy (609 MiB peak RSS). It is
+/// [`MAX_PACKED_OBJECT`], so streamed objects are always loose files and
+/// the in-memory put of the same content writes the same file.
+const STREAM_MIN: usize = MAX_PACKED_OBJECT;
+
+/// The read size of a streamed put.
+const STREAM_CHUNK: usize = 256 << 10;
+
 /// Result of a put.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PutOutcome {
@@ -48,6 +59,96 @@ pub struct PutOutcome {
     pub written: bool,
     /// Size of the object file on disk (header included), whether written now or earlier.
     pub stored_bytes: u64,
+}
+
+/// What [`Store::put_file`] did with a file.
+#[derive(Debug)]
+pub enum FilePut {
+    /// Its content is stored (now or before).
+    Stored(PutOutcome),
+    /// It was not the announced length, or did not read the same in every
+    /// pass over it: it changed while being read. What was read is not
+    /// stored under any id it does not hash to; the caller may read again.
+    Changed,
+    /// Reading it failed; the store itself is fine.
+    Unreadable(io::Error),
+}
+
+/// Why a streamed write stopped.
+enum StreamFail {
+    Source(io::Error),
+    Changed,
+    Store(StoreError),
+}
+
+/// Where a streamed put reads its content. A file is read at offsets, so
+/// every pass starts at its beginning whatever the file position.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Bytes(&'a [u8]),
+    File(&'a File),
+}
+
+impl Source<'_> {
+    /// Hands the content to `sink` a chunk at a time, until the end or until
+    /// `sink` returns `false`, reading at most `limit + 1` bytes (one more
+    /// than expected tells that a file grew). Returns how many bytes were
+    /// read, `None` if `sink` stopped early.
+    fn pass(
+        &self,
+        buf: &mut [u8],
+        limit: u64,
+        mut sink: impl FnMut(&[u8]) -> Result<bool, StreamFail>,
+    ) -> Result<Option<u64>, StreamFail> {
+        match *self {
+            Source::Bytes(bytes) => {
+                for chunk in bytes.chunks(STREAM_CHUNK) {
+                    if !sink(chunk)? {
+                        return Ok(None);
+                    }
+                }
+                Ok(Some(bytes.len() as u64))
+            }
+            Source::File(file) => {
+                let mut at = 0u64;
+                while at <= limit {
+                    let want = usize::try_from(limit - at + 1)
+                        .unwrap_or(usize::MAX)
+                        .min(buf.len());
+                    let n = match file.read_at(&mut buf[..want], at) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(StreamFail::Source(e)),
+                    };
+                    at += n as u64;
+                    if !sink(&buf[..n])? {
+                        return Ok(None);
+                    }
+                }
+                Ok(Some(at))
+            }
+        }
+    }
+}
+
+/// Writes at explicit offsets of a file (a streamed object rewinds to
+/// rewrite its header and, when compression did not pay, its payload).
+struct WriteAt<'a> {
+    file: &'a File,
+    at: u64,
+}
+
+impl Write for WriteAt<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Totals over `root/objects/` (temp files excluded).
@@ -206,32 +307,10 @@ impl Store {
             id,
             "put_with_id: id does not match content"
         );
-        if let Some(known) = self.known.get(&id) {
-            if known.at.elapsed() < KNOWN_OBJECT_TTL {
-                return Ok(PutOutcome {
-                    id,
-                    written: false,
-                    stored_bytes: known.stored_bytes,
-                });
-            }
-        }
-        if let Some(loc) = self.packs.lookup(&id) {
-            self.packs.touch(loc);
-            return Ok(PutOutcome {
-                id,
-                written: false,
-                stored_bytes: loc.len(),
-            });
+        if let Some(found) = self.existing(id, bytes.len() as u64) {
+            return Ok(found);
         }
         let path = self.object_path(&id);
-        if let Some(stored_bytes) = freshen(&path, bytes.len() as u64) {
-            self.remember(id, stored_bytes);
-            return Ok(PutOutcome {
-                id,
-                written: false,
-                stored_bytes,
-            });
-        }
         let stored_bytes = match self.write_object(&id, &path, bytes)? {
             // The pack index in memory already says it exists.
             Written::Packed(n) => n,
@@ -243,6 +322,86 @@ impl Store {
         Ok(PutOutcome {
             id,
             written: true,
+            stored_bytes,
+        })
+    }
+
+    /// Stores the content of `file`, which should be `len` bytes long (its
+    /// size when the caller looked), reading it from its start. Up to
+    /// [`STREAM_MIN`] bytes are read into memory and put as by
+    /// [`Store::put`]. A larger file is read in chunks: once to hash it —
+    /// content the store already holds costs no compression — and once more
+    /// to compress it into the object's temp file (a third time, raw, if
+    /// compression does not pay); what is written must hash to the id the
+    /// first pass found, else the file changed and nothing is stored. The
+    /// object file is byte for byte what [`Store::put`] of the same content
+    /// writes, and memory stays a few chunks whatever the file's size.
+    pub fn put_file(&self, file: &File, len: u64) -> Result<FilePut, StoreError> {
+        let source = Source::File(file);
+        let outcome = if len <= STREAM_MIN as u64 {
+            read_whole(file, len).and_then(|bytes| self.put(&bytes).map_err(StreamFail::Store))
+        } else {
+            self.put_streamed(source, len)
+        };
+        match outcome {
+            Ok(out) => Ok(FilePut::Stored(out)),
+            Err(StreamFail::Changed) => Ok(FilePut::Changed),
+            Err(StreamFail::Source(e)) => Ok(FilePut::Unreadable(e)),
+            Err(StreamFail::Store(e)) => Err(e),
+        }
+    }
+
+    /// [`Store::put_file`] of a file above [`STREAM_MIN`].
+    fn put_streamed(&self, source: Source<'_>, len: u64) -> Result<PutOutcome, StreamFail> {
+        let mut buf = vec![0u8; STREAM_CHUNK];
+        let mut hasher = IdHasher::new();
+        let read = source.pass(&mut buf, len, |chunk| {
+            hasher.update(chunk);
+            Ok(true)
+        })?;
+        if read != Some(len) {
+            return Err(StreamFail::Changed);
+        }
+        let id = hasher.id();
+        if let Some(found) = self.existing(id, len) {
+            return Ok(found);
+        }
+        let path = self.object_path(&id);
+        let stored_bytes = self.write_streamed(&id, &path, source, len, &mut buf)?;
+        self.remember(id, stored_bytes);
+        Ok(PutOutcome {
+            id,
+            written: true,
+            stored_bytes,
+        })
+    }
+
+    /// The dedup half of a put: the object is already stored (known to this
+    /// process, in a published pack, or a plausible file on disk), and its
+    /// mtime is refreshed for gc; `None` means write it.
+    fn existing(&self, id: ObjectId, len: u64) -> Option<PutOutcome> {
+        if let Some(known) = self.known.get(&id) {
+            if known.at.elapsed() < KNOWN_OBJECT_TTL {
+                return Some(PutOutcome {
+                    id,
+                    written: false,
+                    stored_bytes: known.stored_bytes,
+                });
+            }
+        }
+        if let Some(loc) = self.packs.lookup(&id) {
+            self.packs.touch(loc);
+            return Some(PutOutcome {
+                id,
+                written: false,
+                stored_bytes: loc.len(),
+            });
+        }
+        let stored_bytes = freshen(&self.object_path(&id), len)?;
+        self.remember(id, stored_bytes);
+        Some(PutOutcome {
+            id,
+            written: false,
             stored_bytes,
         })
     }
@@ -539,6 +698,27 @@ impl Store {
         path: &Path,
         bytes: &[u8],
     ) -> Result<Written, StoreError> {
+        if bytes.len() > STREAM_MIN {
+            // Compressed as a stream, as `put_file` does, so both write the
+            // same file; and no compressed copy of a large object in memory.
+            let mut buf = Vec::new();
+            return match self.write_streamed(
+                id,
+                path,
+                Source::Bytes(bytes),
+                bytes.len() as u64,
+                &mut buf,
+            ) {
+                Ok(n) => Ok(Written::Loose(n)),
+                Err(StreamFail::Store(e)) => Err(e),
+                // Bytes in memory neither change nor fail to read.
+                Err(StreamFail::Changed | StreamFail::Source(_)) => Err(StoreError::io(
+                    "writing object",
+                    path,
+                    io::Error::other("content changed while being stored"),
+                )),
+            };
+        }
         let compressed = codec::compress(bytes);
         let (codec, payload) = match &compressed {
             Some(z) => (Codec::Zstd, z.as_slice()),
@@ -576,6 +756,103 @@ impl Store {
             self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
         }
         Ok(Written::Loose((HEADER_LEN + payload.len()) as u64))
+    }
+
+    /// Writes a loose object from `source`, `len` bytes that hash to `id`:
+    /// header, then the content compressed as one zstd frame while it is
+    /// read; if the frame is not shorter than the content (known at the
+    /// latest when it ends, sooner once it has grown that long) the payload
+    /// is rewritten raw from a new pass. The pass whose bytes end up in the
+    /// file must hash to `id`, or it is `Changed` and nothing is renamed
+    /// into place. Temp file and rename as in [`Store::write_object`].
+    /// Returns the object file's size.
+    fn write_streamed(
+        &self,
+        id: &ObjectId,
+        path: &Path,
+        source: Source<'_>,
+        len: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<u64, StreamFail> {
+        // Counted as every written object is; larger than
+        // MAX_PACKED_OBJECT, so never packed.
+        self.batch_writes.fetch_add(1, Ordering::AcqRel);
+        if buf.len() < STREAM_CHUNK && matches!(source, Source::File(_)) {
+            buf.resize(STREAM_CHUNK, 0);
+        }
+        let dir = path.parent().unwrap_or(&self.objects);
+        let (file, temp) = self.create_temp(dir).map_err(StreamFail::Store)?;
+        let store_err =
+            |e: io::Error| StreamFail::Store(StoreError::io("writing object", &temp, e));
+        let result = (|| {
+            let mut out = WriteAt { file: &file, at: 0 };
+            out.write_all(&codec::header(Codec::Zstd, len))
+                .map_err(store_err)?;
+            let mut frame = codec::FrameWriter::new(out, len).map_err(store_err)?;
+            let mut hasher = IdHasher::new();
+            let read = source.pass(buf, len, |chunk| {
+                hasher.update(chunk);
+                frame.write_all(chunk).map_err(store_err)?;
+                // Already as long as the content: raw it is.
+                Ok(frame.written() < len)
+            })?;
+            let compressed = match read {
+                Some(n) if n != len => return Err(StreamFail::Changed),
+                Some(_) if hasher.id() != *id => return Err(StreamFail::Changed),
+                Some(_) => Some(frame.finish().map_err(store_err)?).filter(|&z| z < len),
+                None => {
+                    // Its compression context is megabytes: not kept for
+                    // the raw pass.
+                    drop(frame);
+                    None
+                }
+            };
+            let payload = match compressed {
+                Some(z) => z,
+                None => {
+                    // The header says raw; the payload is the content.
+                    file.set_len(0).map_err(store_err)?;
+                    let mut out = WriteAt { file: &file, at: 0 };
+                    out.write_all(&codec::header(Codec::Raw, len))
+                        .map_err(store_err)?;
+                    let mut hasher = IdHasher::new();
+                    let read = source.pass(buf, len, |chunk| {
+                        hasher.update(chunk);
+                        out.write_all(chunk).map_err(store_err)?;
+                        Ok(true)
+                    })?;
+                    if read != Some(len) || hasher.id() != *id {
+                        return Err(StreamFail::Changed);
+                    }
+                    len
+                }
+            };
+            // As in write_object: one syncfs in `sync` where there is one.
+            if self.fsync && !BATCH_SYNC {
+                file.sync_all().map_err(store_err)?;
+            }
+            Ok(HEADER_LEN as u64 + payload)
+        })();
+        drop(file);
+        let stored = match result {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                return Err(e);
+            }
+        };
+        if let Err(e) = fs::rename(&temp, path) {
+            let _ = fs::remove_file(&temp);
+            return Err(StreamFail::Store(StoreError::io(
+                "renaming object into place",
+                path,
+                e,
+            )));
+        }
+        if self.fsync {
+            self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
+        }
+        Ok(stored)
     }
 
     /// Creates a uniquely named temp file in `dir`, creating `dir` on first use.
@@ -669,6 +946,28 @@ pub(super) fn remove_if_stale(entry: &fs::DirEntry, now: SystemTime, min_age: Du
         .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
         .unwrap_or(false);
     old && fs::remove_file(entry.path()).is_ok()
+}
+
+/// A small file's content, read whole: `Changed` unless it is exactly `len`
+/// bytes (reading stops one byte past `len`, so a file that grew
+/// meanwhile costs no more memory than the one announced).
+fn read_whole(file: &File, len: u64) -> Result<Vec<u8>, StreamFail> {
+    let len = usize::try_from(len).map_err(|_| StreamFail::Changed)?;
+    let mut bytes = vec![0u8; len + 1];
+    let mut at = 0;
+    while at < bytes.len() {
+        match file.read_at(&mut bytes[at..], at as u64) {
+            Ok(0) => break,
+            Ok(n) => at += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(StreamFail::Source(e)),
+        }
+    }
+    if at != len {
+        return Err(StreamFail::Changed);
+    }
+    bytes.truncate(len);
+    Ok(bytes)
 }
 
 /// Where [`Store::write_object`] put an object, and its stored size.
@@ -864,6 +1163,88 @@ mod tests {
         let r = store.put(&random).unwrap().stored_bytes;
         assert_eq!(r, random.len() as u64 + HEADER_LEN as u64);
         assert_eq!(store.usage().unwrap().objects, 4);
+    }
+
+    /// A file holding `content`, for `put_file`.
+    fn file_with(content: &[u8]) -> (tempfile::NamedTempFile, File) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(content).unwrap();
+        let file = File::open(f.path()).unwrap();
+        (f, file)
+    }
+
+    #[test]
+    fn streamed_put_writes_what_the_in_memory_put_writes() {
+        let text = b"fn main() { println!(\"streamed\"); }\n".repeat(100_000);
+        let block_aligned = b"0123456789abcdef".repeat(3 << 16);
+        let random = random_bytes(STREAM_MIN + 12_345);
+        let mut mixed = random_bytes(STREAM_MIN);
+        mixed.extend_from_slice(&text);
+        let small = b"a small file\n".repeat(100);
+        for content in [&text, &block_aligned, &random, &mixed, &small] {
+            let (_d1, memory) = new_store();
+            let (_d2, streamed) = new_store();
+            let expected = memory.put(content).unwrap();
+            let (_tmp, file) = file_with(content);
+            let out = match streamed.put_file(&file, content.len() as u64).unwrap() {
+                FilePut::Stored(out) => out,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(out, expected, "len {}", content.len());
+            let a = fs::read(memory.object_path(&out.id)).unwrap();
+            let b = fs::read(streamed.object_path(&out.id)).unwrap();
+            assert!(a == b, "object files differ for len {}", content.len());
+            assert_eq!(streamed.get(&out.id).unwrap(), *content);
+            // Again: the first pass finds it, nothing is written.
+            match streamed.put_file(&file, content.len() as u64).unwrap() {
+                FilePut::Stored(again) => assert!(!again.written),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Compression only where it pays, as for in-memory puts.
+        let (_d, store) = new_store();
+        let (_tmp, file) = file_with(&random);
+        let FilePut::Stored(out) = store.put_file(&file, random.len() as u64).unwrap() else {
+            panic!("not stored");
+        };
+        assert_eq!(out.stored_bytes, random.len() as u64 + HEADER_LEN as u64);
+        let (_tmp, file) = file_with(&text);
+        let FilePut::Stored(out) = store.put_file(&file, text.len() as u64).unwrap() else {
+            panic!("not stored");
+        };
+        assert!(out.stored_bytes < text.len() as u64 / 10);
+    }
+
+    #[test]
+    fn a_file_that_is_not_what_was_announced_is_changed_and_not_stored() {
+        let (_d, store) = new_store();
+        for content in [b"short file".repeat(10), b"long file\n".repeat(200_000)] {
+            let (_tmp, file) = file_with(&content);
+            let n = content.len() as u64;
+            for announced in [n - 1, n + 1] {
+                assert!(matches!(
+                    store.put_file(&file, announced).unwrap(),
+                    FilePut::Changed
+                ));
+            }
+        }
+        // A pass that does not hash to the id the first pass found (the
+        // file changed in between) leaves nothing behind.
+        let content = b"second pass\n".repeat(200_000);
+        let wrong = ObjectId::of(b"what the first pass read");
+        let path = store.object_path(&wrong);
+        let mut buf = Vec::new();
+        let out = store.write_streamed(
+            &wrong,
+            &path,
+            Source::Bytes(&content),
+            content.len() as u64,
+            &mut buf,
+        );
+        assert!(matches!(out, Err(StreamFail::Changed)));
+        assert!(!path.exists());
+        assert_eq!(store.usage().unwrap().objects, 0);
+        assert_eq!(store.remove_stale_temps(Duration::ZERO).unwrap(), 0);
     }
 
     #[test]

@@ -16,14 +16,28 @@ use serde::Serialize;
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative_utf8, RepoPath};
-use crate::store::{EntryKind, FlatTree, ObjectId, Store, StoreError, TreeEntry};
+use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
+/// Why a path found in the project is not in the checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum UntrackedReason {
+    /// Larger than `maxFileSize`, and not in the parent checkpoint.
     TooLarge,
+    /// A FIFO, socket or device.
     Special,
+    /// Could not be read: permissions, an I/O error, a name that is not
+    /// UTF-8, or a directory that could not be listed (nothing below it is
+    /// captured).
     Unreadable,
+    /// Its absolute path is longer than the system allows (PATH_MAX), so it
+    /// cannot be opened by name; for a directory, nothing below it is
+    /// captured.
+    PathTooLong,
+    /// Kept changing while it was read (a file rewritten in place), in
+    /// every attempt: what was read would be a mix of versions that never
+    /// existed as a whole.
+    Unstable,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -124,6 +138,85 @@ enum Outcome {
     Untracked(UntrackedReason),
     /// A directory (the walk descends into it).
     Directory,
+    /// Gone between the walk finding it and reading it: deleted, which is
+    /// what the checkpoint then says.
+    Vanished,
+}
+
+/// How many times a file that changed while it was read is read again
+/// before it is reported `unstable`. A writer that stops while the first
+/// reads run is caught by the next one; one that keeps writing is not
+/// waited for (a snapshot must not hang on a busy file).
+const UNSTABLE_RETRIES: usize = 3;
+
+/// One attempt at reading a path.
+enum Attempt {
+    Done(Outcome),
+    /// Its stat moved while it was read: read it again.
+    Moved,
+}
+
+/// The reason for a path that exists but could not be looked at or read.
+fn unreadable(err: &std::io::Error) -> UntrackedReason {
+    if err.kind() == std::io::ErrorKind::InvalidFilename {
+        // ENAMETOOLONG: the path, not the file, is the problem.
+        UntrackedReason::PathTooLong
+    } else {
+        UntrackedReason::Unreadable
+    }
+}
+
+/// What the walk could not look at, from one of its errors: each path it
+/// names under `root` with the reason. A path that vanished is no error (it
+/// was deleted while the walk ran).
+fn walk_error_paths(root: &Path, err: &ignore::Error, out: &mut Vec<(String, Outcome)>) {
+    fn io_of(err: &ignore::Error) -> Option<&std::io::Error> {
+        match err {
+            ignore::Error::Io(e) => Some(e),
+            ignore::Error::WithPath { err, .. }
+            | ignore::Error::WithDepth { err, .. }
+            | ignore::Error::WithLineNumber { err, .. } => io_of(err),
+            _ => None,
+        }
+    }
+    match err {
+        ignore::Error::Partial(errs) => {
+            for e in errs {
+                walk_error_paths(root, e, out);
+            }
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_paths(root, err, out)
+        }
+        ignore::Error::WithPath { path, err: inner } => {
+            // Only I/O hides files; an ignore file that does not parse
+            // (its own content is captured) is not a capture failure.
+            let Some(io) = io_of(inner) else {
+                tracing::warn!(%err, "walk error");
+                return;
+            };
+            if io.kind() == std::io::ErrorKind::NotFound {
+                return;
+            }
+            if path == root || !path.starts_with(root) {
+                tracing::warn!(%err, "walk error outside the project's files");
+                return;
+            }
+            out.push((rel_lossy(root, path), Outcome::Untracked(unreadable(io))));
+        }
+        _ => tracing::warn!(%err, "walk error naming no path; what it hid is not reported"),
+    }
+}
+
+/// `path` relative to `root`, as the walk reports paths; not UTF-8 parts are
+/// replaced (such a path is reported, never captured).
+fn rel_lossy(root: &Path, path: &Path) -> String {
+    relative_utf8(root, path).unwrap_or_else(|| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 fn now_ns() -> i128 {
@@ -183,68 +276,135 @@ fn matcher(root: &Path, lines: &[String]) -> Result<Gitignore, ScanError> {
 
 /// Capture one path found on disk: decide whether it is a file we keep and,
 /// unless the stat cache vouches for it, read, hash and store its content.
+/// A file whose stat moves while it is read (size, mtime, ctime, inode or
+/// mode) is read again, up to [`UNSTABLE_RETRIES`] times, then reported
+/// `unstable`: a file rewritten in place under a reader reads as a mix of
+/// versions, and a checkpoint must never hold content that never existed.
 fn capture(
     abs: &Path,
     rel: &str,
     meta: &std::fs::Metadata,
     req: &ScanRequest<'_>,
 ) -> Result<Outcome, StoreError> {
+    let mut again;
+    let mut meta = meta;
+    for attempt in 0..=UNSTABLE_RETRIES {
+        if attempt > 0 {
+            again = match std::fs::symlink_metadata(abs) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Vanished),
+                Err(e) => return Ok(Outcome::Untracked(unreadable(&e))),
+            };
+            meta = &again;
+        }
+        match capture_once(abs, rel, meta, req)? {
+            Attempt::Done(outcome) => return Ok(outcome),
+            Attempt::Moved => tracing::debug!(path = rel, attempt, "changed while read"),
+        }
+    }
+    Ok(Outcome::Untracked(UntrackedReason::Unstable))
+}
+
+/// One attempt of [`capture`], with `meta` the path's lstat from just
+/// before.
+fn capture_once(
+    abs: &Path,
+    rel: &str,
+    meta: &std::fs::Metadata,
+    req: &ScanRequest<'_>,
+) -> Result<Attempt, StoreError> {
+    let done = |o| Ok(Attempt::Done(o));
     let ft = meta.file_type();
     if ft.is_dir() {
-        return Ok(Outcome::Directory);
+        return done(Outcome::Directory);
     }
     if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
-        return Ok(Outcome::Untracked(UntrackedReason::Special));
+        return done(Outcome::Untracked(UntrackedReason::Special));
     }
     let stat = FileStat::from_metadata(meta);
     if ft.is_file() && meta.len() > req.options.max_file_size && !req.prior.contains_key(rel) {
-        return Ok(Outcome::Untracked(UntrackedReason::TooLarge));
+        return done(Outcome::Untracked(UntrackedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
-        // gc keeps every blob a saved stat cache names, so a hit's object
-        // is still stored.
+        // A hit's object is still stored: the caller revalidated the cache
+        // against the store's gc generation before this scan, and holds gc
+        // off until the scan is recorded (docs/architecture.md rule 10).
         if hit.stat == stat {
-            return Ok(Outcome::Captured {
+            return done(Outcome::Captured {
                 entry: hit.entry,
                 cache: None,
                 hashed: None,
             });
         }
     }
-    let (kind, bytes) = if ft.is_symlink() {
-        match std::fs::read_link(abs) {
-            Ok(target) => (EntryKind::Symlink, target.as_os_str().as_bytes().to_vec()),
-            Err(_) => return Ok(Outcome::Untracked(UntrackedReason::Unreadable)),
-        }
+    let (kind, id, size) = if ft.is_symlink() {
+        let target = match std::fs::read_link(abs) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
+            // No longer a symlink: look again.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(Attempt::Moved),
+            Err(e) => return done(Outcome::Untracked(unreadable(&e))),
+        };
+        let bytes = target.as_os_str().as_bytes();
+        let id = ObjectId::of(bytes);
+        req.store.put_with_id(id, bytes)?;
+        (EntryKind::Symlink, id, bytes.len() as u64)
     } else {
         let kind = if stat.mode & 0o100 != 0 {
             EntryKind::Executable
         } else {
             EntryKind::File
         };
-        match std::fs::read(abs) {
-            Ok(b) => (kind, b),
-            Err(_) => return Ok(Outcome::Untracked(UntrackedReason::Unreadable)),
+        let file = match open_regular(abs, &stat) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(Attempt::Moved),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
+            Err(e) => return done(Outcome::Untracked(unreadable(&e))),
+        };
+        // Streamed for large files: memory stays a few chunks, whatever
+        // the file's size.
+        match req.store.put_file(&file, stat.size)? {
+            FilePut::Stored(out) => (kind, out.id, stat.size),
+            FilePut::Changed => return Ok(Attempt::Moved),
+            FilePut::Unreadable(e) => return done(Outcome::Untracked(unreadable(&e))),
         }
     };
-    let id = ObjectId::of(&bytes);
-    req.store.put_with_id(id, &bytes)?;
-    let entry = TreeEntry {
-        kind,
-        id,
-        size: bytes.len() as u64,
+    // Anything that moved since the stat before the read means a writer was
+    // at work: what was read may be torn, so read again.
+    let stable = match std::fs::symlink_metadata(abs) {
+        Ok(m) => FileStat::from_metadata(&m) == stat,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
+        Err(_) => false,
     };
-    // Changed under our feet while we read it? Keep what we read, but do not
-    // let the cache vouch for it: the next scan reads it again.
-    let stable = std::fs::symlink_metadata(abs)
-        .map(|m| FileStat::from_metadata(&m) == stat)
-        .unwrap_or(false)
-        && stat.size == bytes.len() as u64;
-    Ok(Outcome::Captured {
+    if !stable {
+        return Ok(Attempt::Moved);
+    }
+    let entry = TreeEntry { kind, id, size };
+    done(Outcome::Captured {
         entry,
-        cache: stable.then_some(CachedFile { stat, entry }),
-        hashed: Some(bytes.len() as u64),
+        cache: Some(CachedFile { stat, entry }),
+        hashed: Some(size),
     })
+}
+
+/// Opens the regular file `stat` describes, for reading. `None` when what
+/// is there now is not that file (replaced, or no longer a regular file):
+/// opened without following a symlink and without blocking on a FIFO, so a
+/// path swapped since the walk looked at it is never read through.
+fn open_regular(abs: &Path, stat: &FileStat) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(abs)
+    {
+        Ok(f) => f,
+        // A symlink now (O_NOFOLLOW): not the file we saw.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let m = file.metadata()?;
+    Ok((m.is_file() && m.ino() == stat.ino).then_some(file))
 }
 
 struct Sink {
@@ -271,6 +431,7 @@ impl Sink {
             }
             Outcome::Untracked(reason) => self.out.untracked.push(Untracked { path: rel, reason }),
             Outcome::Directory => self.out.dirs.push(rel),
+            Outcome::Vanished => {}
         }
     }
 }
@@ -382,7 +543,11 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             let entry = match result {
                 Ok(e) => e,
                 Err(err) => {
+                    // A directory it could not list, a path too long to
+                    // open: what it hides is reported, never silently left
+                    // out of the checkpoint.
                     tracing::debug!(%err, "walk error");
+                    walk_error_paths(root, &err, &mut flush.local);
                     return WalkState::Continue;
                 }
             };
@@ -392,19 +557,20 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             ticker.tick();
             let abs = entry.path();
             let Some(rel) = relative_utf8(root, abs) else {
-                let lossy = abs
-                    .strip_prefix(root)
-                    .unwrap_or(abs)
-                    .to_string_lossy()
-                    .into_owned();
-                flush
-                    .local
-                    .push((lossy, Outcome::Untracked(UntrackedReason::Unreadable)));
+                flush.local.push((
+                    rel_lossy(root, abs),
+                    Outcome::Untracked(UntrackedReason::Unreadable),
+                ));
                 return WalkState::Continue;
             };
             let meta = match std::fs::symlink_metadata(abs) {
                 Ok(m) => m,
-                Err(_) => return WalkState::Continue, // vanished mid-walk
+                // Vanished mid-walk: deleted.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return WalkState::Continue,
+                Err(e) => {
+                    flush.local.push((rel, Outcome::Untracked(unreadable(&e))));
+                    return WalkState::Continue;
+                }
             };
             match capture(abs, &rel, &meta, req) {
                 Ok(o) => {
@@ -433,6 +599,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
     second_pass(req, &hard, &mut sink)?;
     sink.out.untracked.sort();
+    // A directory that could not be listed is found twice (as an entry,
+    // then by the error listing it): reported once.
+    sink.out.untracked.dedup_by(|a, b| a.path == b.path);
     Ok(sink.out)
 }
 
@@ -445,6 +614,8 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
     let seen = |p: &str| sink.out.files.contains_key(p) || untracked.contains(p);
     let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
     let mut candidates: Vec<String> = Vec::new();
+    // What the walk of a staged directory could not look at.
+    let mut failed: Vec<(String, Outcome)> = Vec::new();
 
     for path in tracked_in_scope(req.tracked, req.scope) {
         if seen(path) {
@@ -475,12 +646,23 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
             let mut wb = WalkBuilder::new(&abs);
             wb.standard_filters(false).hidden(false).follow_links(false);
             wb.filter_entry(|e| e.file_name() != ".git");
-            for e in wb.build().flatten() {
+            for e in wb.build() {
+                let e = match e {
+                    Ok(e) => e,
+                    Err(err) => {
+                        walk_error_paths(root, &err, &mut failed);
+                        continue;
+                    }
+                };
                 if e.file_type().is_some_and(|t| t.is_dir()) {
                     continue;
                 }
-                if let Some(rel) = relative_utf8(root, e.path()) {
-                    candidates.push(rel);
+                match relative_utf8(root, e.path()) {
+                    Some(rel) => candidates.push(rel),
+                    None => failed.push((
+                        rel_lossy(root, e.path()),
+                        Outcome::Untracked(UntrackedReason::Unreadable),
+                    )),
                 }
             }
         } else {
@@ -506,14 +688,26 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
             continue;
         }
         let abs = root.join(&rel);
-        let Ok(meta) = std::fs::symlink_metadata(&abs) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            // A tracked file deleted from the disk: not captured, rightly.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                sink.record(rel, Outcome::Untracked(unreadable(&e)));
+                continue;
+            }
         };
         let outcome = capture(&abs, &rel, &meta, req).map_err(|source| ScanError::Store {
             path: rel.clone(),
             source,
         })?;
         sink.record(rel, outcome);
+    }
+    // (One the main walk reported too is deduplicated with the rest.)
+    for (rel, outcome) in failed {
+        if in_scope(req.scope, &rel, false) {
+            sink.record(rel, outcome);
+        }
     }
     Ok(())
 }
@@ -781,6 +975,231 @@ mod tests {
         })
         .unwrap();
         assert!(again.files.contains_key("big.bin"));
+    }
+
+    /// The next version's byte in [`a_file_rewritten_in_place_is_never_captured_torn`].
+    fn next_version(b: u8) -> u8 {
+        if b == b'z' {
+            b'a'
+        } else {
+            b + 1
+        }
+    }
+
+    /// Whether `content` is a state the file was really in while a writer
+    /// rewrote it, one `block` at a time in `order`, each version one byte
+    /// value throughout: the new version in the blocks written first (the
+    /// one being written may be new in its first pages only), the previous
+    /// version in the rest.
+    fn existed(content: &[u8], block: usize, order: &[usize]) -> bool {
+        let first = content[0];
+        let Some(other) = content.iter().copied().find(|&b| b != first) else {
+            return true;
+        };
+        let (new, old) = if next_version(other) == first {
+            (first, other)
+        } else if next_version(first) == other {
+            (other, first)
+        } else {
+            return false;
+        };
+        // 0: all new, 1: new pages then old ones, 2: all old; never less
+        // than a block written earlier.
+        let mut seen = 0;
+        for &b in order {
+            let pages: Vec<u8> = content[b * block..(b + 1) * block]
+                .chunks(4096)
+                .map(|p| {
+                    if p.iter().all(|&x| x == p[0]) {
+                        p[0]
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let class = if pages.iter().all(|&p| p == new) {
+                0
+            } else if pages.iter().all(|&p| p == old) {
+                2
+            } else {
+                let cut = pages.iter().position(|&p| p != new).unwrap_or(pages.len());
+                if !pages[cut..].iter().all(|&p| p == old) {
+                    return false;
+                }
+                1
+            };
+            if class < seen || (class == 1 && seen == 1) {
+                return false;
+            }
+            seen = class.max(seen);
+            if class == 1 {
+                seen = 2;
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn a_file_rewritten_in_place_is_never_captured_torn() {
+        use std::io::{Seek, SeekFrom, Write};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        // Larger than one streamed chunk and than the in-memory limit.
+        const SIZE: usize = 6 << 20;
+        const BLOCK: usize = 64 << 10;
+        // Blocks are written in a shuffled order, so a read racing the
+        // writer sees a mix that was never on disk (new blocks that are not
+        // the first ones written), while a writer paused mid-version leaves
+        // a mix that was (the first ones): that one a scan may capture, as
+        // nothing on disk tells it from a finished file.
+        let mut order: Vec<usize> = (0..SIZE / BLOCK).collect();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in (1..order.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let e = Env::new();
+        let path = e.dir.path().join("big.bin");
+        std::fs::write(&path, vec![b'a'; SIZE]).unwrap();
+        let stop = AtomicBool::new(false);
+        let options = ScanOptions {
+            max_file_size: 1 << 30,
+            ..Default::default()
+        };
+        /// Stops the writer however the scans end (a failed assertion
+        /// included), so the scope can join it.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let mut results = Vec::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // In place, block by block, as a database writes: never a
+                // new inode, never truncated.
+                let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                let mut value = b'a';
+                while !stop.load(Ordering::Relaxed) {
+                    value = next_version(value);
+                    let block = vec![value; BLOCK];
+                    for &b in &order {
+                        f.seek(SeekFrom::Start((b * BLOCK) as u64)).unwrap();
+                        f.write_all(&block).unwrap();
+                    }
+                }
+            });
+            let _stop = Stop(&stop);
+            for _ in 0..12 {
+                let out = e.scan_with(&options, &[], None);
+                let content = out
+                    .files
+                    .get("big.bin")
+                    .map(|f| e.store.get(&f.id).unwrap());
+                results.push((out.untracked, content));
+            }
+        });
+        let (mut captured, mut unstable) = (0, 0);
+        for (untracked, content) in &results {
+            match content {
+                Some(content) => {
+                    assert_eq!(content.len(), SIZE);
+                    assert!(
+                        existed(content, BLOCK, &order),
+                        "captured a mix of versions that was never on disk"
+                    );
+                    captured += 1;
+                }
+                None => {
+                    assert_eq!(
+                        *untracked,
+                        [Untracked {
+                            path: "big.bin".into(),
+                            reason: UntrackedReason::Unstable
+                        }]
+                    );
+                    unstable += 1;
+                }
+            }
+        }
+        eprintln!("{captured} captured whole, {unstable} unstable");
+        // Once the writer is done, the file is captured as it stands.
+        let out = e.scan_with(&options, &[], None);
+        assert!(out.untracked.is_empty(), "{:?}", out.untracked);
+        let content = e.store.get(&out.files["big.bin"].id).unwrap();
+        assert!(content.iter().all(|&b| b == content[0]));
+    }
+
+    #[test]
+    fn existed_tells_states_on_disk_from_torn_reads() {
+        let block = 8192;
+        let order = [2, 0, 1];
+        let file = |blocks: [&[u8]; 3]| -> Vec<u8> { blocks.concat() };
+        let (a, b) = (vec![b'a'; block], vec![b'b'; block]);
+        let mut half = vec![b'b'; 4096];
+        half.extend(vec![b'a'; 4096]);
+        // Written so far: block 2, then block 0 (half of it).
+        assert!(existed(&file([&a, &a, &a]), block, &order));
+        assert!(existed(&file([&a, &a, &b]), block, &order));
+        assert!(existed(&file([&half, &a, &b]), block, &order));
+        assert!(existed(&file([&b, &a, &b]), block, &order));
+        assert!(existed(&file([&b, &b, &b]), block, &order));
+        // Block 0 new before block 2, or half of a block old first: torn.
+        assert!(!existed(&file([&b, &a, &a]), block, &order));
+        assert!(!existed(&file([&half, &a, &a]), block, &order));
+        assert!(!existed(&file([&b, &half, &a]), block, &order));
+        assert!(!existed(&file([&a, &b, &vec![b'c'; block]]), block, &order));
+    }
+
+    #[test]
+    fn walk_errors_name_what_they_hide() {
+        let root = Path::new("/project");
+        let io = |code: i32, path: &str| ignore::Error::WithDepth {
+            depth: 2,
+            err: Box::new(ignore::Error::WithPath {
+                path: PathBuf::from(path),
+                err: Box::new(ignore::Error::Io(std::io::Error::from_raw_os_error(code))),
+            }),
+        };
+        let mut out = Vec::new();
+        walk_error_paths(root, &io(libc::EACCES, "/project/locked"), &mut out);
+        walk_error_paths(root, &io(libc::ENAMETOOLONG, "/project/a/deep"), &mut out);
+        let partial = ignore::Error::Partial(vec![io(libc::EIO, "/project/b")]);
+        walk_error_paths(root, &partial, &mut out);
+        // Not reported: deleted meanwhile, outside the project, the root
+        // itself (a scan of an unreadable root fails instead), and an ignore
+        // file that does not parse (not an I/O failure).
+        walk_error_paths(root, &io(libc::ENOENT, "/project/gone"), &mut out);
+        walk_error_paths(root, &io(libc::EACCES, "/elsewhere/x"), &mut out);
+        walk_error_paths(root, &io(libc::EACCES, "/project"), &mut out);
+        let glob = ignore::Error::WithPath {
+            path: PathBuf::from("/project/.gitignore"),
+            err: Box::new(ignore::Error::WithLineNumber {
+                line: 3,
+                err: Box::new(ignore::Error::Glob {
+                    glob: Some("a[".into()),
+                    err: "unclosed class".into(),
+                }),
+            }),
+        };
+        walk_error_paths(root, &glob, &mut out);
+        let got: Vec<(String, UntrackedReason)> = out
+            .into_iter()
+            .map(|(p, o)| match o {
+                Outcome::Untracked(r) => (p, r),
+                _ => panic!("{p}: not untracked"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("locked".to_string(), UntrackedReason::Unreadable),
+                ("a/deep".to_string(), UntrackedReason::PathTooLong),
+                ("b".to_string(), UntrackedReason::Unreadable),
+            ]
+        );
     }
 
     #[test]

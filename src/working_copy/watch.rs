@@ -118,8 +118,13 @@ impl Watcher {
         if wd < 0 {
             let err = std::io::Error::last_os_error();
             // Gone already, or not a directory (a symlink): nothing to watch,
-            // and its parent's events cover it.
-            if matches!(err.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) {
+            // and its parent's events cover it. A path too long to name
+            // neither: nothing below it can be captured (scans report it
+            // `pathTooLong`), and its parent sees it renamed or removed.
+            if matches!(
+                err.raw_os_error(),
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENAMETOOLONG)
+            ) {
                 return true;
             }
             if err.raw_os_error() == Some(libc::ENOSPC) {

@@ -86,7 +86,7 @@ export interface Conflict {
 
 /**
  * - "dirty": Changed on disk since the sidecar last recorded it.
- * - "untracked": Never captured (ignored, too large, special) but standing where the target has a file.
+ * - "untracked": Never captured (ignored, or reported in a snapshot's `untracked`) but standing where the target has a file.
  * - "unwritable": Could not be written or removed (permissions, in use).
  */
 export type ConflictReason = "dirty" | "untracked" | "unwritable";
@@ -498,7 +498,15 @@ export interface Untracked {
   reason: UntrackedReason;
 }
 
-export type UntrackedReason = "tooLarge" | "special" | "unreadable";
+/**
+ * Why a path found in the project is not in the checkpoint.
+ * - "tooLarge": Larger than `maxFileSize`, and not in the parent checkpoint.
+ * - "special": A FIFO, socket or device.
+ * - "unreadable": Could not be read: permissions, an I/O error, a name that is not UTF-8, or a directory that could not be listed (nothing below it is captured).
+ * - "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it cannot be opened by name; for a directory, nothing below it is captured.
+ * - "unstable": Kept changing while it was read (a file rewritten in place), in every attempt: what was read would be a mix of versions that never existed as a whole.
+ */
+export type UntrackedReason = "tooLarge" | "special" | "unreadable" | "pathTooLong" | "unstable";
 
 export interface VerifyProblem {
   /** Who needs it (a session file, a stat cache, a tree) and the error. */
