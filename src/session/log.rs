@@ -72,31 +72,36 @@ impl SessionLog {
             fs::create_dir_all(dir)
                 .map_err(|e| SessionError::io("create session directory", dir, e))?;
         }
+        // The file is made under a temporary name, locked and given its header, and only
+        // then linked to its real name: a gc listing sessions/ never finds it unlocked and
+        // empty (it would take it for an abandoned session and delete it under us).
+        // The temporary name does not end in .jsonl, so nothing that lists sessions sees it.
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(path.file_name().unwrap_or_default());
+        tmp_name.push(".creating");
+        let tmp = path.with_file_name(tmp_name);
         let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create_new(true)
-            .open(path)
-            .map_err(|e| SessionError::io("create session file", path, e))?;
-        lock(&file, path)?;
+            .open(&tmp)
+            .map_err(|e| SessionError::io("create session file", &tmp, e))?;
         let mut line = header.to_line();
         line.push('\n');
-        let written = (&file).write_all(line.as_bytes()).and_then(|()| {
-            if fsync {
-                // sync_all, not sync_data: the file's size and existence are new too.
-                file.sync_all()?;
-                if let Some(dir) = parent {
-                    sync_dir(dir)?;
-                }
-            }
-            Ok(())
+        let made = lock(&file, &tmp).and_then(|()| {
+            (&file)
+                .write_all(line.as_bytes())
+                .and_then(|()| if fsync { file.sync_all() } else { Ok(()) })
+                .map_err(|e| SessionError::io("write session header to", &tmp, e))?;
+            // Fails when the name is taken, as create_new would.
+            fs::hard_link(&tmp, path).map_err(|e| SessionError::io("create session file", path, e))
         });
-        if let Err(e) = written {
-            // We made this file and it holds no session; leaving it would only make the
-            // next open fail with NotASession.
-            drop(file);
-            let _ = fs::remove_file(path);
-            return Err(SessionError::io("write session header to", path, e));
+        let _ = fs::remove_file(&tmp);
+        made?;
+        if fsync {
+            if let Some(dir) = parent {
+                sync_dir(dir).map_err(|e| SessionError::io("create session file", path, e))?;
+            }
         }
         Ok(SessionLog {
             path: path.to_path_buf(),
