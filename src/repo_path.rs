@@ -6,8 +6,75 @@
 //! inside the root (no symlinked parent pointing elsewhere) is checked by
 //! [`RepoPath::check_parents_inside`], because that depends on the disk.
 
+use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+
+/// File names are bytes; project paths are strings (in trees, the session file and on the
+/// wire). A name that is not valid UTF-8 is carried losslessly: each byte of an invalid
+/// sequence (always 0x80–0xFF) becomes the private-use character U+F700 + byte
+/// (U+F780–U+F7FF), and a name that really contains one of those characters has each byte
+/// of its UTF-8 encoding written the same way, so decoding is unambiguous
+/// (docs/protocol.md, "Paths"). Names that are valid UTF-8 without such characters — all
+/// but a handful in practice — are unchanged.
+const ESCAPE_BASE: u32 = 0xF700;
+
+fn is_escape(c: char) -> bool {
+    (0xF780..=0xF7FF).contains(&(c as u32))
+}
+
+fn push_escaped(out: &mut String, bytes: &[u8]) {
+    for &b in bytes {
+        // 0x80..=0xFF + 0xF700 is a valid scalar value in the private-use area.
+        out.push(char::from_u32(ESCAPE_BASE + b as u32).unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
+}
+
+/// A file name (or a `/`-joined path) as bytes → its project-path string.
+pub fn encode_name(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if !s.chars().any(is_escape) {
+            return Cow::Borrowed(s);
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if is_escape(c) {
+                let mut buf = [0u8; 4];
+                push_escaped(&mut out, c.encode_utf8(&mut buf).as_bytes());
+            } else {
+                out.push(c);
+            }
+        }
+        push_escaped(&mut out, chunk.invalid());
+    }
+    Cow::Owned(out)
+}
+
+/// A project-path string → the bytes it names on disk (the inverse of [`encode_name`]).
+pub fn decode_name(s: &str) -> Cow<'_, OsStr> {
+    if !s.chars().any(is_escape) {
+        return Cow::Borrowed(OsStr::new(s));
+    }
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        if is_escape(c) {
+            out.push((c as u32 - ESCAPE_BASE) as u8);
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    Cow::Owned(std::os::unix::ffi::OsStringExt::from_vec(out))
+}
+
+/// `root` joined with the project path `rel`, decoded to the bytes on disk.
+pub fn join(root: &Path, rel: &str) -> PathBuf {
+    root.join(decode_name(rel))
+}
 
 /// Why a path given by a client was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,7 +132,7 @@ impl RepoPath {
     }
 
     pub fn to_fs_path(&self, root: &Path) -> PathBuf {
-        root.join(&self.0)
+        join(root, &self.0)
     }
 
     /// Is `self` equal to `other` or a directory above it?
@@ -88,7 +155,7 @@ impl RepoPath {
         // (nothing below it can point anywhere).
         let mut cur = root.to_path_buf();
         for comp in parent.split('/') {
-            cur.push(comp);
+            cur.push(decode_name(comp));
             match std::fs::symlink_metadata(&cur) {
                 Ok(_) => {}
                 Err(_) => return Ok(()),
@@ -127,9 +194,43 @@ impl fmt::Debug for RepoPath {
     }
 }
 
-/// Turn a path found by the walk into the project-relative `/` form; `None`
-/// when it is not valid UTF-8 (reported as unreadable by the caller).
-pub fn relative_utf8(root: &Path, path: &Path) -> Option<String> {
+#[cfg(test)]
+mod names {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn utf8_names_are_unchanged_and_others_round_trip() {
+        assert!(matches!(
+            encode_name(b"src/main.rs"),
+            Cow::Borrowed("src/main.rs")
+        ));
+        let latin1 = b"caf\xe9.txt";
+        let enc = encode_name(latin1);
+        assert_eq!(enc, "caf\u{f7e9}.txt");
+        assert_eq!(decode_name(&enc).as_bytes(), latin1);
+        // A name that really holds an escape character is escaped byte by byte.
+        let real = "x\u{f7e9}".as_bytes();
+        let enc = encode_name(real);
+        assert_eq!(enc.chars().count(), 4);
+        assert_eq!(decode_name(&enc).as_bytes(), real);
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let enc = encode_name(&bytes).into_owned();
+            let back = decode_name(&enc);
+            prop_assert_eq!(back.as_bytes(), &bytes[..]);
+            // Distinct names stay distinct: encoding is injective because decoding inverts it.
+        }
+    }
+}
+
+/// Turn a path found by the walk into the project-relative `/` form (names
+/// that are not UTF-8 encoded by [`encode_name`]); `None` when it is not
+/// below `root` or not clean.
+pub fn relative(root: &Path, path: &Path) -> Option<String> {
     // Fast path for what the walk yields (`root` joined with clean names):
     // a byte prefix and a UTF-8 check, no component iteration. Called for
     // every entry of every scan.
@@ -144,7 +245,7 @@ pub fn relative_utf8(root: &Path, path: &Path) -> Option<String> {
                     .split(|&b| b == b'/')
                     .all(|c| !c.is_empty() && c != b"." && c != b"..");
             if clean {
-                return std::str::from_utf8(rest).ok().map(str::to_string);
+                return Some(encode_name(rest).into_owned());
             }
         }
     }
@@ -156,7 +257,7 @@ pub fn relative_utf8(root: &Path, path: &Path) -> Option<String> {
                 if !out.is_empty() {
                     out.push('/');
                 }
-                out.push_str(c.to_str()?);
+                out.push_str(&encode_name(c.as_bytes()));
             }
             _ => return None,
         }
@@ -197,25 +298,23 @@ mod tests {
     fn relative_paths_of_walked_entries() {
         let root = Path::new("/p/root");
         assert_eq!(
-            relative_utf8(root, Path::new("/p/root/a/b.txt")).as_deref(),
+            relative(root, Path::new("/p/root/a/b.txt")).as_deref(),
             Some("a/b.txt")
         );
         assert_eq!(
-            relative_utf8(Path::new("/p/root/"), Path::new("/p/root/a")).as_deref(),
+            relative(Path::new("/p/root/"), Path::new("/p/root/a")).as_deref(),
             Some("a")
         );
-        assert_eq!(relative_utf8(root, Path::new("/p/rootx/a")), None);
-        assert_eq!(
-            relative_utf8(root, Path::new("/p/root")).as_deref(),
-            Some("")
-        );
-        assert_eq!(relative_utf8(root, Path::new("/p/root/a/../b")), None);
+        assert_eq!(relative(root, Path::new("/p/rootx/a")), None);
+        assert_eq!(relative(root, Path::new("/p/root")).as_deref(), Some(""));
+        assert_eq!(relative(root, Path::new("/p/root/a/../b")), None);
         use std::os::unix::ffi::OsStrExt;
         let bad = std::ffi::OsStr::from_bytes(b"/p/root/\xff");
-        let _ = relative_utf8(root, Path::new(bad));
+        let _ = relative(root, Path::new(bad));
+        // Not UTF-8: encoded losslessly (encode_name).
         let bad =
             std::ffi::OsStr::from_bytes(&[b'/', b'p', b'/', b'r', b'o', b'o', b't', b'/', 0xff]);
-        assert_eq!(relative_utf8(root, Path::new(bad)), None);
+        assert_eq!(relative(root, Path::new(bad)).as_deref(), Some("\u{f7ff}"));
     }
 
     #[test]

@@ -219,7 +219,7 @@ impl Engine {
                 Some("uncaptured file in place of a parent directory")
             };
         }
-        let abs = self.root.join(path);
+        let abs = crate::repo_path::join(&self.root, path);
         if let Ok(m) = std::fs::symlink_metadata(&abs) {
             if m.is_dir() {
                 let below = checkout::files_below(&self.root, path);
@@ -470,7 +470,7 @@ impl Engine {
                     dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
                 }
                 for d in dirs {
-                    if let Err(err) = durability::sync_dir(&self.root.join(d)) {
+                    if let Err(err) = durability::sync_dir(&crate::repo_path::join(&self.root, d)) {
                         tracing::warn!(%err, dir = d, "could not sync a restored directory");
                     }
                 }

@@ -11,9 +11,13 @@
 //! symlinks that stay inside its sandbox, where a restore must refuse every
 //! symlinked parent, and refuses absolute link targets on read.
 
+use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
+
+use crate::repo_path::decode_name;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
@@ -42,7 +46,7 @@ pub fn open_root(root: &Path) -> io::Result<OwnedFd> {
 }
 
 /// One directory below `at`, never through a symlink.
-pub fn open_dir(at: impl AsFd, name: &str) -> rustix::io::Result<OwnedFd> {
+pub fn open_dir(at: impl AsFd, name: &OsStr) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(
         at,
         name,
@@ -53,7 +57,7 @@ pub fn open_dir(at: impl AsFd, name: &str) -> rustix::io::Result<OwnedFd> {
 
 /// The kind of what stands at `name` in `dir` (not following a symlink), or
 /// `None` when nothing does.
-pub fn kind_at(dir: impl AsFd, name: &str) -> io::Result<Option<FileType>> {
+pub fn kind_at(dir: impl AsFd, name: &OsStr) -> io::Result<Option<FileType>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(FileType::from_raw_mode(st.st_mode))),
         Err(rustix::io::Errno::NOENT) => Ok(None),
@@ -69,26 +73,33 @@ fn what(kind: Option<FileType>) -> &'static str {
     }
 }
 
+/// The handles from the root down to a path's parent, and the path's last
+/// component as named on disk.
+pub type Reached<'a> = (Vec<OwnedFd>, Cow<'a, OsStr>);
+
 /// The handles of the root and of every directory on the way to `rel`'s
 /// parent, in order (`[root, a, a/b]` for `a/b/c`), and `rel`'s last
-/// component. `create`: make missing directories; otherwise a missing one
-/// gives `Ok(None)` (nothing can exist below it).
+/// component as it is named on disk (`repo_path::decode_name`). `create`:
+/// make missing directories; otherwise a missing one gives `Ok(None)`
+/// (nothing can exist below it).
 pub fn walk_to_parent<'a>(
     root: &Path,
     rel: &'a str,
     create: bool,
-) -> Result<Option<(Vec<OwnedFd>, &'a str)>, Unreachable> {
+) -> Result<Option<Reached<'a>>, Unreachable> {
     let mut chain = vec![open_root(root).map_err(Unreachable::Io)?];
     let (parents, name) = match rel.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, rel),
     };
     let mut prefix = String::new();
-    for comp in parents.into_iter().flat_map(|p| p.split('/')) {
+    for comp_str in parents.into_iter().flat_map(|p| p.split('/')) {
         if !prefix.is_empty() {
             prefix.push('/');
         }
-        prefix.push_str(comp);
+        prefix.push_str(comp_str);
+        let comp = decode_name(comp_str);
+        let comp: &OsStr = &comp;
         let cur = chain
             .last()
             .ok_or(Unreachable::Io(io::ErrorKind::NotFound.into()))?;
@@ -117,7 +128,7 @@ pub fn walk_to_parent<'a>(
         };
         chain.push(next);
     }
-    Ok(Some((chain, name)))
+    Ok(Some((chain, decode_name(name))))
 }
 
 #[cfg(test)]
@@ -132,7 +143,7 @@ mod tests {
         std::fs::write(r.join("f"), "x").unwrap();
         std::os::unix::fs::symlink(r.join("a"), r.join("l")).unwrap();
         let (chain, name) = walk_to_parent(r, "a/b/c", false).unwrap().unwrap();
-        assert_eq!((chain.len(), name), (3, "c"));
+        assert_eq!((chain.len(), &*name), (3, OsStr::new("c")));
         assert!(walk_to_parent(r, "x/y/z", false).unwrap().is_none());
         let (chain, _) = walk_to_parent(r, "x/y/z", true).unwrap().unwrap();
         assert_eq!(chain.len(), 3);
@@ -146,6 +157,6 @@ mod tests {
             Err(Unreachable::Blocked(p, "a file")) if p == "f"
         ));
         let (chain, name) = walk_to_parent(r, "top", false).unwrap().unwrap();
-        assert_eq!((chain.len(), name), (1, "top"));
+        assert_eq!((chain.len(), &*name), (1, OsStr::new("top")));
     }
 }

@@ -5,7 +5,6 @@
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -54,7 +53,7 @@ fn reach<'a>(
     root: &Path,
     rel: &'a str,
     create: bool,
-) -> Result<Option<(Vec<OwnedFd>, &'a str)>, CheckoutError> {
+) -> Result<Option<beneath::Reached<'a>>, CheckoutError> {
     match beneath::walk_to_parent(root, rel, create) {
         Ok(found) => Ok(found),
         Err(Unreachable::Blocked(prefix, what)) => Err(blocked(rel, &prefix, what)),
@@ -129,6 +128,7 @@ pub fn write_entry(
     let Some((chain, name)) = reach(root, rel, true)? else {
         return Err(io(rel, std::io::ErrorKind::NotFound.into()));
     };
+    let name: &OsStr = &name;
     let dir = chain
         .last()
         .ok_or_else(|| io(rel, std::io::ErrorKind::NotFound.into()))?;
@@ -201,6 +201,7 @@ pub fn delete_entry(root: &Path, rel: &str) -> Result<(), CheckoutError> {
     let Some((chain, name)) = reach(root, rel, false)? else {
         return Ok(());
     };
+    let name: &OsStr = &name;
     let dir = chain
         .last()
         .ok_or_else(|| io(rel, std::io::ErrorKind::NotFound.into()))?;
@@ -242,6 +243,7 @@ pub fn matches_on_disk(
     let Some(dir) = chain.last() else {
         return false;
     };
+    let name: &OsStr = &name;
     let kind = match beneath::kind_at(dir, name) {
         Ok(k) => k,
         Err(_) => return false,
@@ -296,7 +298,13 @@ pub fn remove_empty_parents(root: &Path, rel: &str) {
     let comps: Vec<&str> = rel.split('/').collect();
     // chain[i] is the directory of comps[..i]; comps[i - 1] names it in chain[i - 1].
     for i in (1..chain.len()).rev() {
-        if rustix::fs::unlinkat(&chain[i - 1], comps[i - 1], AtFlags::REMOVEDIR).is_err() {
+        if rustix::fs::unlinkat(
+            &chain[i - 1],
+            &*crate::repo_path::decode_name(comps[i - 1]),
+            AtFlags::REMOVEDIR,
+        )
+        .is_err()
+        {
             break;
         }
     }
@@ -306,7 +314,7 @@ pub fn remove_empty_parents(root: &Path, rel: &str) {
 /// following symlinks.
 pub fn files_below(root: &Path, dir: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack = vec![root.join(dir)];
+    let mut stack = vec![crate::repo_path::join(root, dir)];
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
@@ -316,7 +324,7 @@ pub fn files_below(root: &Path, dir: &str) -> Vec<String> {
             match e.file_type() {
                 Ok(t) if t.is_dir() => stack.push(p),
                 _ => {
-                    if let Some(rel) = crate::repo_path::relative_utf8(root, &p) {
+                    if let Some(rel) = crate::repo_path::relative(root, &p) {
                         out.push(rel);
                     } else {
                         out.push(p.to_string_lossy().into_owned());

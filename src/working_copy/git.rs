@@ -135,10 +135,11 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
             // 0o100000 regular file, 0o120000 symlink; skip gitlinks (0o160000)
             // and sparse-index directories (0o040000).
             if kind == 0o100000 || kind == 0o120000 {
-                if let Ok(s) = String::from_utf8(path) {
-                    if out.last() != Some(&s) {
-                        out.push(s);
-                    }
+                // Names that are not UTF-8 in their project-path form
+                // (repo_path::encode_name), like the walk reports them.
+                let s = crate::repo_path::encode_name(&path).into_owned();
+                if out.last() != Some(&s) {
+                    out.push(s);
                 }
             }
         }

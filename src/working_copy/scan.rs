@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
-use crate::repo_path::{relative_utf8, RepoPath};
+use crate::repo_path::{relative, RepoPath};
 use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
 /// Why a path found in the project is not in the checkpoint.
@@ -211,7 +211,7 @@ fn walk_error_paths(root: &Path, err: &ignore::Error, out: &mut Vec<(String, Out
 /// `path` relative to `root`, as the walk reports paths; not UTF-8 parts are
 /// replaced (such a path is reported, never captured).
 fn rel_lossy(root: &Path, path: &Path) -> String {
-    relative_utf8(root, path).unwrap_or_else(|| {
+    relative(root, path).unwrap_or_else(|| {
         path.strip_prefix(root)
             .unwrap_or(path)
             .to_string_lossy()
@@ -493,7 +493,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            let Some(rel) = relative_utf8(&root, e.path()) else {
+            let Some(rel) = relative(&root, e.path()) else {
                 // Not UTF-8: let the visitor report it as unreadable.
                 return true;
             };
@@ -556,7 +556,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             }
             ticker.tick();
             let abs = entry.path();
-            let Some(rel) = relative_utf8(root, abs) else {
+            let Some(rel) = relative(root, abs) else {
                 flush.local.push((
                     rel_lossy(root, abs),
                     Outcome::Untracked(UntrackedReason::Unreadable),
@@ -638,7 +638,7 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
         if staged.split('/').any(|c| c == ".git") {
             continue;
         }
-        let abs = root.join(staged);
+        let abs = crate::repo_path::join(root, staged);
         let Ok(meta) = std::fs::symlink_metadata(&abs) else {
             continue;
         };
@@ -657,7 +657,7 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
                 if e.file_type().is_some_and(|t| t.is_dir()) {
                     continue;
                 }
-                match relative_utf8(root, e.path()) {
+                match relative(root, e.path()) {
                     Some(rel) => candidates.push(rel),
                     None => failed.push((
                         rel_lossy(root, e.path()),
@@ -687,7 +687,7 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
         {
             continue;
         }
-        let abs = root.join(&rel);
+        let abs = crate::repo_path::join(root, &rel);
         let meta = match std::fs::symlink_metadata(&abs) {
             Ok(m) => m,
             // A tracked file deleted from the disk: not captured, rightly.
@@ -732,7 +732,7 @@ fn rewindignored(root: &Path, rel: &str, cache: &mut HashMap<PathBuf, Option<Git
             }
         }
         if i + 1 < comps.len() {
-            dir.push(comps[i]);
+            dir.push(crate::repo_path::decode_name(comps[i]));
         }
     }
     false

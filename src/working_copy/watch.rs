@@ -108,7 +108,7 @@ impl Watcher {
         let abs = if dir.is_empty() {
             self.root.clone()
         } else {
-            self.root.join(dir)
+            crate::repo_path::join(&self.root, dir)
         };
         let Ok(c) = CString::new(abs.as_os_str().as_bytes()) else {
             return false;
@@ -203,9 +203,9 @@ impl Watcher {
                     .iter()
                     .position(|&b| b == 0)
                     .unwrap_or(name_bytes.len());
-                let name = std::str::from_utf8(&name_bytes[..name_end]).ok();
+                let name = Some(crate::repo_path::encode_name(&name_bytes[..name_end]));
                 at += header + name_len;
-                self.event(ev.wd, ev.mask, name, &mut paths);
+                self.event(ev.wd, ev.mask, name.as_deref(), &mut paths);
             }
         }
         if self.lost {
@@ -312,14 +312,12 @@ impl Watcher {
                 self.lost = true;
                 return;
             }
-            let Ok(rd) = std::fs::read_dir(self.root.join(&d)) else {
+            let Ok(rd) = std::fs::read_dir(crate::repo_path::join(&self.root, &d)) else {
                 continue;
             };
             for e in rd.flatten() {
                 let Ok(t) = e.file_type() else { continue };
-                let Some(name) = e.file_name().to_str().map(str::to_string) else {
-                    continue;
-                };
+                let name = crate::repo_path::encode_name(e.file_name().as_bytes()).into_owned();
                 if t.is_dir() && name != ".git" {
                     stack.push(join(&d, &name));
                 }

@@ -16,6 +16,7 @@ from ._generated import __all__ as _generated_all
 from ._wire import STREAM_LIMIT, LineSplitter, build_command, default_binary
 from .aio import AsyncRewindClient
 from .client import RewindClient
+from .paths import decode_path, encode_path
 from .errors import (
     InvalidParamsError,
     InvalidRequestError,
@@ -37,6 +38,8 @@ __version__ = "0.1.0"
 __all__ = [
     *_generated_all,
     "AsyncRewindClient",
+    "decode_path",
+    "encode_path",
     "InvalidParamsError",
     "InvalidRequestError",
     "LineSplitter",
