@@ -1,0 +1,559 @@
+#!/usr/bin/env node
+// Drive one REAL coding agent (Claude Code, Codex CLI or Gemini CLI) offline
+// against the scripted model server, with every hook event wired to one
+// command, for a multi-turn resumed session.  Prints a JSON summary.
+//
+//   node tests/agents/run-agent.mjs --agent claude|codex|gemini \
+//        --project DIR --out DIR [--hook-cmd "CMD"] [--turns N] \
+//        [--timeout 120] [--script FILE] [--no-parallel] [--hook-sleep-ms N] \
+//        [--samples FILE] [--dump] [--hook-copies N] [--events E1,E2]
+//
+// --hook-cmd  default: the payload recorder (record-hook.mjs) writing to
+//             $HOOK_LOG (default OUT/hooks.jsonl).
+// --script    a model script (see model-server.mjs); default: the built-in
+//             3-turn scenario (more turns with --turns N > 3).
+// --samples   also write a copy of the hook log with strings cut to 500 chars.
+// --dump      write every model request body to OUT/requests/.
+// --hook-copies N   register the hook N times per event (concurrency probe).
+// --hook-sleep-ms N make record-hook.mjs sleep N ms (concurrency probe).
+// --events    comma-separated subset of hook events to register.
+// Exit status: 0 if every turn exited 0 and every per-turn expectation held.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { startModelServer, loadScript } from './model-server.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const BIN = {
+  claude: process.env.CLAUDE_BIN || path.join(HERE, 'node_modules/.bin/claude'),
+  codex: process.env.CODEX_BIN || path.join(HERE, 'node_modules/.bin/codex'),
+  gemini: process.env.GEMINI_BIN || path.join(HERE, 'node_modules/.bin/gemini'),
+};
+
+// Every hook event each agent version understands (from their own code:
+// Claude Code 2.1.331 hook schema, codex-rs HookEventName in 0.169.0, Gemini
+// CLI 0.61.0 HookEventName enum).
+export const HOOK_EVENTS = {
+  claude: [
+    'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'Notification',
+    'UserPromptSubmit', 'UserPromptExpansion', 'SessionStart', 'SessionEnd', 'Stop', 'StopFailure',
+    'SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'PreModelSwitch', 'PostModelSwitch',
+    'PermissionRequest', 'PermissionDenied', 'Setup', 'TeammateIdle', 'TaskCreated', 'TaskCompleted',
+    'Elicitation', 'ElicitationResult', 'ConfigChange', 'WorktreeCreate', 'WorktreeRemove',
+    'InstructionsLoaded', 'CwdChanged', 'FileChanged', 'DirectoryAdded', 'MessageDisplay',
+  ],
+  codex: [
+    'SessionStart', 'SessionEnd', 'UserPromptSubmit', 'PreModelRequest', 'PreToolUse', 'PermissionRequest',
+    'PostToolUse', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'Stop', 'Interrupt',
+  ],
+  gemini: [
+    'SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'BeforeModel', 'AfterModel',
+    'BeforeToolSelection', 'BeforeTool', 'AfterTool', 'PreCompress', 'Notification',
+  ],
+};
+
+// ---------------------------------------------------------------------------
+// args
+
+function parseArgs(argv) {
+  const a = { turns: 3, timeout: 120, parallel: true };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`missing value for ${k}`);
+      return argv[++i];
+    };
+    switch (k) {
+      case '--agent': a.agent = next(); break;
+      case '--project': a.project = next(); break;
+      case '--hook-cmd': a.hookCmd = next(); break;
+      case '--turns': a.turns = Number(next()); break;
+      case '--out': a.out = next(); break;
+      case '--timeout': a.timeout = Number(next()); break;
+      case '--script': a.script = next(); break;
+      case '--no-parallel': a.parallel = false; break;
+      case '--hook-sleep-ms': a.hookSleepMs = Number(next()); break;
+      case '--samples': a.samples = next(); break;
+      case '--dump': a.dump = true; break;
+      case '--events': a.events = next().split(',').filter(Boolean); break;
+      case '--hook-copies': a.hookCopies = Number(next()); break;
+      case '-h': case '--help': a.help = true; break;
+      default: throw new Error(`unknown argument ${k}`);
+    }
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------------------
+// The default scenario.  `expect` is checked on disk after each turn.
+
+export function defaultScenario(turns = 3, parallel = true) {
+  const w = (p, content) => ({ op: 'write', path: p, content });
+  const writes = [w('a.txt', 'alpha\n'), w('b.txt', 'bravo\n')];
+  const t = [
+    {
+      prompt: 'Create a.txt and b.txt, then generate gen/ with three files using the shell.',
+      steps: [
+        ...(parallel ? [writes] : writes),
+        { op: 'shell', command: 'mkdir -p gen && for i in 1 2 3; do echo "gen $i" > gen/f$i.txt; done' },
+      ],
+      final: 'Turn 1 done: wrote a.txt, b.txt and gen/f1..f3.txt.',
+      expect: { files: { 'a.txt': 'alpha\n', 'b.txt': 'bravo\n', 'gen/f1.txt': 'gen 1\n', 'gen/f2.txt': 'gen 2\n', 'gen/f3.txt': 'gen 3\n' }, absent: [] },
+    },
+    {
+      prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
+      steps: [
+        { op: 'read', path: 'b.txt', only: ['claude'] },
+        { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
+        // Codex's built-in exec policy rejects any `rm -f`-style command in
+        // every approval mode ("rm -f style commands are not permitted"), so
+        // codex gets `rm -r`.
+        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini'] },
+        { op: 'shell', command: 'rm -r gen', only: ['codex'] },
+        { op: 'shell', command: 'mkdir -p moved && mv a.txt moved/a.txt' },
+      ],
+      final: 'Turn 2 done: edited b.txt, removed gen/, moved a.txt to moved/a.txt.',
+      expect: { files: { 'b.txt': 'bravo edited\n', 'moved/a.txt': 'alpha\n' }, absent: ['gen', 'a.txt'] },
+    },
+    {
+      prompt: 'Write c.txt and edit moved/a.txt.',
+      steps: [
+        w('c.txt', 'charlie\n'),
+        { op: 'read', path: 'moved/a.txt', only: ['claude'] },
+        { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
+      ],
+      final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
+      expect: { files: { 'c.txt': 'charlie\n', 'moved/a.txt': 'alpha edited\n', 'b.txt': 'bravo edited\n' }, absent: ['gen', 'a.txt'] },
+    },
+  ];
+  for (let k = 4; k <= turns; k++) {
+    const f = `extra-${k}.txt`;
+    t.push({
+      prompt: `Write ${f} and edit it.`,
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      final: `Turn ${k} done.`,
+      expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
+    });
+  }
+  return { turns: t.slice(0, turns) };
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+function mkdirp(d) { fs.mkdirSync(d, { recursive: true }); }
+function readJson(f, dflt) { try { return JSON.parse(fs.readFileSync(f, 'utf8')); } catch { return dflt; } }
+function writeJson(f, v) { mkdirp(path.dirname(f)); fs.writeFileSync(f, JSON.stringify(v, null, 2) + '\n'); }
+function tomlStr(s) { return JSON.stringify(s); }
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function groupAlive(pgid) {
+  try { process.kill(-pgid, 0); return true; } catch { return false; }
+}
+
+// Environment the agents run in: the caller's, minus anything that would leak
+// another agent configuration or credentials in, plus scratch HOME/XDG dirs.
+function baseEnv(out) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
+    env[k] = v;
+  }
+  const home = path.join(out, 'home');
+  Object.assign(env, {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_STATE_HOME: path.join(home, '.local/state'),
+    NO_COLOR: '1',
+    CI: '1',
+  });
+  for (const d of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) mkdirp(env[d]);
+  return env;
+}
+
+// The command(s) registered for each event.  With --hook-copies N > 1 the
+// same command is registered N times, each with a distinct trailing argument
+// (`copy-2`, ...) so that agents that de-duplicate identical commands still
+// run them all; used to observe whether an agent runs an event's hooks
+// concurrently.
+function hookCommands(cmd, copies = 1) {
+  return Array.from({ length: Math.max(1, copies) }, (_, i) => (i === 0 ? cmd : `${cmd} copy-${i + 1}`));
+}
+
+function claudeHooks(events, cmds) {
+  const hooks = {};
+  for (const e of events) hooks[e] = [{ hooks: cmds.map((command) => ({ type: 'command', command, timeout: 60 })) }];
+  return hooks;
+}
+
+// ---------------------------------------------------------------------------
+// per-agent setup: config files + how to run a turn
+
+function setupClaude({ project, out, url, hookCmds, events, env }) {
+  const cfgDir = path.join(out, 'claude-config');
+  mkdirp(cfgDir);
+  const settingsFile = path.join(project, '.claude', 'settings.json');
+  const settings = readJson(settingsFile, {});
+  settings.hooks = claudeHooks(events, hookCmds);
+  writeJson(settingsFile, settings);
+  Object.assign(env, {
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: 'dummy',
+    CLAUDE_CONFIG_DIR: cfgDir,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  });
+  if (process.getuid?.() === 0) env.IS_SANDBOX = '1';
+  const sessionId = crypto.randomUUID();
+  return {
+    configFiles: [settingsFile],
+    sessionId,
+    argv: (turn, prompt) => [
+      '-p', prompt,
+      '--permission-mode', 'bypassPermissions',
+      '--output-format', 'json',
+      ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]),
+    ],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      return { session_id: j?.session_id, is_error: j?.is_error, result: j?.result, subtype: j?.subtype, num_turns: j?.num_turns };
+    },
+  };
+}
+
+function setupCodex({ project, out, url, hookCmds, events, env }) {
+  const codexHome = path.join(out, 'codex-home');
+  mkdirp(codexHome);
+  const realProject = fs.realpathSync(project);
+  const toml = `# written by tests/agents/run-agent.mjs
+model = "gpt-5.5"
+model_provider = "scripted"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+model_reasoning_effort = "low"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = ${tomlStr(url + '/v1')}
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 60000
+supports_websockets = false
+
+[features]
+plugins = false
+hooks = true
+
+[analytics]
+enabled = false
+
+[projects.${tomlStr(realProject)}]
+trust_level = "trusted"
+`;
+  fs.writeFileSync(path.join(codexHome, 'config.toml'), toml);
+  const hooksFile = path.join(project, '.codex', 'hooks.json');
+  const hooks = {};
+  // codex clamps SessionEnd and Interrupt hooks to 3 s (and warns if asked for more)
+  for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command) => ({ type: 'command', command, timeout: ['SessionEnd', 'Interrupt'].includes(e) ? 3 : 60 })) }];
+  writeJson(hooksFile, { hooks });
+  Object.assign(env, { CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'dummy', RUST_LOG: env.RUST_LOG || 'warn' });
+  let threadId = null;
+  const common = ['--json', '--dangerously-bypass-approvals-and-sandbox', '--dangerously-bypass-hook-trust', '--skip-git-repo-check'];
+  return {
+    configFiles: [hooksFile, path.join(codexHome, 'config.toml')],
+    get sessionId() { return threadId; },
+    argv: (turn, prompt) => {
+      if (turn === 1 || !threadId) return ['exec', ...common, prompt];
+      return ['exec', 'resume', ...common, threadId, prompt];
+    },
+    parse: (stdout) => {
+      const evs = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+      const started = evs.find((e) => e.type === 'thread.started');
+      if (started?.thread_id && !threadId) threadId = started.thread_id;
+      const failed = evs.filter((e) => /failed|error/.test(e.type));
+      const items = evs.filter((e) => e.type === 'item.completed').map((e) => e.item);
+      return {
+        session_id: started?.thread_id,
+        event_types: [...new Set(evs.map((e) => e.type))],
+        items: items.map((i) => ({ type: i.type, status: i.status, ...(i.command ? { command: i.command } : {}), ...(i.changes ? { changes: i.changes } : {}), ...(i.text ? { text: i.text.slice(0, 200) } : {}) })),
+        errors: failed.map((e) => JSON.stringify(e).slice(0, 500)),
+      };
+    },
+  };
+}
+
+function setupGemini({ project, out, url, hookCmds, events, env }) {
+  const userSettings = path.join(env.HOME, '.gemini', 'settings.json');
+  writeJson(userSettings, {
+    security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
+    telemetry: { enabled: false, logPrompts: false },
+    privacy: { usageStatisticsEnabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, disableAutoUpdate: true, disableUpdateNag: true, checkpointing: { enabled: false } },
+    ide: { enabled: false, hasSeenNudge: true },
+    ui: { hideTips: true, hideBanner: true },
+  });
+  const settingsFile = path.join(project, '.gemini', 'settings.json');
+  const settings = readJson(settingsFile, {});
+  const hooks = {};
+  for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command, i) => ({ type: 'command', command, name: `rewind-${e}${i ? `-${i + 1}` : ''}`, timeout: 60000 })) }];
+  settings.hooksConfig = { ...(settings.hooksConfig || {}), enabled: true };
+  settings.hooks = hooks;
+  writeJson(settingsFile, settings);
+  Object.assign(env, {
+    GOOGLE_GEMINI_BASE_URL: url,
+    GEMINI_API_KEY: 'dummy',
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    GEMINI_CLI_NO_RELAUNCH: 'true',
+  });
+  const sessionId = crypto.randomUUID();
+  return {
+    configFiles: [settingsFile, userSettings],
+    sessionId,
+    argv: (turn, prompt) => [
+      '-p', prompt,
+      '-m', 'gemini-2.5-flash',
+      '--approval-mode', 'yolo',
+      '--output-format', 'json',
+      ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]),
+    ],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      return { session_id: j?.session_id ?? j?.sessionId, response: typeof j?.response === 'string' ? j.response.slice(0, 200) : undefined, error: j?.error, stats_tools: j?.stats?.tools?.byName ? Object.keys(j.stats.tools.byName) : undefined };
+    },
+  };
+}
+
+function readJsonText(s) {
+  const t = s.trim();
+  try { return JSON.parse(t); } catch { /* fallthrough */ }
+  const i = t.indexOf('{');
+  if (i >= 0) { try { return JSON.parse(t.slice(i)); } catch { /* ignore */ } }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+
+function runProcess(cmd, argv, { cwd, env, timeoutS, stdoutFile, stderrFile }) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(cmd, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    }, timeoutS * 1000);
+    child.on('close', async (code, signal) => {
+      clearTimeout(timer);
+      const t1 = Date.now();
+      // Anything the agent left behind in its process group (e.g. a hook still
+      // running): give it 3 s, then note it and end it.
+      let leftover = false;
+      for (let i = 0; i < 30 && groupAlive(child.pid); i++) { leftover = true; await sleep(100); }
+      const stillAlive = groupAlive(child.pid);
+      if (stillAlive) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }
+      fs.writeFileSync(stdoutFile, stdout);
+      fs.writeFileSync(stderrFile, stderr);
+      resolve({ code, signal, timedOut, t0, t1, stdout, stderr, leftover, killedLeftover: stillAlive, pid: child.pid });
+    });
+  });
+}
+
+function checkExpect(project, expect) {
+  if (!expect) return { ok: true, failures: [] };
+  const failures = [];
+  for (const [p, content] of Object.entries(expect.files || {})) {
+    const f = path.join(project, p);
+    if (!fs.existsSync(f)) failures.push(`missing ${p}`);
+    else if (content !== null && fs.readFileSync(f, 'utf8') !== content) failures.push(`content of ${p} = ${JSON.stringify(fs.readFileSync(f, 'utf8'))}, want ${JSON.stringify(content)}`);
+  }
+  for (const p of expect.absent || []) if (fs.existsSync(path.join(project, p))) failures.push(`still present: ${p}`);
+  return { ok: failures.length === 0, failures };
+}
+
+function readHookLog(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+}
+
+function eventName(rec) {
+  return rec.payload?.hook_event_name || rec.payload?.hookEventName || rec.payload?.event || '?';
+}
+
+function overlaps(recs) {
+  // pairs of hook processes whose lifetimes overlapped (t_start..t_end)
+  const s = [...recs].sort((a, b) => a.t_start - b.t_start);
+  const out = [];
+  for (let i = 0; i < s.length; i++) {
+    for (let j = i + 1; j < s.length; j++) {
+      if (s[j].t_start < s[i].t_end) out.push([eventName(s[i]), eventName(s[j])]);
+    }
+  }
+  return out;
+}
+
+function overlapSummary(recs) {
+  const pairs = overlaps(recs);
+  const same = pairs.filter(([a, b]) => a === b).length;
+  const diff = pairs.filter(([a, b]) => a !== b).map(([a, b]) => `${a}~${b}`);
+  return { same_event_pairs: same, cross_event_pairs: [...new Set(diff)] };
+}
+
+function truncateDeep(v, n = 500) {
+  if (typeof v === 'string') return v.length > n ? v.slice(0, n) + `…[truncated ${v.length - n} chars]` : v;
+  if (Array.isArray(v)) return v.map((x) => truncateDeep(x, n));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, truncateDeep(x, n)]));
+  return v;
+}
+
+export async function runAgent(opts) {
+  const agent = opts.agent;
+  if (!HOOK_EVENTS[agent]) throw new Error(`--agent must be one of ${Object.keys(HOOK_EVENTS).join(', ')}`);
+  if (!opts.project || !opts.out) throw new Error('--project and --out are required');
+  const out = path.resolve(opts.out);
+  const project = path.resolve(opts.project);
+  mkdirp(out);
+  mkdirp(project);
+  const env = baseEnv(out);
+  const hookLog = process.env.HOOK_LOG ? path.resolve(process.env.HOOK_LOG) : path.join(out, 'hooks.jsonl');
+  env.HOOK_LOG = hookLog;
+  if (opts.hookSleepMs) env.HOOK_SLEEP_MS = String(opts.hookSleepMs);
+  const hookCmd = opts.hookCmd || `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(HERE, 'record-hook.mjs'))}`;
+  const events = opts.events || HOOK_EVENTS[agent];
+
+  const script = opts.script ? loadScript(opts.script) : defaultScenario(opts.turns, opts.parallel);
+  const nTurns = Math.min(opts.turns, script.turns.length);
+  writeJson(path.join(out, 'script.json'), script);
+  const requestLog = path.join(out, 'model-requests.jsonl');
+  fs.rmSync(requestLog, { force: true });
+  const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
+
+  const hookCmds = hookCommands(hookCmd, opts.hookCopies);
+  const preexisting = fs.readdirSync(project).filter((f) => !['.claude', '.codex', '.gemini'].includes(f));
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini }[agent]({ project, out, url: server.url, hookCmds, events, env });
+  const summary = {
+    agent,
+    version: null,
+    project,
+    out,
+    model_server: server.url,
+    hook_cmd: hookCmd,
+    hook_copies: hookCmds.length,
+    hook_sleep_ms: opts.hookSleepMs || 0,
+    project_preexisting_entries: preexisting,
+    hook_log: hookLog,
+    config_files: setup.configFiles,
+    events_configured: events,
+    turns: [],
+  };
+
+  try {
+    const v = await runProcess(BIN[agent], ['--version'], { cwd: project, env, timeoutS: 60, stdoutFile: path.join(out, 'version.stdout'), stderrFile: path.join(out, 'version.stderr') });
+    summary.version = v.stdout.trim().split('\n').pop();
+
+    for (let turn = 1; turn <= nTurns; turn++) {
+      const spec = script.turns[turn - 1];
+      const prompt = `[[rewind-turn:${turn}]] ${spec.prompt || `Scripted turn ${turn}.`}`;
+      const hooksBefore = readHookLog(hookLog).length;
+      const reqBefore = server.events.length;
+      const argv = setup.argv(turn, prompt);
+      const r = await runProcess(BIN[agent], argv, {
+        cwd: project, env, timeoutS: opts.timeout,
+        stdoutFile: path.join(out, `turn-${turn}.stdout`), stderrFile: path.join(out, `turn-${turn}.stderr`),
+      });
+      const parsed = (() => { try { return setup.parse(r.stdout); } catch (e) { return { parse_error: String(e) }; } })();
+      const hookRecs = readHookLog(hookLog).slice(hooksBefore);
+      const reqs = server.events.slice(reqBefore);
+      const emitted = reqs.filter((q) => q.calls).flatMap((q) => q.calls.map((c) => ({ step: q.step, name: c.name, input: truncateDeep(c.input, 120) })));
+      const lastMain = [...reqs].reverse().find((q) => q.turn === turn && !q.aux);
+      const hookCounts = {};
+      for (const h of hookRecs) hookCounts[eventName(h)] = (hookCounts[eventName(h)] || 0) + 1;
+      const toolHooks = hookRecs.filter((h) => /Pre|Before/.test(eventName(h)) && h.payload?.tool_name);
+      summary.turns.push({
+        turn,
+        argv: argv.map((a) => (a === prompt ? '<prompt>' : a)),
+        prompt,
+        exit_code: r.code,
+        signal: r.signal,
+        timed_out: r.timedOut,
+        duration_s: Number(((r.t1 - r.t0) / 1000).toFixed(2)),
+        session_id: parsed.session_id ?? setup.sessionId ?? null,
+        agent_output: parsed,
+        model_requests: reqs.map((q) => `${q.kind}${q.aux ? `(${q.aux})` : ''}${q.calls ? `[${q.calls.map((c) => c.name).join(',')}]` : ''}${q.final ? '[final]' : ''}`),
+        tool_calls_emitted: emitted,
+        tool_results_seen: lastMain?.results?.length ?? 0,
+        tool_results: lastMain?.results ?? [],
+        finished_script: !!lastMain?.final,
+        hook_events: hookCounts,
+        hook_tool_names: toolHooks.map((h) => h.payload.tool_name),
+        hook_session_ids: [...new Set(hookRecs.map((h) => h.payload?.session_id).filter(Boolean))],
+        hook_overlaps: overlapSummary(hookRecs),
+        hooks_after_exit: hookRecs.filter((h) => h.t_start > r.t1).map(eventName),
+        leftover_processes_after_exit: r.leftover,
+        expect: checkExpect(project, spec.expect),
+        stderr_tail: r.stderr.trim().split('\n').slice(-5).join('\n').slice(-800),
+      });
+    }
+  } finally {
+    await server.close();
+  }
+
+  const allHooks = readHookLog(hookLog);
+  summary.hook_events_total = {};
+  for (const h of allHooks) summary.hook_events_total[eventName(h)] = (summary.hook_events_total[eventName(h)] || 0) + 1;
+  summary.events_never_fired = events.filter((e) => !summary.hook_events_total[e]);
+  summary.session_ids_seen = [...new Set(allHooks.map((h) => h.payload?.session_id).filter(Boolean))];
+  // What the agent adds to / strips from the environment it gives hooks.
+  const agentEnv = new Set(Object.keys(env));
+  const added = new Set();
+  const removed = new Set();
+  for (const h of allHooks) {
+    const names = new Set(h.env_names || []);
+    for (const n of names) if (!agentEnv.has(n)) added.add(n);
+    for (const n of agentEnv) if (!names.has(n)) removed.add(n);
+  }
+  summary.hook_env_added = [...added].sort();
+  summary.hook_env_removed = [...removed].sort();
+  summary.hook_env_values = Object.assign({}, ...allHooks.slice(0, 1).map((h) => h.env_selected));
+  summary.hook_cwds = [...new Set(allHooks.map((h) => h.cwd))];
+  summary.ok = summary.turns.length === nTurns && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
+  if (opts.samples) {
+    mkdirp(path.dirname(path.resolve(opts.samples)));
+    // Samples are meant to be committed: strings cut to 500 chars, and the
+    // environment reduced to the names the agent itself added for the hook
+    // (the rest is whatever the machine running the harness had).
+    const sample = allHooks.map(({ env_names: names, ...h }) => ({ ...h, env_added_by_agent: (names || []).filter((n) => !agentEnv.has(n)) }));
+    fs.writeFileSync(opts.samples, sample.map((h) => JSON.stringify(truncateDeep(h, 500))).join('\n') + (sample.length ? '\n' : ''));
+  }
+  writeJson(path.join(out, 'summary.json'), summary);
+  return summary;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(String(e.message));
+    process.exit(2);
+  }
+  if (opts.help || !opts.agent || !opts.project || !opts.out) {
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N]');
+    process.exit(2);
+  }
+  const summary = await runAgent(opts);
+  process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  process.exit(summary.ok ? 0 : 1);
+}
