@@ -107,6 +107,10 @@ impl Server {
                 extra_ignores: o.extra_ignores.unwrap_or_default(),
                 use_gitignore: o.use_gitignore.unwrap_or(d.use_gitignore),
                 default_excludes: o.default_excludes.unwrap_or(d.default_excludes),
+                ignored_max_size: o.ignored_max_size.unwrap_or(d.ignored_max_size),
+                ignored_per_directory: o
+                    .ignored_per_directory
+                    .map_or(d.ignored_per_directory, |n| n as usize),
             },
             fsync: o.fsync.unwrap_or(true),
             watch: o.watch.unwrap_or(true),

@@ -35,6 +35,13 @@ pub struct InitializeOptions {
     pub use_gitignore: Option<bool>,
     /// Exclude node_modules, target, .venv, ... (default true).
     pub default_excludes: Option<bool>,
+    /// Bytes; files git ignores (outside ignored directories) are captured
+    /// up to this size, so deleting `.env` can be undone; 0 captures none
+    /// (default 1 MiB).
+    pub ignored_max_size: Option<u64>,
+    /// At most this many ignored files are captured per directory; the rest
+    /// are untracked `ignoredOverCap` (default 32).
+    pub ignored_per_directory: Option<u32>,
     /// fsync objects and session appends (default true).
     pub fsync: Option<bool>,
     /// Watch the project for changes (inotify on Linux) so a snapshot looks

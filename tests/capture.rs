@@ -17,6 +17,12 @@ use serde_json::{json, Value};
 
 use common::{Fixture, Sidecar};
 
+/// Options that capture no ignored file: for tests of the ignore rules
+/// themselves (small ignored files are captured by default).
+fn no_ignored() -> Value {
+    json!({ "ignoredMaxSize": 0 })
+}
+
 /// Initialize on the (still empty) project with these options.
 fn start_empty(fx: &Fixture, options: Value) -> Sidecar {
     let (s, init) = fx.start(json!({ "options": options }));
@@ -108,7 +114,7 @@ fn chmod(fx: &Fixture, rel: &str, mode: u32) {
 #[test]
 fn gitignore_is_honoured_without_a_git_directory() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     fx.write(".gitignore", "*.log\nout/\n/rooted.txt\n");
     fx.write("a.txt", "a");
     fx.write("x.log", "log");
@@ -126,7 +132,7 @@ fn gitignore_is_honoured_without_a_git_directory() {
 #[test]
 fn gitignore_is_honoured_with_a_git_directory() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     if git_available() {
         git(fx.project.path(), &["init", "-q"]);
     } else {
@@ -142,7 +148,7 @@ fn gitignore_is_honoured_with_a_git_directory() {
 #[test]
 fn nested_gitignore_applies_below_its_directory_only() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     fx.write("sub/.gitignore", "*.tmp\n");
     fx.write("sub/a.tmp", "x");
     fx.write("sub/deeper/b.tmp", "x");
@@ -157,7 +163,7 @@ fn nested_gitignore_applies_below_its_directory_only() {
 #[test]
 fn gitignore_negation_keeps_a_file() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     fx.write(".gitignore", "*.log\n!keep.log\n");
     fx.write("drop.log", "x");
     fx.write("keep.log", "x");
@@ -171,7 +177,7 @@ fn gitignore_negation_keeps_a_file() {
 #[test]
 fn git_info_exclude_is_honoured() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     if git_available() {
         git(fx.project.path(), &["init", "-q"]);
     }
@@ -226,6 +232,52 @@ fn users_global_excludes_are_not_consulted() {
     assert_eq!(captured(&mut s), set(&["notes.txt", "sub/more.txt"]));
 }
 
+// ------------------------------------------------- small ignored files
+
+#[test]
+fn an_ignored_env_file_an_agent_deletes_is_brought_back() {
+    let fx = Fixture::new();
+    fx.write(".gitignore", ".env\n*.log\nbuild/\n");
+    fx.write(".env", "API_KEY=one");
+    fx.write("config.local.json", "{}");
+    fx.write("build/out.bin", "artifact");
+    fx.write("src/main.rs", "fn main() {}");
+    let (mut s, init) = fx.start(json!({}));
+    let base = init["baseline"]["entryId"].as_str().unwrap().to_string();
+    // Small ignored files are in the baseline; the ignored directory is not.
+    assert_eq!(init["baseline"]["files"], 4, "{init}");
+    // The watcher sees an edit to the ignored file.
+    fx.write(".env", "API_KEY=two");
+    let r = s.ok("snapshot", json!({}));
+    assert_eq!(r["diff"]["modified"], json!([".env"]), "{r}");
+    // The agent's turn: rm -rf of everything it can see.
+    fx.remove(".env");
+    fx.remove("src/main.rs");
+    let r = s.ok("snapshot", json!({}));
+    assert_eq!(r["diff"]["deleted"], json!([".env", "src/main.rs"]), "{r}");
+    let r = s.ok("restore_files", json!({ "targetEntryId": base }));
+    assert_eq!(r["conflicts"], json!([]), "{r}");
+    assert_eq!(fx.read(".env").unwrap(), b"API_KEY=one");
+    assert_eq!(fx.read("src/main.rs").unwrap(), b"fn main() {}");
+    // Never captured, never touched.
+    assert_eq!(fx.read("build/out.bin").unwrap(), b"artifact");
+}
+
+#[test]
+fn ignored_files_over_the_directory_cap_are_reported() {
+    let fx = Fixture::new();
+    let mut s = start_empty(&fx, json!({ "ignoredPerDirectory": 2 }));
+    fx.write(".gitignore", "*.log\n");
+    for name in ["a.log", "b.log", "c.log"] {
+        fx.write(name, name);
+    }
+    assert_eq!(
+        untracked(&mut s),
+        [("c.log".to_string(), "ignoredOverCap".to_string())]
+    );
+    assert_eq!(captured(&mut s), set(&[".gitignore", "a.log", "b.log"]));
+}
+
 // ------------------------------------------------------ git-tracked files
 
 #[test]
@@ -233,7 +285,7 @@ fn files_git_tracks_are_captured_even_when_gitignore_matches() {
     require_git!();
     let fx = Fixture::new();
     let root = fx.project.path();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     git(root, &["init", "-q"]);
     fx.write("Cargo.lock", "lock v1");
     fx.write("src/main.rs", "fn main() {}");
@@ -259,7 +311,7 @@ fn files_only_staged_in_the_git_index_count_as_tracked() {
     require_git!();
     let fx = Fixture::new();
     let root = fx.project.path();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     git(root, &["init", "-q"]);
     fx.write(".gitignore", "*.gen\n");
     fx.write("forced.gen", "x");
@@ -428,7 +480,7 @@ fn staging_a_path_inside_dot_git_does_not_capture_it() {
 #[test]
 fn nested_repository_is_captured_without_its_git_dir() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let mut s = start_empty(&fx, no_ignored());
     fx.write("vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
     fx.write("vendor/lib/.git/config", "[core]\n");
     fx.write("vendor/lib/.gitignore", "*.o\n");
@@ -766,7 +818,7 @@ fn paths_longer_than_path_max_are_reported_not_skipped() {
 #[test]
 fn staged_paths_are_captured_while_they_exist_and_survive_a_restart() {
     let fx = Fixture::new();
-    let (mut s, init) = fx.start(json!({}));
+    let (mut s, init) = fx.start(json!({"options": no_ignored()}));
     assert_eq!(init["baseline"]["files"], 0);
     let session = init["sessionFile"].as_str().unwrap().to_string();
     fx.write(".gitignore", "*.out\ngen/\n");
@@ -800,6 +852,7 @@ fn staged_paths_are_captured_while_they_exist_and_survive_a_restart() {
             "cwd": fx.project.path().to_str().unwrap(),
             "storeDir": fx.store.path().to_str().unwrap(),
             "sessionFile": session,
+            "options": no_ignored(),
         }),
     );
     assert_eq!(init["resumed"], true);
@@ -888,7 +941,7 @@ fn non_utf8_file_names_are_captured_and_restored_byte_exact() {
 #[test]
 fn the_paths_fast_path_applies_the_same_rules() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({ "maxFileSize": 100 }));
+    let mut s = start_empty(&fx, json!({ "maxFileSize": 100, "ignoredMaxSize": 0 }));
     fx.write(".gitignore", "*.log\n");
     s.ok("snapshot", json!({}));
     fx.write("node_modules/pkg/index.js", "x");

@@ -90,7 +90,9 @@ fn setup(case: Case) -> Setup {
     let f = case.file();
     fx.write(f, "base");
     fx.write("other.txt", "o0");
-    let (mut s, init) = fx.start(json!({"options": {"maxFileSize": 64}}));
+    // ignoredMaxSize 0: the ignored case stands for an ignored file rewind
+    // does not capture (over ignoredMaxSize by default).
+    let (mut s, init) = fx.start(json!({"options": {"maxFileSize": 64, "ignoredMaxSize": 0}}));
     let session = PathBuf::from(id(&init["sessionFile"]));
     let base = id(&init["baseline"]["entryId"]);
     fx.write("other.txt", "o1");

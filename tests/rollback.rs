@@ -1351,7 +1351,9 @@ fn large_and_ignored_files_are_never_deleted_or_overwritten() {
     fx.write(".gitignore", "*.log\n");
     fx.write("a.txt", "a0");
     fx.write("data.bin", "small");
-    let (mut s, init) = fx.start(json!({"options": {"maxFileSize": 100}}));
+    // ignoredMaxSize 0: the ignored files here stand for ignored files
+    // rewind does not capture (over the size, or in an ignored directory).
+    let (mut s, init) = fx.start(json!({"options": {"maxFileSize": 100, "ignoredMaxSize": 0}}));
     let base = id(&init["baseline"]["entryId"]);
     let big = vec![7u8; 500];
 

@@ -40,6 +40,8 @@ pub struct Engine {
     stat_cache_path: PathBuf,
     stat_cache_saved: std::time::Instant,
     staged: BTreeSet<String>,
+    /// Directory listings the scans remember (small ignored files).
+    dir_listings: crate::working_copy::DirListings,
     /// Flattened trees recently used (tree id -> files), most recent
     /// last, so consecutive snapshots and queries do not re-read every tree
     /// object.

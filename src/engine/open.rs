@@ -249,6 +249,7 @@ impl Engine {
             stat_cache_path,
             stat_cache_saved: std::time::Instant::now(),
             staged,
+            dir_listings: Default::default(),
             flat_cache: VecDeque::new(),
             events: None,
             git_index: None,

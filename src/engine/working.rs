@@ -323,6 +323,7 @@ impl Engine {
             scope,
             tracked: &tracked,
             progress: Some(&report),
+            listings: Some(&self.dir_listings),
         })?;
         // Moved, not copied: on a cold scan these are every path of the
         // project.

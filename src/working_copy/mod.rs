@@ -4,6 +4,7 @@
 pub mod beneath;
 pub mod checkout;
 pub mod git;
+mod ignored;
 pub mod options;
 pub mod scan;
 pub mod stat_cache;
@@ -11,5 +12,5 @@ pub mod stat_cache;
 pub mod watch;
 
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
-pub use scan::{scan, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
+pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
 pub use stat_cache::{CachedFile, FileStat, StatCache};

@@ -44,6 +44,13 @@ pub struct ScanOptions {
     pub use_gitignore: bool,
     /// Apply [`DEFAULT_EXCLUDES`]. Default true.
     pub default_excludes: bool,
+    /// Files git ignores are captured anyway up to this size (bytes), so
+    /// an agent deleting `.env` can be undone; 0 captures none. Ignored
+    /// directories are never entered. Default 1 MiB.
+    pub ignored_max_size: u64,
+    /// At most this many ignored files are captured per directory; the
+    /// rest are reported `ignoredOverCap`. Default 32.
+    pub ignored_per_directory: usize,
 }
 
 impl Default for ScanOptions {
@@ -53,6 +60,8 @@ impl Default for ScanOptions {
             extra_ignores: Vec::new(),
             use_gitignore: true,
             default_excludes: true,
+            ignored_max_size: 1024 * 1024,
+            ignored_per_directory: 32,
         }
     }
 }

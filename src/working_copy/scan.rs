@@ -13,6 +13,8 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
+pub use super::ignored::DirListings;
+use super::ignored::{capture_ignored, count_files, Excluded, IgnoreFiles};
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative, RepoPath};
@@ -38,6 +40,10 @@ pub enum UntrackedReason {
     /// every attempt: what was read would be a mix of versions that never
     /// existed as a whole.
     Unstable,
+    /// Ignored by git and small enough to be captured, but its directory
+    /// holds more such files than `ignoredPerDirectory`
+    /// (see [`super::ignored`]).
+    IgnoredOverCap,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -79,6 +85,9 @@ pub struct ScanRequest<'a> {
     /// The files the user's git index tracks ([`git::tracked_paths`]),
     /// captured even when ignored.
     pub tracked: &'a [String],
+    /// Directory listings remembered from earlier scans (see
+    /// [`DirListings`]); `None` lists every directory afresh.
+    pub listings: Option<&'a DirListings>,
     /// Told how many paths the walk has looked at so far: first once the
     /// scan has run for [`PROGRESS_EVERY`], then at most that often.
     pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
@@ -129,15 +138,18 @@ pub struct ScanOutput {
     pub dirs: Vec<String>,
 }
 
-enum Outcome {
+pub(super) enum Outcome {
     Captured {
         entry: TreeEntry,
         cache: Option<CachedFile>,
         hashed: Option<u64>,
     },
     Untracked(UntrackedReason),
-    /// A directory (the walk descends into it).
-    Directory,
+    /// A directory (the walk descends into it), with how many files and
+    /// symlinks it holds when they were counted for [`super::ignored`].
+    Directory {
+        files: Option<usize>,
+    },
     /// Gone between the walk finding it and reading it: deleted, which is
     /// what the checkpoint then says.
     Vanished,
@@ -219,14 +231,14 @@ fn rel_lossy(root: &Path, path: &Path) -> String {
     })
 }
 
-fn now_ns() -> i128 {
+pub(super) fn now_ns() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i128)
         .unwrap_or(0)
 }
 
-fn in_scope(scope: Option<&[RepoPath]>, rel: &str, is_dir: bool) -> bool {
+pub(super) fn in_scope(scope: Option<&[RepoPath]>, rel: &str, is_dir: bool) -> bool {
     let Some(scope) = scope else { return true };
     scope.iter().any(|s| {
         s.is_prefix_of(rel)
@@ -280,7 +292,7 @@ fn matcher(root: &Path, lines: &[String]) -> Result<Gitignore, ScanError> {
 /// mode) is read again, up to [`UNSTABLE_RETRIES`] times, then reported
 /// `unstable`: a file rewritten in place under a reader reads as a mix of
 /// versions, and a checkpoint must never hold content that never existed.
-fn capture(
+pub(super) fn capture(
     abs: &Path,
     rel: &str,
     meta: &std::fs::Metadata,
@@ -316,7 +328,7 @@ fn capture_once(
     let done = |o| Ok(Attempt::Done(o));
     let ft = meta.file_type();
     if ft.is_dir() {
-        return done(Outcome::Directory);
+        return done(Outcome::Directory { files: None });
     }
     if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
         return done(Outcome::Untracked(UntrackedReason::Special));
@@ -407,12 +419,15 @@ fn open_regular(abs: &Path, stat: &FileStat) -> std::io::Result<Option<std::fs::
     Ok((m.is_file() && m.ino() == stat.ino).then_some(file))
 }
 
-struct Sink {
-    out: ScanOutput,
+pub(super) struct Sink {
+    pub(super) out: ScanOutput,
+    /// How many files and symlinks each walked directory holds (counted
+    /// only when small ignored files are captured).
+    pub(super) listed: HashMap<String, usize>,
 }
 
 impl Sink {
-    fn record(&mut self, rel: String, outcome: Outcome) {
+    pub(super) fn record(&mut self, rel: String, outcome: Outcome) {
         match outcome {
             Outcome::Captured {
                 entry,
@@ -430,7 +445,12 @@ impl Sink {
                 self.out.files.insert(rel, entry);
             }
             Outcome::Untracked(reason) => self.out.untracked.push(Untracked { path: rel, reason }),
-            Outcome::Directory => self.out.dirs.push(rel),
+            Outcome::Directory { files } => {
+                if let Some(n) = files {
+                    self.listed.insert(rel.clone(), n);
+                }
+                self.out.dirs.push(rel)
+            }
             Outcome::Vanished => {}
         }
     }
@@ -509,6 +529,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             scan_start_ns,
             ..Default::default()
         },
+        listed: HashMap::new(),
     });
     let failure: Mutex<Option<ScanError>> = Mutex::new(None);
     let ticker = Ticker {
@@ -573,7 +594,13 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
                 }
             };
             match capture(abs, &rel, &meta, req) {
-                Ok(o) => {
+                Ok(mut o) => {
+                    // Counted here, on the walker threads, so the ignored
+                    // pass lists again only directories with files the
+                    // walk did not produce.
+                    if let Outcome::Directory { files } = &mut o {
+                        *files = count_files(req, abs, &rel, &meta);
+                    }
                     flush.local.push((rel, o));
                     if flush.local.len() >= 256 {
                         if let Ok(mut s) = sink.lock() {
@@ -597,7 +624,15 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         return Err(err);
     }
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
-    second_pass(req, &hard, &mut sink)?;
+    let mut rewind = IgnoreFiles::new(root, REWINDIGNORE);
+    second_pass(req, &hard, &mut rewind, &mut sink)?;
+    let excluded = Excluded {
+        hard: &hard,
+        soft: &soft,
+        rewind: &mut rewind,
+    };
+    capture_ignored(req, excluded, &mut sink)
+        .map_err(|(path, source)| ScanError::Store { path, source })?;
     sink.out.untracked.sort();
     // A directory that could not be listed is found twice (as an entry,
     // then by the error listing it): reported once.
@@ -608,11 +643,15 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
 /// Files the walk's ignore rules hid but that must be captured anyway: those
 /// the user's git index tracks (minus `.rewindignore` and `extraIgnores`,
 /// which are explicit intent) and those staged with `stage_files`.
-fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Result<(), ScanError> {
+fn second_pass(
+    req: &ScanRequest<'_>,
+    hard: &Gitignore,
+    rewind: &mut IgnoreFiles,
+    sink: &mut Sink,
+) -> Result<(), ScanError> {
     let root = req.root;
     let untracked: HashSet<String> = sink.out.untracked.iter().map(|u| u.path.clone()).collect();
     let seen = |p: &str| sink.out.files.contains_key(p) || untracked.contains(p);
-    let mut rewindignores: HashMap<PathBuf, Option<Gitignore>> = HashMap::new();
     let mut candidates: Vec<String> = Vec::new();
     // What the walk of a staged directory could not look at.
     let mut failed: Vec<(String, Outcome)> = Vec::new();
@@ -625,7 +664,7 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
             continue;
         }
         if hard.matched_path_or_any_parents(path, false).is_ignore()
-            || rewindignored(root, path, &mut rewindignores)
+            || rewind.ignores_path_or_parents(path)
         {
             continue;
         }
@@ -710,32 +749,6 @@ fn second_pass(req: &ScanRequest<'_>, hard: &Gitignore, sink: &mut Sink) -> Resu
         }
     }
     Ok(())
-}
-
-fn rewindignored(root: &Path, rel: &str, cache: &mut HashMap<PathBuf, Option<Gitignore>>) -> bool {
-    let mut dir = root.to_path_buf();
-    let comps: Vec<&str> = rel.split('/').collect();
-    for i in 0..comps.len() {
-        let m = cache.entry(dir.clone()).or_insert_with(|| {
-            let f = dir.join(REWINDIGNORE);
-            if !f.is_file() {
-                return None;
-            }
-            let mut b = GitignoreBuilder::new(&dir);
-            b.add(&f);
-            b.build().ok()
-        });
-        if let Some(m) = m {
-            let sub = comps[i..].join("/");
-            if m.matched_path_or_any_parents(&sub, false).is_ignore() {
-                return true;
-            }
-        }
-        if i + 1 < comps.len() {
-            dir.push(crate::repo_path::decode_name(comps[i]));
-        }
-    }
-    false
 }
 
 #[cfg(test)]
@@ -823,8 +836,20 @@ mod tests {
                 scope,
                 tracked: &git::tracked_paths(self.dir.path()),
                 progress: None,
+                listings: None,
             })
             .unwrap()
+        }
+        /// What the ignore rules let through (no small ignored files).
+        fn files_by_rules(&self) -> Vec<String> {
+            let rules_only = ScanOptions {
+                ignored_max_size: 0,
+                ..Default::default()
+            };
+            self.scan_with(&rules_only, &[], None)
+                .files
+                .into_keys()
+                .collect()
         }
         fn files(&self) -> Vec<String> {
             self.scan_with(&ScanOptions::default(), &[], None)
@@ -846,7 +871,7 @@ mod tests {
         e.write("sub/local.txt", "l");
         e.write("sub/other.txt", "o");
         assert_eq!(
-            e.files(),
+            e.files_by_rules(),
             vec![
                 ".gitignore",
                 "a.txt",
@@ -972,6 +997,7 @@ mod tests {
             scope: None,
             tracked: &[],
             progress: None,
+            listings: None,
         })
         .unwrap();
         assert!(again.files.contains_key("big.bin"));
@@ -1239,6 +1265,7 @@ mod tests {
             scope: None,
             tracked: &[],
             progress: None,
+            listings: None,
         })
         .unwrap();
         assert_eq!(second.files_hashed, 0);

@@ -223,6 +223,13 @@ class InitializeOptions(TypedDict, total=False):
     extraIgnores: list[str] | None
     #: fsync objects and session appends (default true).
     fsync: bool | None
+    #: Bytes; files git ignores (outside ignored directories) are captured
+    #: up to this size, so deleting `.env` can be undone; 0 captures none
+    #: (default 1 MiB).
+    ignoredMaxSize: int | None
+    #: At most this many ignored files are captured per directory; the rest
+    #: are untracked `ignoredOverCap` (default 32).
+    ignoredPerDirectory: int | None
     #: Bytes; files larger than this are untracked `tooLarge` (default 16 MiB).
     maxFileSize: int | None
     #: Honour .gitignore and .git/info/exclude (default true).
@@ -452,7 +459,11 @@ class SnapshotParams(TypedDict, total=False):
 #: "unstable": Kept changing while it was read (a file rewritten in place), in
 #: every attempt: what was read would be a mix of versions that never
 #: existed as a whole.
-UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable"]
+#:
+#: "ignoredOverCap": Ignored by git and small enough to be captured, but its directory
+#: holds more such files than `ignoredPerDirectory`
+#: (see [`super::ignored`]).
+UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable", "ignoredOverCap"]
 
 
 class Untracked(TypedDict):

@@ -208,6 +208,17 @@ export interface InitializeOptions {
   extraIgnores?: string[] | null;
   /** fsync objects and session appends (default true). */
   fsync?: boolean | null;
+  /**
+   * Bytes; files git ignores (outside ignored directories) are captured
+   * up to this size, so deleting `.env` can be undone; 0 captures none
+   * (default 1 MiB).
+   */
+  ignoredMaxSize?: number | null;
+  /**
+   * At most this many ignored files are captured per directory; the rest
+   * are untracked `ignoredOverCap` (default 32).
+   */
+  ignoredPerDirectory?: number | null;
   /** Bytes; files larger than this are untracked `tooLarge` (default 16 MiB). */
   maxFileSize?: number | null;
   /** Honour .gitignore and .git/info/exclude (default true). */
@@ -505,8 +516,9 @@ export interface Untracked {
  * - "unreadable": Could not be read: permissions, an I/O error, a name that is not UTF-8, or a directory that could not be listed (nothing below it is captured).
  * - "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it cannot be opened by name; for a directory, nothing below it is captured.
  * - "unstable": Kept changing while it was read (a file rewritten in place), in every attempt: what was read would be a mix of versions that never existed as a whole.
+ * - "ignoredOverCap": Ignored by git and small enough to be captured, but its directory holds more such files than `ignoredPerDirectory` (see [`super::ignored`]).
  */
-export type UntrackedReason = "tooLarge" | "special" | "unreadable" | "pathTooLong" | "unstable";
+export type UntrackedReason = "tooLarge" | "special" | "unreadable" | "pathTooLong" | "unstable" | "ignoredOverCap";
 
 export interface VerifyProblem {
   /** Who needs it (a session file, a stat cache, a tree) and the error. */
