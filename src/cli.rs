@@ -238,7 +238,7 @@ fn open_for_writing(at: &Location) -> Result<Engine> {
     let config = locate(at)?;
     match Engine::open(config) {
         Ok((engine, _)) => Ok(engine),
-        Err(e) if e.code() == 1004 => bail!(
+        Err(e) if e.is_locked() => bail!(
             "{e}: a sidecar is running on this session; ask it (restore_files / undo) or stop it first"
         ),
         Err(e) => Err(e.into()),

@@ -10,9 +10,9 @@ use jsonrpsee::types::{ErrorObjectOwned, Params};
 use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 
-use crate::engine::{Engine, EngineConfig, EngineError};
+use crate::engine::{Engine, EngineConfig, EngineError, EngineEvent};
 use crate::protocol::*;
-use crate::rpc::{Notifier, Shutdown};
+use crate::rpc::{codes, Notifier, Shutdown};
 use crate::working_copy::ScanOptions;
 
 /// What `rewind serve`'s flags say, used when `initialize` does not.
@@ -43,16 +43,47 @@ pub struct Server {
 }
 
 fn to_rpc(err: EngineError) -> ErrorObjectOwned {
-    tracing::debug!(%err, code = err.code(), "request failed");
-    ErrorObjectOwned::owned(err.code(), err.to_string(), err.data())
+    let code = codes::code(&err);
+    tracing::debug!(%err, code, "request failed");
+    ErrorObjectOwned::owned(code, err.to_string(), codes::data(&err))
+}
+
+/// An engine event as the notification the protocol names for it.
+fn notify(notifier: &Notifier, event: EngineEvent) {
+    let (method, params) = match event {
+        EngineEvent::FilesChanged {
+            reason,
+            written,
+            deleted,
+        } => (
+            "files_changed",
+            serde_json::to_value(FilesChanged {
+                reason,
+                written,
+                deleted,
+            }),
+        ),
+        EngineEvent::Progress {
+            operation,
+            done,
+            total,
+        } => (
+            "progress",
+            serde_json::to_value(Progress {
+                operation,
+                done,
+                total,
+            }),
+        ),
+    };
+    match params {
+        Ok(params) => notifier.notify(method, params),
+        Err(err) => tracing::error!(method, %err, "notification dropped: not serializable"),
+    }
 }
 
 fn invalid(msg: String) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(
-        crate::engine::EngineError::InvalidParams(String::new()).code(),
-        msg,
-        None::<()>,
-    )
+    ErrorObjectOwned::owned(codes::INVALID_PARAMS, msg, None::<()>)
 }
 
 /// Params for methods whose params are all optional: absent or null means
@@ -165,9 +196,7 @@ impl Server {
         let notifier = self.notifier.clone();
         Engine::open_with_events(
             config,
-            Some(std::sync::Arc::new(
-                move |method: &str, params: serde_json::Value| notifier.notify(method, params),
-            )),
+            Some(std::sync::Arc::new(move |event| notify(&notifier, event))),
         )
     }
 

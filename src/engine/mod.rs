@@ -4,6 +4,7 @@
 
 mod entries;
 mod error;
+mod events;
 mod journal;
 mod line_diff;
 mod open;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use error::{EngineError, Result};
+pub use events::{EngineEvent, EventSink};
 pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, EngineConfig};
 
@@ -66,9 +68,6 @@ pub struct Engine {
 /// so any change shows here.
 type IndexIdentity = (u64, i128, u64);
 
-/// Receives the engine's notifications: method name and params.
-pub type EventSink = Arc<dyn Fn(&str, serde_json::Value) + Send + Sync>;
-
 impl Drop for Engine {
     fn drop(&mut self) {
         // Scans between periodic saves are kept for the next start.
@@ -104,9 +103,9 @@ impl Engine {
         &self.log
     }
 
-    fn emit(&self, method: &str, params: serde_json::Value) {
+    fn emit(&self, event: EngineEvent) {
         if let Some(sink) = &self.events {
-            sink(method, params);
+            sink(event);
         }
     }
 

@@ -10,11 +10,9 @@ use serde_json::{json, Map, Value};
 
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
-use super::{turn_of, Engine, EngineError, FlatTree, Result};
+use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::durability;
-use crate::protocol::{
-    ChangeReason, Conflict, ConflictReason, FilesChanged, OnConflict, Progress, RestoreResult,
-};
+use crate::protocol::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult};
 use crate::repo_path::RepoPath;
 use crate::session::{new_entry_id, NewEntry};
 use crate::store::{self as diff, ObjectId, TreeEntry};
@@ -356,15 +354,11 @@ impl Engine {
         }
         result.conflicts.sort();
         result.skipped.sort();
-        self.emit(
-            "files_changed",
-            serde_json::to_value(FilesChanged {
-                reason: op.kind,
-                written: result.restored.clone(),
-                deleted: result.deleted.clone(),
-            })
-            .unwrap_or(Value::Null),
-        );
+        self.emit(EngineEvent::FilesChanged {
+            reason: op.kind,
+            written: result.restored.clone(),
+            deleted: result.deleted.clone(),
+        });
         Ok(result)
     }
 
@@ -484,15 +478,11 @@ impl Engine {
     fn progress(&self, operation: &str, done: u64, total: u64, last: &mut Instant) {
         if last.elapsed() >= Duration::from_millis(100) && done < total {
             *last = Instant::now();
-            self.emit(
-                "progress",
-                serde_json::to_value(Progress {
-                    operation: operation.to_string(),
-                    done,
-                    total,
-                })
-                .unwrap_or(Value::Null),
-            );
+            self.emit(EngineEvent::Progress {
+                operation: operation.to_string(),
+                done,
+                total,
+            });
         }
     }
 

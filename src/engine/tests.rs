@@ -329,7 +329,7 @@ fn resume_records_outside_edits_once() {
     assert_eq!(snap(&mut e).entry_id, None);
     // A second open of a held session is refused.
     let locked = Engine::open(t.config(Some(file)));
-    assert!(matches!(locked, Err(e) if e.code() == error::LOCKED));
+    assert!(matches!(locked, Err(e) if e.is_locked()));
 }
 
 #[test]
@@ -398,15 +398,11 @@ fn read(t: &T, rel: &str) -> Option<String> {
 fn restore_undo_redo() {
     let t = T::new();
     t.write("a.txt", "v1");
-    let events = Arc::new(std::sync::Mutex::new(
-        Vec::<(String, serde_json::Value)>::new(),
-    ));
+    let events = Arc::new(std::sync::Mutex::new(Vec::<EngineEvent>::new()));
     let sink = events.clone();
     let (mut e, init) = Engine::open_with_events(
         t.config(None),
-        Some(Arc::new(move |m: &str, p: serde_json::Value| {
-            sink.lock().unwrap().push((m.to_string(), p))
-        })),
+        Some(Arc::new(move |event| sink.lock().unwrap().push(event))),
     )
     .unwrap();
     t.write("a.txt", "v2");
@@ -443,8 +439,14 @@ fn restore_undo_redo() {
     assert!(r.unrevert_entry_id.is_some());
     {
         let ev = events.lock().unwrap();
-        assert_eq!(ev.last().unwrap().0, "files_changed");
-        assert_eq!(ev.last().unwrap().1["reason"], "restore");
+        assert_eq!(
+            ev.last(),
+            Some(&EngineEvent::FilesChanged {
+                reason: crate::protocol::ChangeReason::Restore,
+                written: vec!["a.txt".into()],
+                deleted: vec!["new/added.txt".into()],
+            })
+        );
     }
     // Nothing left to do: a second restore writes nothing and appends no
     // unrevert-point.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::snapshot::WorkingState;
+use super::EngineEvent;
 use super::{Engine, FlatTree, Result};
-use crate::protocol::Progress;
 use crate::repo_path::RepoPath;
 use crate::store::{self as diff, ObjectId};
 use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
@@ -305,12 +305,11 @@ impl Engine {
         let events = self.events.clone();
         let report = move |done: u64| {
             if let Some(sink) = &events {
-                let p = Progress {
+                sink(EngineEvent::Progress {
                     operation: "scan".into(),
                     done,
                     total: estimate.max(done),
-                };
-                sink("progress", serde_json::to_value(p).unwrap_or_default());
+                });
             }
         };
         let mut out = scan(&ScanRequest {

@@ -8,6 +8,7 @@
 //! emits is written before that request's response, and progress notifications flow out
 //! while a blocking handler is still running.
 
+pub mod codes;
 mod envelope;
 #[cfg(test)]
 mod tests;
