@@ -314,7 +314,7 @@ impl Engine {
             writes: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
             deletes: plan.deletes.clone(),
         };
-        let journal_path = Journal::path_for(self.log.path());
+        let journal_path = crate::store::Layout::session_journal(self.log.path());
         self.store.sync()?;
         journal.write(&journal_path, self.fsync)?;
         let mut fields = Map::new();
