@@ -14,7 +14,7 @@ use super::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::durability::atomic_write;
 use crate::protocol::RestoreResult;
 use crate::repo_path::RepoPath;
-use crate::store::{self as diff, Layout};
+use crate::store::{lookup, EntryKind, Layout};
 use crate::working_copy::checkout;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,10 +133,9 @@ impl Engine {
                 continue;
             };
             let rel = rel.as_str();
-            let target =
-                diff::lookup(&self.store, &tree, rel)?.filter(|e| e.kind != diff::EntryKind::Tree);
-            if let Some(e) = diff::lookup(&self.store, &before_tree, rel)?
-                .filter(|e| e.kind != diff::EntryKind::Tree)
+            let target = lookup(&self.store, &tree, rel)?.filter(|e| e.kind != EntryKind::Tree);
+            if let Some(e) =
+                lookup(&self.store, &before_tree, rel)?.filter(|e| e.kind != EntryKind::Tree)
             {
                 before.insert(rel.to_string(), e);
             }
