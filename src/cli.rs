@@ -12,6 +12,7 @@ use rewind::protocol::{
     RestoreResult, Scope, UndoParams,
 };
 use rewind::rpc::{self, ServeConfig, Shutdown};
+use rewind::store::Layout;
 
 pub fn serve(at: Location, max_line_bytes: usize) -> Result<()> {
     let defaults = Defaults {
@@ -67,7 +68,7 @@ fn locate(at: &Location) -> Result<EngineConfig> {
     };
     let session = match &at.session {
         Some(s) => absolute(s.clone())?,
-        None => newest_session(&store.join("sessions"))?,
+        None => newest_session(&Layout::new(&store).sessions_dir())?,
     };
     Ok(EngineConfig {
         cwd: Some(root),
@@ -87,7 +88,7 @@ fn newest_session(dir: &Path) -> Result<PathBuf> {
             )
         })?
         .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter(|e| Layout::is_session_file(&e.path()))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     sessions.sort();

@@ -37,35 +37,55 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Replace `path` with `bytes` atomically: a temp file beside it, written
-/// (and with `fsync`, synced), renamed over it, and with `fsync` the
-/// directory synced, so a reader sees the old content or the new, never a
-/// mix, and after a crash the old or the new survives.
-pub fn atomic_write(path: &Path, bytes: &[u8], fsync: bool) -> io::Result<()> {
-    use std::io::Write;
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(
-        ".tmp-{}-{:08x}",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
-    let tmp = path.with_file_name(name);
-    let write = || -> io::Result<()> {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        if fsync {
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+/// Replace `path` atomically: `temp` (beside it; the store's layout names
+/// every one, docs/format.md "Layout") created, filled by `fill` and with
+/// `fsync` synced, then renamed over `path`, and with `fsync` the directory
+/// synced. A reader sees the old content or the new, never a mix, and after
+/// a crash the old or the new survives. Without `fsync` nothing is synced:
+/// a crash of the process still leaves the old content or the new, a power
+/// loss may leave neither (fine only for what can be lost, like a cache).
+pub fn atomic_write(
+    path: &Path,
+    temp: &Path,
+    fsync: bool,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    write_temp(temp, fsync, fill)?;
+    rename_into_place(temp, path)?;
     if fsync {
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
     }
     Ok(())
+}
+
+/// The first half of an atomic write, for writers that sync or rename a
+/// batch of files at once: `temp` created (or truncated) and filled by
+/// `fill`, with `fsync` synced; removed again if any of that fails.
+pub fn write_temp(
+    temp: &Path,
+    fsync: bool,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    let write = || -> io::Result<()> {
+        let mut f = File::create(temp)?;
+        fill(&mut f)?;
+        if fsync {
+            f.sync_all()?;
+        }
+        Ok(())
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(temp);
+    })
+}
+
+/// The second half: `temp` renamed over `path`, or removed if that fails.
+/// Making the rename durable (syncing the directory) is the caller's: a
+/// batch syncs once after many renames.
+pub fn rename_into_place(temp: &Path, path: &Path) -> io::Result<()> {
+    std::fs::rename(temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(temp);
+    })
 }

@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use crate::protocol::{GcParams, GcResult};
 use crate::session::{SessionError, SessionLog, CUSTOM_APPROVAL, TYPE_LABEL};
 use crate::store::{
-    empty_tree_id, EntryKind, ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL,
+    empty_tree_id, EntryKind, Layout, ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL,
 };
 use crate::working_copy::StatCache;
 
@@ -60,8 +60,6 @@ use crate::working_copy::StatCache;
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60 * 60);
 const _: () = assert!(DEFAULT_GRACE.as_secs() > KNOWN_OBJECT_TTL.as_secs());
 
-const REGISTRY_DIR: &str = "registry";
-const JOURNAL_SUFFIX: &str = ".journal";
 const SECS_PER_DAY: f64 = 86_400.0;
 
 /// Everything that can make gc fail. Unreadable or unparseable *content* never does (it
@@ -519,7 +517,7 @@ pub(crate) fn session_paths(store: &Store) -> Result<Vec<(PathBuf, bool)>, GcErr
     for entry in read_dir_if_exists(&dir, "listing sessions")? {
         let entry = entry.map_err(|e| GcError::io("listing sessions", &dir, e))?;
         let path = entry.path();
-        if path.extension().is_none_or(|x| x != "jsonl") {
+        if !Layout::is_session_file(&path) {
             continue;
         }
         let file_type = entry
@@ -539,7 +537,7 @@ pub(crate) fn session_paths(store: &Store) -> Result<Vec<(PathBuf, bool)>, GcErr
             }
         }
     }
-    let registry = store.root().join(REGISTRY_DIR);
+    let registry = store.layout().registry_dir();
     for entry in read_dir_if_exists(&registry, "listing registered sessions")? {
         let entry = entry.map_err(|e| GcError::io("listing registered sessions", &registry, e))?;
         let reg = entry.path();
@@ -643,7 +641,7 @@ fn read_session(
     }
     // An empty file (a crash right after creation) names nothing.
 
-    let journal = journal_path(path);
+    let journal = Layout::session_journal(path);
     match fs::read(&journal) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => {
@@ -703,13 +701,6 @@ fn probe_held(path: &Path) -> Result<Option<bool>, GcError> {
             Ok(Some(true))
         }
     }
-}
-
-/// `<session file>.journal` (engine::journal).
-pub(crate) fn journal_path(session: &Path) -> PathBuf {
-    let mut name = session.as_os_str().to_os_string();
-    name.push(JOURNAL_SUFFIX);
-    PathBuf::from(name)
 }
 
 fn is_tree_hash_key(key: &str) -> bool {
@@ -841,7 +832,7 @@ fn stat_cache_blobs(store: &Store) -> Result<HashSet<ObjectId>, GcError> {
 
 /// Every stat cache file of the store (`cache/stat-*.bin`).
 pub(crate) fn stat_cache_paths(store: &Store) -> Result<Vec<PathBuf>, GcError> {
-    let dir = store.root().join("cache");
+    let dir = store.layout().cache_dir();
     let entries = match fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -854,7 +845,7 @@ pub(crate) fn stat_cache_paths(store: &Store) -> Result<Vec<PathBuf>, GcError> {
         let is_cache = path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("stat-") && n.ends_with(".bin"));
+            .is_some_and(Layout::is_stat_cache_name);
         if is_cache {
             out.push(path);
         }

@@ -95,6 +95,17 @@ pub struct InitializeResult {
     pub recovered: Option<Recovered>,
 }
 
+/// The name serde gives a unit variant (its enum's `rename_all`), for where
+/// one is kept as a string, like the `kind` of a session entry: the derive
+/// stays the only spelling. Empty for a value that is not a unit variant
+/// (never the case for the enums it is used with; a test pins them).
+pub(crate) fn serde_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
 // ------------------------------------------------------------------ snapshot
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -683,4 +694,31 @@ pub struct Progress {
     pub operation: String,
     pub done: u64,
     pub total: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// These names are written into session files (a snapshot's and an
+    /// unrevert-point's `kind`): they must not change.
+    #[test]
+    fn serde_names_are_the_recorded_kinds() {
+        let kinds = [
+            SnapshotKind::Turn,
+            SnapshotKind::Message,
+            SnapshotKind::Tool,
+            SnapshotKind::Manual,
+        ];
+        let names: Vec<String> = kinds.iter().map(serde_name).collect();
+        assert_eq!(names, ["turn", "message", "tool", "manual"]);
+        let reasons = [
+            ChangeReason::Restore,
+            ChangeReason::Navigate,
+            ChangeReason::Undo,
+            ChangeReason::Reset,
+        ];
+        let names: Vec<String> = reasons.iter().map(serde_name).collect();
+        assert_eq!(names, ["restore", "navigate", "undo", "reset"]);
+    }
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::gc::{self, GcError};
 use crate::protocol::{VerifyProblem, VerifyProblemKind, VerifyResult};
 use crate::session::SessionLog;
-use crate::store::{EntryKind, ObjectId, Store, StoreError};
+use crate::store::{EntryKind, Layout, ObjectId, Store, StoreError};
 use crate::working_copy::StatCache;
 
 /// Checks everything (see the module docs).
@@ -40,7 +40,7 @@ pub fn run(store: &Store) -> Result<VerifyResult, GcError> {
             }
             Err(err) => v.problem(VerifyProblemKind::Session, who.clone(), err.to_string()),
         }
-        if let Ok(bytes) = std::fs::read(gc::journal_path(&path)) {
+        if let Ok(bytes) = std::fs::read(Layout::session_journal(&path)) {
             if let Ok(j) = serde_json::from_slice::<Value>(&bytes) {
                 gc::collect_tree_hashes(&j, false, &mut hashes);
             }

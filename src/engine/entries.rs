@@ -8,7 +8,6 @@ use crate::protocol::{
     AppendEntryParams, AppendEntryResult, EntryIdResult, GetTreeResult, HostEntryType, LabelParams,
     StageFilesParams, StageFilesResult, TreeEntryInfo,
 };
-use crate::repo_path::RepoPath;
 use crate::session::{valid_host_id, NewEntry};
 
 impl Engine {
@@ -119,8 +118,7 @@ impl Engine {
     pub fn stage_files(&mut self, p: StageFilesParams) -> Result<StageFilesResult> {
         let mut parsed = Vec::with_capacity(p.paths.len());
         for raw in &p.paths {
-            let rp = RepoPath::parse(raw)?;
-            rp.check_parents_inside(&self.root)?;
+            let rp = super::parse_path(&self.root, raw)?;
             if let Some(link) =
                 crate::working_copy::checkout::blocking_parent(&self.root, rp.as_str())
             {

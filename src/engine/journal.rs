@@ -6,14 +6,15 @@
 //! otherwise just drops the journal — no file was touched yet.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
+use crate::durability::atomic_write;
 use crate::protocol::RestoreResult;
 use crate::repo_path::RepoPath;
-use crate::store as diff;
+use crate::store::{lookup, EntryKind, Layout};
 use crate::working_copy::checkout;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,16 +45,9 @@ pub struct InterruptedRestore {
 }
 
 impl Journal {
-    /// `<session file>.journal`: beside the session it belongs to, so a
-    /// session copied elsewhere keeps it.
-    pub fn path_for(session: &Path) -> PathBuf {
-        let mut name = session.as_os_str().to_os_string();
-        name.push(".journal");
-        PathBuf::from(name)
-    }
-
+    /// Written at `path` ([`Layout::session_journal`]) through its temp
+    /// file, synced with `fsync` (docs/format.md "Restore journal", step 2).
     pub fn write(&self, path: &Path, fsync: bool) -> Result<()> {
-        let tmp = path.with_extension("journal.tmp");
         let body = serde_json::to_vec(self).map_err(|e| {
             EngineError::io(
                 "encoding the restore journal",
@@ -61,21 +55,10 @@ impl Journal {
                 std::io::Error::other(e),
             )
         })?;
-        let res = (|| -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&body)?;
-            if fsync {
-                f.sync_all()?;
-            }
-            std::fs::rename(&tmp, path)?;
-            if fsync {
-                if let Some(dir) = path.parent() {
-                    std::fs::File::open(dir)?.sync_all()?;
-                }
-            }
-            Ok(())
-        })();
-        res.map_err(|e| EngineError::io("writing the restore journal", path, e))
+        atomic_write(path, &Layout::journal_temp(path), fsync, |f| {
+            f.write_all(&body)
+        })
+        .map_err(|e| EngineError::io("writing the restore journal", path, e))
     }
 
     pub fn read(path: &Path) -> Option<Journal> {
@@ -102,7 +85,7 @@ impl Engine {
     /// Finish or drop a restore a crash interrupted. Called on open, before
     /// anything else looks at the working directory.
     pub(crate) fn recover_interrupted_restore(&mut self) -> Result<Option<InterruptedRestore>> {
-        let path = Journal::path_for(self.log.path());
+        let path = Layout::session_journal(self.log.path());
         let Some(journal) = Journal::read(&path) else {
             if path.exists() {
                 Journal::remove(&path);
@@ -150,10 +133,9 @@ impl Engine {
                 continue;
             };
             let rel = rel.as_str();
-            let target =
-                diff::lookup(&self.store, &tree, rel)?.filter(|e| e.kind != diff::EntryKind::Tree);
-            if let Some(e) = diff::lookup(&self.store, &before_tree, rel)?
-                .filter(|e| e.kind != diff::EntryKind::Tree)
+            let target = lookup(&self.store, &tree, rel)?.filter(|e| e.kind != EntryKind::Tree);
+            if let Some(e) =
+                lookup(&self.store, &before_tree, rel)?.filter(|e| e.kind != EntryKind::Tree)
             {
                 before.insert(rel.to_string(), e);
             }

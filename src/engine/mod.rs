@@ -23,8 +23,9 @@ pub use events::{EngineEvent, EventSink};
 pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, EngineConfig};
 
+use crate::repo_path::RepoPath;
 use crate::session::{Entry, SessionLog};
-use crate::store::{self as diff, ObjectId, Store, TreeEntry};
+use crate::store::{flatten, update_tree, ObjectId, Store, TreeEntry};
 use crate::working_copy::{ScanOptions, StatCache};
 
 pub use crate::store::FlatTree;
@@ -188,7 +189,7 @@ impl Engine {
         if let Some(f) = self.cached_flat(&tree) {
             return Ok(f);
         }
-        let flat = diff::flatten(&self.store, &tree)?;
+        let flat = flatten(&self.store, &tree)?;
         self.remember_flat(tree, flat.clone());
         Ok(flat)
     }
@@ -215,7 +216,7 @@ impl Engine {
         if changes.is_empty() {
             return Ok((base, files));
         }
-        let tree = diff::update_tree(&self.store, &base, changes)?;
+        let tree = update_tree(&self.store, &base, changes)?;
         for (path, entry) in changes {
             match entry {
                 Some(e) => files.insert(path.clone(), *e),
@@ -245,6 +246,20 @@ fn tree_of(e: &Entry) -> Result<ObjectId> {
 
 fn parse_tree_hash(h: &str) -> Result<ObjectId> {
     ObjectId::from_hex(h).map_err(|_| EngineError::UnknownTree(h.to_string()))
+}
+
+/// A path a host names, validated at the edge (docs/architecture.md rule 7):
+/// a clean project path, below no parent that resolves outside `root`.
+fn parse_path(root: &Path, raw: &str) -> Result<RepoPath> {
+    let path = RepoPath::parse(raw)?;
+    path.check_parents_inside(root)?;
+    Ok(path)
+}
+
+/// Every path of a host's list, as [`parse_path`]; the first bad one is
+/// the error.
+fn parse_paths(root: &Path, raw: &[String]) -> Result<Vec<RepoPath>> {
+    raw.iter().map(|p| parse_path(root, p)).collect()
 }
 
 /// Turn index of a tree-recording entry (unrevert-points carry the turn of

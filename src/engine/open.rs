@@ -5,13 +5,11 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::xxh3_64;
-
 use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
 use super::{Engine, EngineError, EventSink, Result};
 use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
 use crate::session::{Header, SessionLog, TornTail};
-use crate::store::Store;
+use crate::store::{project_hash, Layout, Store};
 use crate::working_copy::{ScanOptions, StatCache};
 
 #[derive(Debug, Clone, Default)]
@@ -37,10 +35,7 @@ pub fn default_store_dir(root: &Path) -> PathBuf {
         .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind")))
         .unwrap_or_else(|| PathBuf::from(".rewind"));
-    home.join("projects").join(format!(
-        "{:016x}",
-        xxh3_64(root.as_os_str().as_encoded_bytes())
-    ))
+    home.join("projects").join(project_hash(root))
 }
 
 fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
@@ -107,13 +102,9 @@ impl Engine {
                 let header = Header::new(&root_str);
                 let path = match session_file {
                     Some(p) => p,
-                    None => {
-                        // pi's naming: <timestamp>_<sessionId>.jsonl
-                        let stamp = header.timestamp.replace([':', '.'], "-");
-                        store
-                            .sessions_dir()
-                            .join(format!("{stamp}_{}.jsonl", header.id))
-                    }
+                    None => store
+                        .layout()
+                        .new_session_file(&header.timestamp, &header.id),
                 };
                 (
                     SessionLog::create_with_header(&path, header, config.fsync)?,
@@ -216,10 +207,7 @@ impl Engine {
     }
 
     fn assemble(root: PathBuf, store: Store, log: SessionLog, config: &EngineConfig) -> Engine {
-        let stat_cache_path = store.root().join("cache").join(format!(
-            "stat-{:016x}.bin",
-            xxh3_64(root.as_os_str().as_encoded_bytes())
-        ));
+        let stat_cache_path = store.layout().stat_cache(&root);
         // The staged set survives restarts through the latest snapshot
         // that recorded it.
         let staged: BTreeSet<String> = log
@@ -295,24 +283,15 @@ impl Engine {
 /// The store a session file lives in, when it sits in a store's
 /// `sessions/` directory: resuming it needs no `storeDir`.
 fn store_of_session(session: Option<&Path>) -> Option<PathBuf> {
-    let dir = session?.parent()?;
-    if dir.file_name()? != "sessions" {
-        return None;
-    }
-    let store = dir.parent()?;
-    store.join("VERSION").is_file().then(|| store.to_path_buf())
+    Layout::of_session(session?).map(|l| l.root().to_path_buf())
 }
 
 /// Every session a store serves is registered in it (PROTOCOL), so gc sees
 /// sessions kept outside `<store>/sessions/`. A registration that cannot be
 /// written is logged: it only matters to gc, which then keeps more.
 fn register_session(store: &Store, session_path: &Path) {
-    let dir = store.root().join("registry");
-    let name = format!(
-        "{:016x}",
-        xxh3_64(session_path.as_os_str().as_encoded_bytes())
-    );
-    let file = dir.join(name);
+    let dir = store.layout().registry_dir();
+    let file = store.layout().registration(session_path);
     if file.exists() {
         return;
     }
@@ -326,14 +305,14 @@ fn register_session(store: &Store, session_path: &Path) {
 /// Session files the store knows: those under `sessions/` and registered ones.
 pub(crate) fn known_sessions(store: &Store) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(store.sessions_dir()) {
+    if let Ok(rd) = std::fs::read_dir(store.layout().sessions_dir()) {
         out.extend(
             rd.flatten()
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl")),
+                .filter(|p| Layout::is_session_file(p)),
         );
     }
-    if let Ok(rd) = std::fs::read_dir(store.root().join("registry")) {
+    if let Ok(rd) = std::fs::read_dir(store.layout().registry_dir()) {
         for e in rd.flatten() {
             if let Ok(p) = std::fs::read_to_string(e.path()) {
                 let p = PathBuf::from(p.trim());

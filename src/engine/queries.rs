@@ -4,7 +4,6 @@
 use base64::Engine as _;
 
 use super::line_diff::{self, DiffBudget};
-use super::snapshot::diff_lists;
 use super::{
     diff_of, kind_of, label_for, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point,
     Result, WORKING,
@@ -14,9 +13,8 @@ use crate::protocol::{
     FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
-use crate::repo_path::RepoPath;
 use crate::session::Entry;
-use crate::store::{self as diff, ObjectId, TreeEntry};
+use crate::store::{diff_trees, lookup, ObjectId, TreeEntry};
 
 /// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
 const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
@@ -145,7 +143,7 @@ impl Engine {
     pub fn get_modified_files(&mut self, p: RangeParams) -> Result<ModifiedFilesResult> {
         let ((from, from_tree), (to, to_tree)) =
             self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
-        let changes = diff::diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
+        let changes = diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
         let between = self.entries_between(&from, from_tree, &to);
         let index = self.log.index();
         // The earliest entry in the range whose diff names the path: from
@@ -198,12 +196,11 @@ impl Engine {
     }
 
     pub fn get_file_diff(&mut self, p: FileDiffParams) -> Result<Option<FileDiff>> {
-        let path = RepoPath::parse(&p.file_path)?;
-        path.check_parents_inside(&self.root)?;
+        let path = super::parse_path(&self.root, &p.file_path)?;
         let ((from, from_tree), (to, to_tree)) =
             self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
-        let old = diff::lookup(&self.store, &from_tree, path.as_str())?;
-        let new = diff::lookup(&self.store, &to_tree, path.as_str())?;
+        let old = lookup(&self.store, &from_tree, path.as_str())?;
+        let new = lookup(&self.store, &to_tree, path.as_str())?;
         let old = old.filter(|e| e.kind != crate::store::EntryKind::Tree);
         let new = new.filter(|e| e.kind != crate::store::EntryKind::Tree);
         // A side that is the live directory may hold the file uncaptured
@@ -299,8 +296,7 @@ impl Engine {
     }
 
     pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
-        let path = RepoPath::parse(&p.file_path)?;
-        path.check_parents_inside(&self.root)?;
+        let path = super::parse_path(&self.root, &p.file_path)?;
         let index = self.log.index();
         let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
             Scope::Path => match index.leaf() {
@@ -321,7 +317,7 @@ impl Engine {
             let hash = if status == FileStatus::Deleted {
                 None
             } else {
-                diff::lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id.to_hex())
+                lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id.to_hex())
             };
             versions.push(FileVersion {
                 entry_id: e.id.clone(),
@@ -400,7 +396,7 @@ impl Engine {
             },
         };
         let (_, working) = self.resolve(None, None, Point::Working)?;
-        let changes = diff::diff_trees(&self.store, Some(&base_tree), Some(&working))?;
+        let changes = diff_trees(&self.store, Some(&base_tree), Some(&working))?;
         let mut changed_files = Vec::with_capacity(changes.len());
         // One budget for all files: the request as a whole is what must not stall.
         let mut budget = DiffBudget::for_request();
@@ -423,7 +419,6 @@ impl Engine {
                 is_approximate: d.is_approximate,
             });
         }
-        let _ = diff_lists(&changes);
         Ok(StatusResult {
             has_unapproved: !changed_files.is_empty(),
             approved_entry_id: approval.as_ref().map(|a| a.id.clone()),

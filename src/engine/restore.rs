@@ -12,10 +12,12 @@ use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::durability;
-use crate::protocol::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult};
+use crate::protocol::{
+    serde_name, ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult,
+};
 use crate::repo_path::RepoPath;
 use crate::session::{new_entry_id, NewEntry};
-use crate::store::{self as diff, ObjectId, TreeEntry};
+use crate::store::{diff_trees, Change, ObjectId, TreeEntry};
 use crate::working_copy::checkout::{self, CheckoutError};
 
 /// What a restore will do, computed before anything is written.
@@ -69,15 +71,6 @@ pub(crate) struct Operation {
     pub extra: Map<String, Value>,
 }
 
-pub(crate) fn kind_name(k: ChangeReason) -> &'static str {
-    match k {
-        ChangeReason::Restore => "restore",
-        ChangeReason::Navigate => "navigate",
-        ChangeReason::Undo => "undo",
-        ChangeReason::Reset => "reset",
-    }
-}
-
 fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
     match (a, b) {
         (None, None) => true,
@@ -102,11 +95,10 @@ impl Engine {
         // Only the paths that differ: the tree diff descends into directories
         // whose ids differ, so planning costs what the restore changes, not
         // what the project holds.
-        let changes: Vec<diff::Change> =
-            diff::diff_trees(&self.store, Some(&state.tree), Some(&target))?
-                .into_iter()
-                .filter(|c| in_filter(&c.path))
-                .collect();
+        let changes: Vec<Change> = diff_trees(&self.store, Some(&state.tree), Some(&target))?
+            .into_iter()
+            .filter(|c| in_filter(&c.path))
+            .collect();
 
         let mut plan = Plan {
             target,
@@ -280,9 +272,9 @@ impl Engine {
             Some((e, t)) => (Some(t), turn_of(e)),
             None => (None, 0),
         };
-        let changes = diff::diff_trees(&self.store, parent_tree.as_ref(), Some(&expected_tree))?;
+        let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&expected_tree))?;
         let mut data = Map::new();
-        data.insert("kind".into(), json!(kind_name(op.kind)));
+        data.insert("kind".into(), json!(serde_name(&op.kind)));
         data.insert("preRollbackTreeHash".into(), json!(plan.working.to_hex()));
         data.insert("targetTreeHash".into(), json!(plan.target.to_hex()));
         data.insert("rolledBackToLeaf".into(), json!(op.target_entry));
@@ -312,7 +304,7 @@ impl Engine {
             writes: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
             deletes: plan.deletes.clone(),
         };
-        let journal_path = Journal::path_for(self.log.path());
+        let journal_path = crate::store::Layout::session_journal(self.log.path());
         self.store.sync()?;
         journal.write(&journal_path, self.fsync)?;
         let mut fields = Map::new();
@@ -335,7 +327,7 @@ impl Engine {
             &plan.writes,
             &plan.deletes,
             &before,
-            kind_name(op.kind),
+            &serde_name(&op.kind),
             &mut result,
         );
         Journal::remove(&journal_path);
@@ -528,12 +520,7 @@ pub(crate) fn parse_filter(
     files: Option<Vec<String>>,
 ) -> Result<Option<Vec<RepoPath>>> {
     let Some(files) = files else { return Ok(None) };
-    let mut out = Vec::with_capacity(files.len());
-    for f in files {
-        let rp = RepoPath::parse(&f)?;
-        rp.check_parents_inside(root)?;
-        out.push(rp);
-    }
+    let out = super::parse_paths(root, &files)?;
     if out.is_empty() {
         return Err(EngineError::InvalidParams(
             "files is empty: give at least one path, or omit it for all files".into(),

@@ -6,11 +6,12 @@ use serde_json::{json, Map, Value};
 
 use super::{turn_of, Engine, Result};
 use crate::protocol::{
-    DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
+    serde_name, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats,
+    ToolInfo,
 };
 use crate::repo_path::RepoPath;
 use crate::session::NewEntry;
-use crate::store::{self as diff, ObjectId};
+use crate::store::{diff_trees, Change, ObjectId};
 use crate::working_copy::{git, ScanOutput};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
@@ -53,7 +54,7 @@ pub(crate) struct WorkingState {
     pub gc_guard: Option<crate::store::WriterGuard>,
 }
 
-pub(crate) fn diff_lists(changes: &[diff::Change]) -> DiffLists {
+pub(crate) fn diff_lists(changes: &[Change]) -> DiffLists {
     let mut d = DiffLists::default();
     for c in changes {
         match (&c.old, &c.new) {
@@ -70,26 +71,12 @@ impl Engine {
     pub fn snapshot(&mut self, p: SnapshotParams) -> Result<SnapshotResult> {
         let kind = p.kind.unwrap_or_default();
         let scope = match p.paths {
-            Some(paths) => {
-                let mut parsed = Vec::with_capacity(paths.len());
-                for raw in paths {
-                    let rp = RepoPath::parse(&raw)?;
-                    rp.check_parents_inside(&self.root)?;
-                    parsed.push(rp);
-                }
-                Some(parsed)
-            }
+            Some(paths) => Some(super::parse_paths(&self.root, &paths)?),
             None => None,
         };
         let parent = self.parent_or_leaf(p.parent_id)?;
-        let kind_name = match kind {
-            SnapshotKind::Turn => "turn",
-            SnapshotKind::Message => "message",
-            SnapshotKind::Tool => "tool",
-            SnapshotKind::Manual => "manual",
-        };
         self.record_snapshot(SnapshotSpec {
-            kind: kind_name.to_string(),
+            kind: serde_name(&kind),
             label: p.label,
             scope,
             tool: p.tool,
@@ -122,7 +109,7 @@ impl Engine {
             None => None,
         };
         let parent_tree = parent_cp.map(|(_, t)| t);
-        let changes = diff::diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
+        let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
         let diff = diff_lists(&changes);
         let changed = parent_tree != Some(state.tree);
         let stats = SnapshotStats {

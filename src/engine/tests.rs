@@ -655,7 +655,7 @@ fn interrupted_restore_is_completed_on_open() {
         deletes: vec![],
     };
     journal
-        .write(&journal::Journal::path_for(&file), false)
+        .write(&crate::store::Layout::session_journal(&file), false)
         .unwrap();
     t.write("a.txt", "2");
     let (_e, init2) = Engine::open(t.config(Some(file.clone()))).unwrap();
@@ -663,7 +663,7 @@ fn interrupted_restore_is_completed_on_open() {
     assert_eq!(rec.action, "completed");
     assert_eq!(rec.restored, vec!["a.txt"]);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("1"));
-    assert!(!journal::Journal::path_for(&file).exists());
+    assert!(!crate::store::Layout::session_journal(&file).exists());
 }
 
 #[test]

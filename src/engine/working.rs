@@ -10,7 +10,7 @@ use super::snapshot::WorkingState;
 use super::EngineEvent;
 use super::{Engine, FlatTree, Result};
 use crate::repo_path::RepoPath;
-use crate::store::{self as diff, ObjectId};
+use crate::store::{build_tree, entries_under, ObjectId};
 use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
 
 /// What decides which files are captured besides the files themselves: the
@@ -272,7 +272,9 @@ impl Engine {
                 self.watcher = None;
             }
         }
-        let _ = &dirs;
+        // Only the watcher (Linux) uses the directories the walk went into.
+        #[cfg(not(target_os = "linux"))]
+        drop(dirs);
         if full {
             self.rules_seen = Some(rules);
         }
@@ -340,7 +342,7 @@ impl Engine {
                 let in_scope = |path: &str| scope.iter().any(|s| s.is_prefix_of(path));
                 let mut changes = BTreeMap::new();
                 for s in scope {
-                    for (p, _) in diff::entries_under(&base.files, s.as_str()) {
+                    for (p, _) in entries_under(&base.files, s.as_str()) {
                         if !out.files.contains_key(p) {
                             changes.insert(p.clone(), None);
                         }
@@ -387,7 +389,7 @@ impl Engine {
                         self.derive_tree(ref_tree, files, &changes)?
                     }
                     None => {
-                        let tree = diff::build_tree(&self.store, &out.files)?;
+                        let tree = build_tree(&self.store, &out.files)?;
                         let files: FlatTree = std::mem::take(&mut out.files).into_iter().collect();
                         self.remember_flat(tree, files.clone());
                         (tree, files)

@@ -10,6 +10,7 @@ use super::entry::{Entry, Header, NewEntry, SESSION_VERSION, TYPE_SESSION};
 use super::error::SessionError;
 use super::ids::{new_entry_id, now_iso, valid_host_id};
 use super::index::SessionIndex;
+use crate::durability::sync_dir;
 
 /// An open, locked session file and the index of what it holds.
 ///
@@ -298,17 +299,6 @@ fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
 }
 
 const LOCK_ATTEMPTS: u32 = 5;
-
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    // Makes the new directory entry durable, not just the file's contents.
-    File::open(dir)?.sync_all()
-}
-
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> std::io::Result<()> {
-    Ok(())
-}
 
 /// Reads the whole file: the header, every entry, and what to do about an unterminated
 /// last line. Lines split on `\n` only, one trailing `\r` stripped (pi's JSONL framing);

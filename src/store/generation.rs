@@ -18,13 +18,9 @@
 //!   rest (the engine's stat cache) before relying on any of them.
 
 use std::fs::{self, File};
-use std::io;
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
 
-use super::StoreError;
-
-pub(crate) const LOCK_FILE: &str = "gc.lock";
-pub(crate) const GENERATION_FILE: &str = "gc-generation";
+use super::{Layout, StoreError};
 
 /// Held by a writer (shared lock on `gc.lock`): no gc deletes anything while
 /// it lives.
@@ -42,7 +38,7 @@ pub struct WriterGuard {
 #[derive(Debug)]
 pub struct DeletionGuard {
     _lock: File,
-    root: PathBuf,
+    layout: Layout,
     bumped: bool,
     fsync: bool,
 }
@@ -54,17 +50,20 @@ impl DeletionGuard {
         if self.bumped {
             return Ok(());
         }
-        let next = read_generation(&self.root)?.wrapping_add(1);
-        let path = self.root.join(GENERATION_FILE);
-        crate::durability::atomic_write(&path, format!("{next}\n").as_bytes(), self.fsync)
-            .map_err(|e| StoreError::io("writing the gc generation", &path, e))?;
+        let next = read_generation(&self.layout)?.wrapping_add(1);
+        let path = self.layout.generation();
+        let temp = self.layout.generation_temp();
+        crate::durability::atomic_write(&path, &temp, self.fsync, |f| {
+            f.write_all(format!("{next}\n").as_bytes())
+        })
+        .map_err(|e| StoreError::io("writing the gc generation", &path, e))?;
         self.bumped = true;
         Ok(())
     }
 }
 
-fn open_lock(root: &Path) -> Result<File, StoreError> {
-    let path = root.join(LOCK_FILE);
+fn open_lock(layout: &Layout) -> Result<File, StoreError> {
+    let path = layout.gc_lock();
     fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -75,8 +74,8 @@ fn open_lock(root: &Path) -> Result<File, StoreError> {
 }
 
 /// The store's gc generation (0 before the first gc that deleted anything).
-pub fn read_generation(root: &Path) -> Result<u64, StoreError> {
-    let path = root.join(GENERATION_FILE);
+pub fn read_generation(layout: &Layout) -> Result<u64, StoreError> {
+    let path = layout.generation();
     match fs::read_to_string(&path) {
         Ok(s) => s.trim().parse().map_err(|_| {
             StoreError::io(
@@ -91,11 +90,11 @@ pub fn read_generation(root: &Path) -> Result<u64, StoreError> {
 }
 
 /// Waits for any running gc to finish, then holds it off.
-pub fn writer_guard(root: &Path, validated_at: u64) -> Result<WriterGuard, StoreError> {
-    let lock = open_lock(root)?;
+pub fn writer_guard(layout: &Layout, validated_at: u64) -> Result<WriterGuard, StoreError> {
+    let lock = open_lock(layout)?;
     lock.lock_shared()
-        .map_err(|e| StoreError::io("locking the store against gc", root.join(LOCK_FILE), e))?;
-    let generation = read_generation(root)?;
+        .map_err(|e| StoreError::io("locking the store against gc", layout.gc_lock(), e))?;
+    let generation = read_generation(layout)?;
     Ok(WriterGuard {
         _lock: lock,
         generation,
@@ -105,13 +104,13 @@ pub fn writer_guard(root: &Path, validated_at: u64) -> Result<WriterGuard, Store
 
 /// Waits for every writer's current snapshot to be recorded, then holds
 /// new ones off until dropped.
-pub fn deletion_guard(root: &Path, fsync: bool) -> Result<DeletionGuard, StoreError> {
-    let lock = open_lock(root)?;
+pub fn deletion_guard(layout: &Layout, fsync: bool) -> Result<DeletionGuard, StoreError> {
+    let lock = open_lock(layout)?;
     lock.lock()
-        .map_err(|e| StoreError::io("locking the store for gc", root.join(LOCK_FILE), e))?;
+        .map_err(|e| StoreError::io("locking the store for gc", layout.gc_lock(), e))?;
     Ok(DeletionGuard {
         _lock: lock,
-        root: root.to_path_buf(),
+        layout: layout.clone(),
         bumped: false,
         fsync,
     })
@@ -124,7 +123,7 @@ mod tests {
     #[test]
     fn a_bump_makes_writers_stale_once() {
         let d = tempfile::tempdir().unwrap();
-        let root = d.path();
+        let root = &Layout::new(d.path());
         let w = writer_guard(root, 0).unwrap();
         assert!(!w.stale);
         drop(w);
@@ -142,7 +141,7 @@ mod tests {
     #[test]
     fn gc_waits_for_a_writer() {
         let d = tempfile::tempdir().unwrap();
-        let root = d.path().to_path_buf();
+        let root = Layout::new(d.path());
         let w = writer_guard(&root, 0).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         let r2 = root.clone();

@@ -1,15 +1,8 @@
 //! Content-addressed object store: blobs (file contents, symlink targets) and directory
 //! trees, addressed by xxh3-128 of their uncompressed bytes.
 //!
-//! Layout under the store root (specified in docs/format.md):
-//!
-//! ```text
-//! VERSION              store format version, ASCII decimal + "\n"
-//! objects/ab/cdef...   a loose object: 16-byte header + raw or zstd payload
-//! objects/pack/        packs: many objects' records in one file, plus its index
-//! gc.lock, gc-generation  who may delete objects, and how writers learn it happened
-//! sessions/            session files (owned by the session module)
-//! ```
+//! The layout under the store root (every path in it) is [`Layout`]'s, which
+//! mirrors docs/format.md "Layout".
 //!
 //! - [`ObjectId`]: the content address.
 //! - [`Store`]: put/get with hash verification on every read, dedup, atomic writes.
@@ -21,6 +14,7 @@ mod codec;
 mod diff;
 mod error;
 mod generation;
+mod layout;
 mod object_id;
 mod objects;
 mod pack;
@@ -32,6 +26,7 @@ pub use diff::{
 };
 pub use error::StoreError;
 pub use generation::{DeletionGuard, WriterGuard};
+pub use layout::{project_hash, Layout};
 pub use object_id::ObjectId;
 pub use objects::{
     FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,

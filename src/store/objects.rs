@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use super::codec::{self, Codec, HEADER_LEN};
 use super::error::StoreError;
+use super::layout::{Layout, TEMP_PREFIX};
 use super::object_id::{IdHasher, ObjectId};
 use super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
 use super::pack_set::PackSet;
@@ -25,12 +26,6 @@ use super::tree::Tree;
 pub const STORE_VERSION: u32 = 2;
 /// The older version this build upgrades on open.
 const UPGRADABLE_VERSION: u32 = 1;
-
-const VERSION_FILE: &str = "VERSION";
-const OBJECTS_DIR: &str = "objects";
-const SESSIONS_DIR: &str = "sessions";
-/// Prefix of in-flight object files; never a valid object name (those are 30 hex chars).
-const TEMP_PREFIX: &str = ".tmp-";
 
 /// How long a "this object exists" fact may be reused without touching the file again.
 ///
@@ -183,7 +178,8 @@ struct Known {
 /// A content-addressed object store. `Send + Sync`: share one instance (e.g. in an `Arc`)
 /// between all threads of a snapshot.
 pub struct Store {
-    root: PathBuf,
+    layout: Layout,
+    /// `layout.objects_dir()`, which every put and get joins onto.
     objects: PathBuf,
     fsync: bool,
     /// Objects this process wrote or found on disk recently, so repeated puts of the same
@@ -222,17 +218,18 @@ impl Store {
     pub fn open(root: &Path, fsync: bool) -> Result<Store, StoreError> {
         fs::create_dir_all(root)
             .map_err(|e| StoreError::io("creating store directory", root, e))?;
-        check_or_write_version(root, fsync)?;
-        let objects = root.join(OBJECTS_DIR);
-        for dir in [objects.clone(), root.join(SESSIONS_DIR)] {
+        let layout = Layout::new(root);
+        check_or_write_version(&layout, fsync)?;
+        let objects = layout.objects_dir();
+        for dir in [objects.clone(), layout.sessions_dir()] {
             fs::create_dir_all(&dir)
                 .map_err(|e| StoreError::io("creating store directory", &dir, e))?;
         }
-        let validated = super::generation::read_generation(root)?;
-        let packs = PackSet::open(&objects, fsync)?;
+        let validated = super::generation::read_generation(&layout)?;
+        let packs = PackSet::open(&layout, fsync)?;
         Ok(Store {
             validated_generation: std::sync::atomic::AtomicU64::new(validated),
-            root: root.to_path_buf(),
+            layout,
             objects,
             fsync,
             packs,
@@ -245,19 +242,24 @@ impl Store {
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.layout.root()
+    }
+
+    /// Where everything lives in this store.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// Hold gc off until the guard is dropped (waiting for a running gc);
     /// `stale` says gc deleted objects since this store last validated
     /// what it trusts.
     pub fn writer_guard(&self) -> Result<super::WriterGuard, StoreError> {
-        super::generation::writer_guard(&self.root, self.validated_generation())
+        super::generation::writer_guard(&self.layout, self.validated_generation())
     }
 
     /// Exclusive right to delete objects, for gc.
     pub fn deletion_guard(&self) -> Result<super::DeletionGuard, StoreError> {
-        super::generation::deletion_guard(&self.root, self.fsync)
+        super::generation::deletion_guard(&self.layout, self.fsync)
     }
 
     /// The gc generation this store's in-memory facts are valid for.
@@ -281,9 +283,9 @@ impl Store {
         Ok(())
     }
 
-    /// `root/sessions`, where session files live.
+    /// `root/sessions`, where session files live ([`Layout::sessions_dir`]).
     pub fn sessions_dir(&self) -> PathBuf {
-        self.root.join(SESSIONS_DIR)
+        self.layout.sessions_dir()
     }
 
     /// `root/objects/ab/cdef...`: the first two hex characters name the fan-out directory,
@@ -692,6 +694,11 @@ impl Store {
     /// Writes the object file: temp file in the fan-out directory, fsync (if enabled),
     /// rename into place. Concurrent writers of the same id each use their own temp file;
     /// the renames replace one complete, identical file with another.
+    ///
+    /// Only the rename is `durability`'s: the temp is created exclusively in a fan-out
+    /// directory made on first use, large contents are streamed into it, and the
+    /// directories are synced once per batch by [`Store::sync`], where
+    /// `durability::atomic_write` would sync each write.
     fn write_object(
         &self,
         id: &ObjectId,
@@ -748,10 +755,9 @@ impl Store {
             let _ = fs::remove_file(&temp);
             return Err(StoreError::io("writing object", &temp, e));
         }
-        if let Err(e) = fs::rename(&temp, path) {
-            let _ = fs::remove_file(&temp);
-            return Err(StoreError::io("renaming object into place", path, e));
-        }
+        // No directory sync here: `sync` makes a batch's renames durable.
+        rename_into_place(&temp, path)
+            .map_err(|e| StoreError::io("renaming object into place", path, e))?;
         if self.fsync {
             self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
         }
@@ -841,14 +847,9 @@ impl Store {
                 return Err(e);
             }
         };
-        if let Err(e) = fs::rename(&temp, path) {
-            let _ = fs::remove_file(&temp);
-            return Err(StreamFail::Store(StoreError::io(
-                "renaming object into place",
-                path,
-                e,
-            )));
-        }
+        rename_into_place(&temp, path).map_err(|e| {
+            StreamFail::Store(StoreError::io("renaming object into place", path, e))
+        })?;
         if self.fsync {
             self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
         }
@@ -1024,11 +1025,13 @@ fn freshen(path: &Path, content_len: u64) -> Option<u64> {
     Some(file_len)
 }
 
-use crate::durability::{sync_dir, sync_filesystem as syncfs, BATCH_SYNC};
+use crate::durability::{
+    atomic_write, rename_into_place, sync_dir, sync_filesystem as syncfs, BATCH_SYNC,
+};
 
 /// Checks `root/VERSION`, or writes it (atomically) for a new store.
-fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
-    let path = root.join(VERSION_FILE);
+fn check_or_write_version(layout: &Layout, fsync: bool) -> Result<(), StoreError> {
+    let path = layout.version_file();
     match fs::read_to_string(&path) {
         Ok(text) => {
             let found: u32 = text.trim().parse().map_err(|_| {
@@ -1042,7 +1045,7 @@ fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
                 )
             })?;
             if found == UPGRADABLE_VERSION {
-                return write_version(root, fsync);
+                return write_version(layout, fsync);
             }
             if found != STORE_VERSION {
                 return Err(StoreError::UnsupportedVersion {
@@ -1052,37 +1055,21 @@ fn check_or_write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
             }
             Ok(())
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => write_version(root, fsync),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => write_version(layout, fsync),
         Err(e) => Err(StoreError::io("reading store version", &path, e)),
     }
 }
 
-/// Writes `root/VERSION` for a new store or one being upgraded.
-fn write_version(root: &Path, fsync: bool) -> Result<(), StoreError> {
-    let path = root.join(VERSION_FILE);
-    // Temp + rename so a concurrent opener never reads a half-written VERSION; two
-    // processes creating (or upgrading) the store at once both write the same content.
-    let temp = root.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()));
-    let write = || -> io::Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        f.write_all(format!("{STORE_VERSION}\n").as_bytes())?;
-        if fsync {
-            f.sync_all()?;
-        }
-        drop(f);
-        fs::rename(&temp, &path)?;
-        if fsync {
-            sync_dir(root)?;
-        }
-        Ok(())
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        StoreError::io("writing store version", &path, e)
+/// Writes `root/VERSION` for a new store or one being upgraded: temp +
+/// rename so a concurrent opener never reads a half-written VERSION; two
+/// processes creating (or upgrading) the store at once both write the same
+/// content.
+fn write_version(layout: &Layout, fsync: bool) -> Result<(), StoreError> {
+    let path = layout.version_file();
+    atomic_write(&path, &layout.version_temp(), fsync, |f| {
+        f.write_all(format!("{STORE_VERSION}\n").as_bytes())
     })
+    .map_err(|e| StoreError::io("writing store version", &path, e))
 }
 
 #[cfg(test)]

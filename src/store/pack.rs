@@ -27,10 +27,9 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::layout::TEMP_PREFIX;
 use super::object_id::ObjectId;
 
-/// Subdirectory of `objects/` holding packs and their indexes.
-pub(crate) const PACK_DIR: &str = "pack";
 const PACK_MAGIC: &[u8; 4] = b"RWPK";
 const INDEX_MAGIC: &[u8; 4] = b"RWPI";
 pub(crate) const PACK_VERSION: u8 = 1;
@@ -77,6 +76,11 @@ pub(crate) fn pack_path(dir: &Path, name: &str) -> PathBuf {
 
 pub(crate) fn index_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.idx"))
+}
+
+/// `.tmp-<name>.idx`: an index being written, before it is published.
+pub(crate) fn index_temp_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{TEMP_PREFIX}{name}.idx"))
 }
 
 /// The index bytes for `entries`, which it sorts by id and leaves one entry

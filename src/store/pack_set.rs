@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 use std::time::{Instant, SystemTime};
@@ -17,15 +17,14 @@ use dashmap::DashMap;
 
 use super::codec;
 use super::error::StoreError;
+use super::layout::{Layout, TEMP_PREFIX};
 use super::object_id::ObjectId;
 use super::objects::{remove_if_stale, ObjectInfo, KNOWN_OBJECT_TTL};
 use super::pack::{
-    decode_index, encode_index, index_path, is_pack_name, pack_path, read_record, IndexEntry,
-    PackWriter, MAX_PACK_BYTES, PACK_DIR,
+    decode_index, encode_index, index_path, index_temp_path, is_pack_name, pack_path, read_record,
+    IndexEntry, PackWriter, MAX_PACK_BYTES,
 };
-use crate::durability::{sync_dir, BATCH_SYNC};
-
-const TEMP_PREFIX: &str = ".tmp-";
+use crate::durability::{rename_into_place, sync_dir, write_temp, BATCH_SYNC};
 
 /// Where a packed object is: a slot in [`PackSet::slots`] and its record.
 /// 12 bytes, since there is one per packed object in memory: packs stay
@@ -126,9 +125,9 @@ struct PackListing {
 
 impl PackSet {
     /// Loads the index of every published pack under `objects/pack/`.
-    pub fn open(objects: &Path, fsync: bool) -> Result<PackSet, StoreError> {
+    pub fn open(layout: &Layout, fsync: bool) -> Result<PackSet, StoreError> {
         let set = PackSet {
-            dir: objects.join(PACK_DIR),
+            dir: layout.pack_dir(),
             fsync,
             by_id: DashMap::new(),
             slots: RwLock::new(Vec::new()),
@@ -379,8 +378,12 @@ impl PackSet {
                 io::Error::other("the pack was deleted while being written"),
             ));
         }
-        let temp = self.dir.join(format!("{TEMP_PREFIX}{}.idx", writer.name));
-        fs::write(&temp, encode_index(entries))
+        let temp = index_temp_path(&self.dir, &writer.name);
+        // The first half of an atomic write (durability::atomic_write) and
+        // not synced: publishing is two-phase for a whole batch, so that one
+        // syncfs makes every pack and index temp durable before the first
+        // index is renamed into place (docs/format.md "Packs", "Writing").
+        write_temp(&temp, false, |f| f.write_all(&encode_index(entries)))
             .map_err(|e| StoreError::io("writing pack index", &temp, e))?;
         Ok(temp)
     }
@@ -417,7 +420,7 @@ impl PackSet {
         let mut packs = sealed.packs.into_iter();
         while let Some((slot, writer, temp)) = packs.next() {
             let idx = index_path(&self.dir, &writer.name);
-            if let Err(e) = fs::rename(&temp, &idx) {
+            if let Err(e) = rename_into_place(&temp, &idx) {
                 // This pack and the rest wait for the next sync; dropping
                 // them would leave the map naming records no index holds.
                 let rest = std::iter::once((slot, writer, temp)).chain(packs);
@@ -620,7 +623,8 @@ impl PackSet {
                 }
             }
             let idx = index_path(&self.dir, &writer.name);
-            fs::rename(&temp, &idx).map_err(|e| StoreError::io("publishing pack index", idx, e))?;
+            rename_into_place(&temp, &idx)
+                .map_err(|e| StoreError::io("publishing pack index", idx, e))?;
             if self.fsync {
                 sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
             }
@@ -715,7 +719,7 @@ mod tests {
     }
 
     fn pack_files(store: &Store, ext: &str) -> Vec<PathBuf> {
-        let dir = store.root().join("objects").join(PACK_DIR);
+        let dir = store.layout().pack_dir();
         let mut out: Vec<PathBuf> = fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();

@@ -118,6 +118,13 @@ pub fn remove_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a st
 /// Write `entry` (with `content`: file bytes or link target) at `rel`:
 /// into a temp file beside it, renamed over it, all relative to the handle
 /// of its directory.
+///
+/// Not `durability::atomic_write`, which works on paths: every step here
+/// (`openat` with `O_EXCL | O_NOFOLLOW` and the file's mode, `symlinkat`,
+/// `renameat`, `unlinkat`) goes through the directory handle `beneath`
+/// opened, so a parent swapped for a symlink meanwhile cannot redirect the
+/// write (docs/architecture.md rule 7). The directory is synced by the
+/// restore once for all its writes, not here.
 pub fn write_entry(
     root: &Path,
     rel: &str,

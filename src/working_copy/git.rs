@@ -63,14 +63,13 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
     }
     let count = be32(b, 8).ok_or("truncated header")? as usize;
     let mut out: Vec<String> = Vec::with_capacity(count.min(1 << 20));
-    let mut pos = 12usize;
     let mut prev: Vec<u8> = Vec::new();
     // SHA-1 repositories use 20-byte object names; SHA-256 ones 32. Try
     // SHA-1 first and fall back when the entries do not line up.
     for hash_len in [20usize, 32] {
         out.clear();
         prev.clear();
-        pos = 12;
+        let mut pos = 12usize;
         let mut ok = true;
         for _ in 0..count {
             let start = pos;
@@ -147,7 +146,6 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
             return Ok(out);
         }
     }
-    let _ = pos;
     Err("entries do not parse")
 }
 

@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::store::{EntryKind, ObjectId, TreeEntry};
+use crate::durability::atomic_write;
+use crate::store::{EntryKind, Layout, ObjectId, TreeEntry};
 
 /// The format written: entries sorted by path, ids as raw bytes, all of it
 /// one zstd frame. A 100k-file project's cache is ~15 MB uncompressed, a
@@ -161,8 +162,11 @@ impl StatCache {
         }
     }
 
-    /// Save atomically (temp file + rename). Not fsynced: losing it costs a
-    /// re-hash, never data.
+    /// Save atomically (temp file + rename), so a reader never sees half a
+    /// cache. Not fsynced (`fsync: false`): it is a cache, and a torn or
+    /// lost one only costs a re-hash, never data (docs/architecture.md
+    /// rule 5; docs/format.md "Stat cache"); a sync per save would cost
+    /// every snapshot that refreshed it.
     pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
         if !self.dirty {
             return Ok(());
@@ -170,22 +174,14 @@ impl StatCache {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let tmp = tmp_name(path);
-        {
-            let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
+        atomic_write(path, &Layout::stat_cache_temp(path), false, |f| {
+            let mut w = BufWriter::new(f);
             encode(&self.entries, self.generation, &mut w)?;
-            w.flush()?;
-        }
-        std::fs::rename(&tmp, path)?;
+            w.flush()
+        })?;
         self.dirty = false;
         Ok(())
     }
-}
-
-fn tmp_name(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
 }
 
 fn kind_byte(k: EntryKind) -> u8 {
