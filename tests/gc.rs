@@ -954,3 +954,41 @@ fn a_pack_deleted_under_a_live_engine_is_written_again() {
     assert_reads_back(&store, e.session_file());
     assert_verified(&store);
 }
+
+#[test]
+fn a_rewind_record_that_cannot_be_read_keeps_the_trees_it_names() {
+    let mut fx = Fx::new();
+    let (session, _) = fx.session_with_unique(100);
+    let store = fx.store();
+    // A tree (and blob) only a malformed step-snapshot names: its turnIndex is not a
+    // number, so it does not read as a record, and gc must not take it as naming nothing.
+    let blob = store.put(b"only the broken record needs me").unwrap().id;
+    let mut tree = Tree::default();
+    tree.entries.insert(
+        "f".into(),
+        TreeEntry {
+            kind: EntryKind::File,
+            id: blob,
+            size: 31,
+        },
+    );
+    let tree_id = store.put_tree(&tree).unwrap();
+    {
+        let (mut log, _) = SessionLog::open(&session, false).unwrap();
+        let leaf = log.index().leaf().map(|e| e.id.clone());
+        log.append(NewEntry::custom(
+            "step-snapshot",
+            leaf,
+            json!({"snapshotTreeHash": tree_id.to_hex(), "turnIndex": "three"}),
+        ))
+        .unwrap();
+    }
+    let (stray_ids, _) = strays(&store, 1);
+    age_all_objects(&store, 10 * DAY);
+
+    let r = run_later(&store, keep_last(1));
+    assert_eq!(r.objects_removed, 1);
+    assert!(!store.contains(&stray_ids[0]));
+    assert!(store.contains(&tree_id) && store.contains(&blob));
+    assert_verified(&store);
+}
