@@ -15,9 +15,10 @@
 //!    the newest `keepLast` are removed while what would stay after the sweep (objects
 //!    reachable from the remaining sessions plus unreachable ones still inside the grace
 //!    period) exceeds the budget.
-//! 4. **Mark**: from every remaining session (and its restore journal), every string under
-//!    a key ending in `TreeHash`, at any depth, names a tree; trees are walked recursively,
-//!    each tree id once. The blobs named by the persisted stat caches (`<store>/cache/
+//! 4. **Mark**: every remaining session's own rewind records name their trees
+//!    ([`Entry::referenced_trees`]; one that cannot be read names every string under a key
+//!    ending in `TreeHash` in its line), and so does its restore journal (every such key);
+//!    trees are walked recursively, each tree id once. The blobs named by the persisted stat caches (`<store>/cache/
 //!    stat-*.bin`, read with [`StatCache::load`]) are roots too: a scan reuses a cache
 //!    hit's blob id without touching the store, so a blob the cache vouches for must
 //!    outlive every session that referenced it. (A cache that cannot be decoded is not
@@ -46,10 +47,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::protocol::{GcParams, GcResult};
-use crate::session::{SessionError, SessionLog, CUSTOM_APPROVAL, TYPE_LABEL};
+use crate::session::records::{collect_tree_hashes, collect_tree_hashes_map, Label};
+use crate::session::{Entry, SessionError, SessionLog, CUSTOM_APPROVAL};
 use crate::store::{
     empty_tree_id, EntryKind, Layout, ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL,
 };
@@ -608,16 +610,13 @@ fn read_session(
                 let index = log.index();
                 let mut labelled = false;
                 for e in index.entries() {
-                    collect_tree_hashes_map(&e.raw, &mut hashes);
-                    if e.entry_type == TYPE_LABEL {
-                        let target = e.raw.get("targetId").and_then(Value::as_str);
-                        labelled |= target.is_some_and(|t| index.label_of(t).is_some());
+                    referenced_trees(e, path, &mut hashes);
+                    if let Some(label) = e.record::<Label>() {
+                        let target = label.target_id;
+                        labelled |= target.is_some_and(|t| index.label_of(&t).is_some());
                     }
                     // A snapshot taken with a label is a labelled checkpoint too.
-                    labelled |= e.is_tree_recording()
-                        && e.data()
-                            .and_then(|d| d.get("label"))
-                            .is_some_and(Value::is_string);
+                    labelled |= e.is_tree_recording() && e.snapshot_label().is_some();
                 }
                 if labelled {
                     protection.get_or_insert(Protection::Labelled);
@@ -703,28 +702,18 @@ fn probe_held(path: &Path) -> Result<Option<bool>, GcError> {
     }
 }
 
-fn is_tree_hash_key(key: &str) -> bool {
-    let key = key.as_bytes();
-    key.len() >= 8 && key[key.len() - 8..].eq_ignore_ascii_case(b"treehash")
-}
-
-/// Every string under a key ending in `TreeHash` (any case), at any depth.
-pub(crate) fn collect_tree_hashes_map(map: &Map<String, Value>, out: &mut Vec<String>) {
-    for (k, v) in map {
-        collect_tree_hashes(v, is_tree_hash_key(k), out);
-    }
-}
-
-pub(crate) fn collect_tree_hashes(v: &Value, under_tree_key: bool, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) if under_tree_key => out.push(s.clone()),
-        Value::Array(items) => {
-            for item in items {
-                collect_tree_hashes(item, under_tree_key, out);
-            }
+/// Adds the trees `e` references to `out` (see [`Entry::referenced_trees`]). A rewind
+/// record that cannot be read as its type is not taken to reference nothing: every string
+/// under a key ending in `TreeHash` anywhere in its line is kept, the rule gc applied to
+/// every entry before the records were typed.
+pub(crate) fn referenced_trees(e: &Entry, session: &Path, out: &mut Vec<String>) {
+    match e.referenced_trees() {
+        Ok(trees) => out.extend(trees),
+        Err(err) => {
+            tracing::warn!(%err, id = %e.id, path = %session.display(),
+                "a rewind record cannot be read; keeping every tree it may name");
+            collect_tree_hashes_map(&e.raw, out);
         }
-        Value::Object(map) => collect_tree_hashes_map(map, out),
-        _ => {}
     }
 }
 
@@ -857,37 +846,6 @@ pub(crate) fn stat_cache_paths(store: &Store) -> Result<Vec<PathBuf>, GcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn hashes(v: Value) -> Vec<String> {
-        let mut out = Vec::new();
-        collect_tree_hashes(&v, false, &mut out);
-        out.sort();
-        out
-    }
-
-    #[test]
-    fn tree_hashes_are_found_at_any_depth() {
-        let v = json!({
-            "type": "custom",
-            "data": {
-                "snapshotTreeHash": "a",
-                "baselineTreeHash": "b",
-                "treeHash": "c",
-                "other": "not me",
-                "nested": {"targetTreeHash": "d", "deeper": [{"approvedTreeHash": "e"}]},
-                "listTreeHash": ["f", "g", 3, null],
-                "objTreeHash": {"x": "not me either", "preRollbackTreeHash": "h"},
-                "label": "i",
-                "TreeHashes": "no",
-            },
-            "workingTreeHash": "j",
-        });
-        assert_eq!(hashes(v), ["a", "b", "c", "d", "e", "f", "g", "h", "j"]);
-        assert!(is_tree_hash_key("TreeHash"));
-        assert!(!is_tree_hash_key("Hash"));
-        assert!(!is_tree_hash_key("é"));
-    }
 
     fn session(name: &str, age_days: u64, protection: Option<Protection>) -> SessionFile {
         SessionFile {

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::gc::{self, GcError};
 use crate::protocol::{VerifyProblem, VerifyProblemKind, VerifyResult};
+use crate::session::records::collect_tree_hashes;
 use crate::session::SessionLog;
 use crate::store::{EntryKind, Layout, ObjectId, Store, StoreError};
 use crate::working_copy::StatCache;
@@ -35,14 +36,14 @@ pub fn run(store: &Store) -> Result<VerifyResult, GcError> {
         match SessionLog::open_read_only(&path) {
             Ok(log) => {
                 for e in log.index().entries() {
-                    gc::collect_tree_hashes_map(&e.raw, &mut hashes);
+                    gc::referenced_trees(e, &path, &mut hashes);
                 }
             }
             Err(err) => v.problem(VerifyProblemKind::Session, who.clone(), err.to_string()),
         }
         if let Ok(bytes) = std::fs::read(Layout::session_journal(&path)) {
             if let Ok(j) = serde_json::from_slice::<Value>(&bytes) {
-                gc::collect_tree_hashes(&j, false, &mut hashes);
+                collect_tree_hashes(&j, false, &mut hashes);
             }
         }
         for h in hashes {

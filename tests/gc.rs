@@ -139,6 +139,21 @@ fn trees_of(session: &Path) -> Vec<ObjectId> {
     out
 }
 
+/// A stored tree holding one file `f` with `content`: (tree, blob).
+fn one_file_tree(store: &Store, content: &[u8]) -> (ObjectId, ObjectId) {
+    let blob = store.put(content).unwrap().id;
+    let mut tree = Tree::default();
+    tree.entries.insert(
+        "f".into(),
+        TreeEntry {
+            kind: EntryKind::File,
+            id: blob,
+            size: content.len() as u64,
+        },
+    );
+    (store.put_tree(&tree).unwrap(), blob)
+}
+
 /// Every snapshot of the session reads back: every tree flattens and every blob verifies.
 fn assert_reads_back(store: &Store, session: &Path) {
     for tree in trees_of(session) {
@@ -667,17 +682,7 @@ fn a_missing_tree_is_skipped_and_a_journal_keeps_its_trees() {
         .unwrap();
     }
     // A tree (and blob) only a restore journal names.
-    let blob = store.put(b"only the journal needs me").unwrap().id;
-    let mut tree = Tree::default();
-    tree.entries.insert(
-        "f".into(),
-        TreeEntry {
-            kind: EntryKind::File,
-            id: blob,
-            size: 25,
-        },
-    );
-    let tree_id = store.put_tree(&tree).unwrap();
+    let (tree_id, blob) = one_file_tree(&store, b"only the journal needs me");
     let mut journal = session.as_os_str().to_os_string();
     journal.push(".journal");
     std::fs::write(
@@ -952,5 +957,33 @@ fn a_pack_deleted_under_a_live_engine_is_written_again() {
     }
     e.snapshot(SnapshotParams::default()).unwrap();
     assert_reads_back(&store, e.session_file());
+    assert_verified(&store);
+}
+
+#[test]
+fn a_rewind_record_that_cannot_be_read_keeps_the_trees_it_names() {
+    let mut fx = Fx::new();
+    let (session, _) = fx.session_with_unique(100);
+    let store = fx.store();
+    // A tree (and blob) only a malformed step-snapshot names: its turnIndex is not a
+    // number, so it does not read as a record, and gc must not take it as naming nothing.
+    let (tree_id, blob) = one_file_tree(&store, b"only the broken record needs me");
+    {
+        let (mut log, _) = SessionLog::open(&session, false).unwrap();
+        let leaf = log.index().leaf().map(|e| e.id.clone());
+        log.append(NewEntry::custom(
+            "step-snapshot",
+            leaf,
+            json!({"snapshotTreeHash": tree_id.to_hex(), "turnIndex": "three"}),
+        ))
+        .unwrap();
+    }
+    let (stray_ids, _) = strays(&store, 1);
+    age_all_objects(&store, 10 * DAY);
+
+    let r = run_later(&store, keep_last(1));
+    assert_eq!(r.objects_removed, 1);
+    assert!(!store.contains(&stray_ids[0]));
+    assert!(store.contains(&tree_id) && store.contains(&blob));
     assert_verified(&store);
 }

@@ -8,7 +8,11 @@ use crate::protocol::{
     AppendEntryParams, AppendEntryResult, EntryIdResult, GetTreeResult, HostEntryType, LabelParams,
     StageFilesParams, StageFilesResult, TreeEntryInfo,
 };
-use crate::session::{valid_host_id, NewEntry};
+use crate::session::records::{Label, Record};
+use crate::session::{
+    valid_host_id, NewEntry, CUSTOM_APPROVAL, CUSTOM_NAVIGATION, CUSTOM_STEP_SNAPSHOT,
+    CUSTOM_UNREVERT_POINT, TYPE_CUSTOM, TYPE_MESSAGE,
+};
 
 impl Engine {
     pub fn append_entry(&mut self, p: AppendEntryParams) -> Result<AppendEntryResult> {
@@ -50,7 +54,7 @@ impl Engine {
                     message.insert("content".into(), json!(text));
                 }
                 fields.insert("message".into(), Value::Object(message));
-                ("message".to_string(), None)
+                (TYPE_MESSAGE.to_string(), None)
             }
             HostEntryType::Custom => {
                 let Some(ct) = p.custom_type else {
@@ -58,10 +62,13 @@ impl Engine {
                         "entryType \"custom\" needs a customType".into(),
                     ));
                 };
-                if matches!(
-                    ct.as_str(),
-                    "step-snapshot" | "unrevert-point" | "approval" | "navigation"
-                ) {
+                let reserved = [
+                    CUSTOM_STEP_SNAPSHOT,
+                    CUSTOM_UNREVERT_POINT,
+                    CUSTOM_APPROVAL,
+                    CUSTOM_NAVIGATION,
+                ];
+                if reserved.contains(&ct.as_str()) {
                     return Err(EngineError::InvalidParams(format!(
                         "customType {ct:?} is reserved for the sidecar's own entries"
                     )));
@@ -72,7 +79,7 @@ impl Engine {
                 if let Some(text) = &p.text {
                     fields.insert("text".into(), json!(text));
                 }
-                ("custom".to_string(), Some(ct))
+                (TYPE_CUSTOM.to_string(), Some(ct))
             }
         };
         if let Some(data) = p.data {
@@ -95,23 +102,14 @@ impl Engine {
         if !self.log.index().contains(&p.target_id) {
             return Err(EngineError::UnknownEntry(p.target_id));
         }
-        let mut fields = Map::new();
-        fields.insert("targetId".into(), json!(p.target_id));
-        fields.insert(
-            "label".into(),
-            p.label.map(Value::String).unwrap_or(Value::Null),
-        );
-        if let Some(note) = p.note {
-            fields.insert("note".into(), json!(note));
-        }
+        let record = Label {
+            target_id: Some(p.target_id),
+            label: p.label,
+            note: p.note,
+            extra: Default::default(),
+        };
         let leaf = self.leaf_id();
-        let entry = self.log.append(NewEntry {
-            entry_type: "label".into(),
-            custom_type: None,
-            id: None,
-            parent_id: leaf,
-            fields,
-        })?;
+        let entry = self.log.append(record.to_new_entry(None, leaf)?)?;
         Ok(EntryIdResult { entry_id: entry.id })
     }
 

@@ -265,53 +265,45 @@ fn parse_paths(root: &Path, raw: &[String]) -> Result<Vec<RepoPath>> {
 /// Turn index of a tree-recording entry (unrevert-points carry the turn of
 /// the latest step-snapshot above them).
 fn turn_of(e: &Entry) -> u64 {
-    e.data()
-        .and_then(|d| d.get("turnIndex"))
-        .and_then(|t| t.as_u64())
-        .unwrap_or(0)
+    e.turn_index()
 }
 
 /// The kind of a tree-recording entry ("baseline", "turn", ..., or the
 /// operation of an unrevert-point).
 fn kind_of(e: &Entry) -> String {
-    e.data()
-        .and_then(|d| d.get("kind"))
-        .and_then(|k| k.as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            e.custom_type
-                .clone()
-                .unwrap_or_else(|| e.entry_type.clone())
-        })
+    e.record_kind().map(str::to_string).unwrap_or_else(|| {
+        e.custom_type
+            .clone()
+            .unwrap_or_else(|| e.entry_type.clone())
+    })
 }
 
 /// The paths an entry's recorded diff names, with their status.
 fn diff_of(e: &Entry) -> Vec<(String, crate::protocol::FileStatus)> {
     use crate::protocol::FileStatus;
-    e.diff_paths()
-        .map(|(key, path)| {
-            let status = match key {
-                "added" => FileStatus::Added,
-                "deleted" => FileStatus::Deleted,
-                _ => FileStatus::Modified,
-            };
-            (path.to_string(), status)
-        })
+    let Some(diff) = e.diff() else {
+        return Vec::new();
+    };
+    let with = |paths: Vec<String>, status: FileStatus| paths.into_iter().map(move |p| (p, status));
+    with(diff.added, FileStatus::Added)
+        .chain(with(diff.modified, FileStatus::Modified))
+        .chain(with(diff.deleted, FileStatus::Deleted))
         .collect()
 }
 
 /// An entry's label: the latest `label` entry naming it, else the label a
-/// snapshot was taken with.
+/// snapshot was taken with (or a host's entry carries in its `data`).
 fn label_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
-    index
-        .label_of(&e.id)
-        .map(|(l, _)| l.to_string())
-        .or_else(|| {
+    index.label_of(&e.id).map(|(l, _)| l).or_else(|| {
+        if e.is_rewind_record() {
+            e.snapshot_label().map(str::to_string)
+        } else {
             e.data()
                 .and_then(|d| d.get("label"))
                 .and_then(|l| l.as_str())
                 .map(str::to_string)
-        })
+        }
+    })
 }
 
 #[cfg(test)]

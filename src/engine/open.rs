@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
 use super::{Engine, EngineError, EventSink, Result};
 use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
-use crate::session::{Header, SessionLog, TornTail};
+use crate::session::records::StepSnapshot;
+use crate::session::{Header, SessionLog, TornTail, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{project_hash, Layout, Store};
 use crate::working_copy::{ScanOptions, StatCache};
 
@@ -215,18 +216,10 @@ impl Engine {
             .entries()
             .iter()
             .rev()
-            .find(|e| e.custom_type.as_deref() == Some("step-snapshot"))
-            .and_then(|e| {
-                e.data()
-                    .and_then(|d| d.get("stagedPaths"))
-                    .and_then(|s| s.as_array())
-                    .cloned()
-            })
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+            .find(|e| e.custom_type.as_deref() == Some(CUSTOM_STEP_SNAPSHOT))
+            .and_then(|e| e.record::<StepSnapshot>())
+            .and_then(|s| s.staged_paths)
+            .map(|paths| paths.into_iter().collect())
             .unwrap_or_default();
         Engine {
             root,

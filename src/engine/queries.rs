@@ -13,7 +13,8 @@ use crate::protocol::{
     FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
-use crate::session::Entry;
+use crate::session::records::Approval;
+use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{diff_trees, lookup, ObjectId, TreeEntry};
 
 /// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
@@ -151,11 +152,14 @@ impl Engine {
         // of the range (a long session has thousands). The few entries with
         // diffs too large for that list (a baseline) are read when in range.
         let in_range = |i: &usize| between.binary_search(i).is_ok();
-        let bulk: Vec<(usize, std::collections::HashSet<&str>)> = index
+        let bulk: Vec<(usize, std::collections::HashSet<String>)> = index
             .bulk_changes()
             .iter()
             .filter(|i| in_range(i))
-            .filter_map(|&i| Some((i, index.at(i)?.diff_paths().map(|(_, p)| p).collect())))
+            .filter_map(|&i| {
+                let diff = index.at(i)?.diff()?;
+                Some((i, diff.paths().map(|(_, p)| p.to_string()).collect()))
+            })
             .collect();
         let first_change = |path: &str| -> Option<&Entry> {
             let changes = index.changes_to(path);
@@ -346,9 +350,7 @@ impl Engine {
         let mut checkpoints = Vec::new();
         for e in entries.into_iter().filter(|e| e.is_tree_recording()) {
             let label = label_for(index, e);
-            let note = index
-                .label_of(&e.id)
-                .and_then(|(_, n)| n.map(str::to_string));
+            let note = index.label_of(&e.id).and_then(|(_, n)| n);
             if let Some(q) = &query {
                 let hit =
                     |s: &Option<String>| s.as_ref().is_some_and(|s| s.to_lowercase().contains(q));
@@ -380,15 +382,18 @@ impl Engine {
     }
 
     pub fn get_status(&mut self) -> Result<StatusResult> {
-        let approval = self.log.index().latest_of_custom_type("approval").cloned();
+        let approval = self
+            .log
+            .index()
+            .latest_of_custom_type(CUSTOM_APPROVAL)
+            .cloned();
         let base_tree = match &approval {
             Some(a) => {
                 let h = a
-                    .data()
-                    .and_then(|d| d.get("approvedTreeHash"))
-                    .and_then(|h| h.as_str())
+                    .record::<Approval>()
+                    .and_then(|a| a.approved_tree_hash)
                     .unwrap_or_default();
-                parse_tree_hash(h)?
+                parse_tree_hash(&h)?
             }
             None => match self.baseline() {
                 Some(b) => tree_of(b)?,
@@ -434,7 +439,7 @@ impl Engine {
             .index()
             .entries()
             .iter()
-            .filter(|e| e.custom_type.as_deref() == Some("step-snapshot"))
+            .filter(|e| e.custom_type.as_deref() == Some(CUSTOM_STEP_SNAPSHOT))
             .count() as u64;
         Ok(StatsResult {
             store_bytes: usage.bytes,

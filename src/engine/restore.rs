@@ -6,8 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
-
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
@@ -16,7 +14,8 @@ use crate::protocol::{
     serde_name, ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult,
 };
 use crate::repo_path::RepoPath;
-use crate::session::{new_entry_id, NewEntry};
+use crate::session::new_entry_id;
+use crate::session::records::{self, Record, StepSnapshot, UnrevertPoint};
 use crate::store::{diff_trees, Change, ObjectId, TreeEntry};
 use crate::working_copy::checkout::{self, CheckoutError};
 
@@ -68,7 +67,11 @@ pub(crate) struct Operation {
     pub target_entry: Option<String>,
     /// Where the unrevert-point goes (default: the leaf).
     pub parent: Option<String>,
-    pub extra: Map<String, Value>,
+    /// Navigation only: the tip of the branch left, and the target.
+    pub old_leaf_id: Option<String>,
+    pub target_id: Option<String>,
+    /// Undo only: the unrevert-point undone.
+    pub undone_entry_id: Option<String>,
 }
 
 fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
@@ -273,25 +276,31 @@ impl Engine {
             None => (None, 0),
         };
         let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&expected_tree))?;
-        let mut data = Map::new();
-        data.insert("kind".into(), json!(serde_name(&op.kind)));
-        data.insert("preRollbackTreeHash".into(), json!(plan.working.to_hex()));
-        data.insert("targetTreeHash".into(), json!(plan.target.to_hex()));
-        data.insert("rolledBackToLeaf".into(), json!(op.target_entry));
         let mut touched: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
         touched.extend(plan.deletes.iter().map(String::as_str));
         touched.sort();
-        data.insert("restoredFiles".into(), json!(touched));
-        data.insert("workingTreeHash".into(), json!(expected_tree.to_hex()));
-        data.insert(
-            "diff".into(),
-            serde_json::to_value(diff_lists(&changes)).unwrap_or(Value::Null),
-        );
-        data.insert("turnIndex".into(), json!(turn));
-        for (k, v) in op.extra {
-            data.insert(k, v);
-        }
+        let diff = diff_lists(&changes);
+        let record = UnrevertPoint {
+            kind: Some(serde_name(&op.kind)),
+            pre_rollback_tree_hash: Some(plan.working.to_hex()),
+            target_tree_hash: Some(plan.target.to_hex()),
+            rolled_back_to_leaf: op.target_entry,
+            restored_files: touched.into_iter().map(str::to_string).collect(),
+            working_tree_hash: Some(expected_tree.to_hex()),
+            diff: records::Diff {
+                added: diff.added,
+                deleted: diff.deleted,
+                modified: diff.modified,
+            },
+            turn_index: turn,
+            old_leaf_id: op.old_leaf_id,
+            target_id: op.target_id,
+            undone_entry_id: op.undone_entry_id,
+            extra: Default::default(),
+        };
         let entry_id = new_entry_id(|c| self.log.index().contains(c));
+        let new_entry = record.to_new_entry(Some(entry_id.clone()), parent)?;
+        drop(record);
         // The journal goes first: if we die after the unrevert-point is
         // appended, the next start finds the journal and completes the
         // restore; if we die before, the journal names an entry that never
@@ -307,15 +316,7 @@ impl Engine {
         let journal_path = crate::store::Layout::session_journal(self.log.path());
         self.store.sync()?;
         journal.write(&journal_path, self.fsync)?;
-        let mut fields = Map::new();
-        fields.insert("data".into(), Value::Object(data));
-        let appended = self.log.append(NewEntry {
-            entry_type: "custom".into(),
-            custom_type: Some("unrevert-point".into()),
-            id: Some(entry_id.clone()),
-            parent_id: parent,
-            fields,
-        });
+        let appended = self.log.append(new_entry);
         if let Err(e) = appended {
             Journal::remove(&journal_path);
             return Err(e.into());
@@ -485,17 +486,10 @@ impl Engine {
         let Some(cp) = self.log.index().checkpoint_at(id) else {
             return out;
         };
-        let then = cp.data().and_then(|d| d.get("git")).cloned();
+        let then = cp.record::<StepSnapshot>().and_then(|s| s.git);
         let now = crate::working_copy::git::head_info(&self.root);
         if let (Some(then), Some((branch, head))) = (then, now) {
-            let then_branch = then
-                .get("branch")
-                .and_then(|b| b.as_str())
-                .map(str::to_string);
-            let then_head = then
-                .get("head")
-                .and_then(|b| b.as_str())
-                .map(str::to_string);
+            let (then_branch, then_head) = (then.branch, then.head);
             if then_branch != branch {
                 out.push(format!(
                     "git branch changed since this checkpoint: {} then, {} now",

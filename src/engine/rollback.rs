@@ -2,8 +2,6 @@
 //! reset. Each plans with `plan_restore`, stops there for a preview or an
 //! abort, then snapshots before mutating and executes.
 
-use serde_json::{json, Map, Value};
-
 use super::restore::{parse_filter, Operation, Plan};
 use super::snapshot::SnapshotSpec;
 use super::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
@@ -11,7 +9,10 @@ use crate::protocol::{
     ApproveParams, ApproveResult, ChangeReason, NavigateTreeParams, NavigateTreeResult, OnConflict,
     ResetParams, ResetResult, RestoreFilesParams, RestoreResult, UndoParams,
 };
-use crate::session::NewEntry;
+use crate::session::records::{
+    Approval, BranchDetails, BranchSummary, Label, Navigation, Record, UnrevertPoint,
+};
+use crate::session::{CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{empty_tree_id, ObjectId};
 
 fn check_abort(plan: &Plan, mode: OnConflict) -> Result<()> {
@@ -89,7 +90,9 @@ impl Engine {
                 kind: ChangeReason::Restore,
                 target_entry,
                 parent: None,
-                extra: Map::new(),
+                old_leaf_id: None,
+                target_id: None,
+                undone_entry_id: None,
             },
         )
     }
@@ -145,41 +148,36 @@ impl Engine {
                 Some(t) => t,
                 None => self.summarize_branch(&old_leaf_id, &p.target_id),
             };
-            let mut fields = Map::new();
-            fields.insert("fromId".into(), json!(p.target_id));
-            fields.insert("summary".into(), json!(text));
-            if skip_files {
-                fields.insert("skipFiles".into(), json!(true));
-            }
-            fields.insert("details".into(), json!({ "oldLeafId": old_leaf_id }));
-            let e = self.log.append(NewEntry {
-                entry_type: "branch_summary".into(),
-                custom_type: None,
-                id: None,
-                parent_id: Some(chain_tip.clone()),
-                fields,
-            })?;
+            let record = BranchSummary {
+                from_id: Some(p.target_id.clone()),
+                summary: Some(text),
+                skip_files: skip_files.then_some(true),
+                details: Some(BranchDetails {
+                    old_leaf_id: Some(old_leaf_id.clone()),
+                    extra: Default::default(),
+                }),
+                extra: Default::default(),
+            };
+            let e = self
+                .log
+                .append(record.to_new_entry(None, Some(chain_tip.clone()))?)?;
             summary_entry_id = Some(e.id.clone());
             chain_tip = e.id;
         }
         let mut appended = summary_entry_id.is_some();
         if let Some(label) = p.label {
-            let mut fields = Map::new();
-            fields.insert("targetId".into(), json!(p.target_id));
-            fields.insert("label".into(), json!(label));
-            let e = self.log.append(NewEntry {
-                entry_type: "label".into(),
-                custom_type: None,
-                id: None,
-                parent_id: Some(chain_tip.clone()),
-                fields,
-            })?;
+            let record = Label {
+                target_id: Some(p.target_id.clone()),
+                label: Some(label),
+                note: None,
+                extra: Default::default(),
+            };
+            let e = self
+                .log
+                .append(record.to_new_entry(None, Some(chain_tip.clone()))?)?;
             chain_tip = e.id;
             appended = true;
         }
-        let mut extra = Map::new();
-        extra.insert("oldLeafId".into(), json!(old_leaf_id));
-        extra.insert("targetId".into(), json!(p.target_id));
         let restore = match plan {
             Some(plan) => {
                 let warnings = self.git_warnings(Some(&p.target_id));
@@ -189,7 +187,9 @@ impl Engine {
                         kind: ChangeReason::Navigate,
                         target_entry: Some(p.target_id.clone()),
                         parent: Some(chain_tip.clone()),
-                        extra: extra.clone(),
+                        old_leaf_id: Some(old_leaf_id.clone()),
+                        target_id: Some(p.target_id.clone()),
+                        undone_entry_id: None,
                     },
                 )?;
                 r.warnings = warnings;
@@ -202,18 +202,16 @@ impl Engine {
             None => None,
         };
         if !appended {
-            if skip_files {
-                extra.insert("skipFiles".into(), json!(true));
-            }
-            let mut fields = Map::new();
-            fields.insert("data".into(), Value::Object(extra));
-            let e = self.log.append(NewEntry {
-                entry_type: "custom".into(),
-                custom_type: Some("navigation".into()),
-                id: None,
-                parent_id: Some(chain_tip.clone()),
-                fields,
-            })?;
+            let record = Navigation {
+                old_leaf_id: Some(old_leaf_id.clone()),
+                target_id: Some(p.target_id.clone()),
+                skip_files: skip_files.then_some(true),
+                working_tree_hash: None,
+                extra: Default::default(),
+            };
+            let e = self
+                .log
+                .append(record.to_new_entry(None, Some(chain_tip.clone()))?)?;
             chain_tip = e.id;
         }
         Ok(NavigateTreeResult {
@@ -267,7 +265,7 @@ impl Engine {
                 let e = index
                     .get(id)
                     .ok_or_else(|| EngineError::UnknownEntry(id.clone()))?;
-                if e.custom_type.as_deref() != Some("unrevert-point") {
+                if !UnrevertPoint::is_kind_of(e) {
                     return Err(EngineError::InvalidParams(format!(
                         "entry {id} is not an unrevert-point"
                     )));
@@ -280,24 +278,21 @@ impl Engine {
                     .path_to_root(&leaf)
                     .into_iter()
                     .rev()
-                    .find(|e| e.custom_type.as_deref() == Some("unrevert-point"))
+                    .find(|e| UnrevertPoint::is_kind_of(e))
                     .cloned()
                     .ok_or(EngineError::NothingToUndo)?
             }
         };
         let pre = unrevert
-            .data()
-            .and_then(|d| d.get("preRollbackTreeHash"))
-            .and_then(|h| h.as_str())
+            .record::<UnrevertPoint>()
+            .and_then(|u| u.pre_rollback_tree_hash)
             .ok_or_else(|| {
                 EngineError::InvalidParams(format!(
                     "unrevert-point {} has no preRollbackTreeHash",
                     unrevert.id
                 ))
             })?;
-        let target = parse_tree_hash(pre)?;
-        let mut extra = Map::new();
-        extra.insert("undoneEntryId".into(), json!(unrevert.id));
+        let target = parse_tree_hash(&pre)?;
         self.restore_to(
             target,
             None,
@@ -307,7 +302,9 @@ impl Engine {
                 kind: ChangeReason::Undo,
                 target_entry: None,
                 parent: None,
-                extra,
+                old_leaf_id: None,
+                target_id: None,
+                undone_entry_id: Some(unrevert.id),
             },
         )
     }
@@ -323,31 +320,23 @@ impl Engine {
         }
         let index = self.log.index();
         let since = index
-            .latest_of_custom_type("approval")
+            .latest_of_custom_type(CUSTOM_APPROVAL)
             .and_then(|a| index.entries().iter().position(|e| e.id == a.id))
             .map(|i| i + 1)
             .unwrap_or(0);
         let snapshots_approved = index.entries()[since..]
             .iter()
-            .filter(|e| e.custom_type.as_deref() == Some("step-snapshot"))
+            .filter(|e| e.custom_type.as_deref() == Some(CUSTOM_STEP_SNAPSHOT))
             .count() as u64;
-        let mut data = Map::new();
-        data.insert("approvedTreeHash".into(), json!(working.to_hex()));
-        data.insert("workingTreeHash".into(), json!(working.to_hex()));
-        data.insert("snapshotsApproved".into(), json!(snapshots_approved));
-        if let Some(m) = &p.message {
-            data.insert("message".into(), json!(m));
-        }
-        let mut fields = Map::new();
-        fields.insert("data".into(), Value::Object(data));
+        let record = Approval {
+            approved_tree_hash: Some(working.to_hex()),
+            working_tree_hash: Some(working.to_hex()),
+            snapshots_approved,
+            message: p.message,
+            extra: Default::default(),
+        };
         let parent = self.leaf_id();
-        let e = self.log.append(NewEntry {
-            entry_type: "custom".into(),
-            custom_type: Some("approval".into()),
-            id: None,
-            parent_id: parent,
-            fields,
-        })?;
+        let e = self.log.append(record.to_new_entry(None, parent)?)?;
         Ok(ApproveResult {
             approved_entry_id: e.id,
             approved_tree_hash: working.to_hex(),
@@ -356,14 +345,12 @@ impl Engine {
     }
 
     pub fn reset(&mut self, p: ResetParams) -> Result<ResetResult> {
-        let (target_entry, target) = match self.log.index().latest_of_custom_type("approval") {
+        let (target_entry, target) = match self.log.index().latest_of_custom_type(CUSTOM_APPROVAL) {
             Some(a) => {
                 let h = a
-                    .data()
-                    .and_then(|d| d.get("approvedTreeHash"))
-                    .and_then(|h| h.as_str())
-                    .unwrap_or_default()
-                    .to_string();
+                    .record::<Approval>()
+                    .and_then(|a| a.approved_tree_hash)
+                    .unwrap_or_default();
                 (a.id.clone(), parse_tree_hash(&h)?)
             }
             None => {
@@ -382,7 +369,9 @@ impl Engine {
                 kind: ChangeReason::Reset,
                 target_entry: Some(target_entry),
                 parent: None,
-                extra: Map::new(),
+                old_leaf_id: None,
+                target_id: None,
+                undone_entry_id: None,
             },
         )?;
         Ok(ResetResult {

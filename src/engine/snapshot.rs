@@ -2,15 +2,13 @@
 //! paths a host announced), build the hierarchical tree, diff it against the
 //! checkpoint at the parent, and append a step-snapshot when it changed.
 
-use serde_json::{json, Map, Value};
-
 use super::{turn_of, Engine, Result};
 use crate::protocol::{
     serde_name, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats,
     ToolInfo,
 };
 use crate::repo_path::RepoPath;
-use crate::session::NewEntry;
+use crate::session::records::{self, Record, StepSnapshot};
 use crate::store::{diff_trees, Change, ObjectId};
 use crate::working_copy::{git, ScanOutput};
 
@@ -135,52 +133,59 @@ impl Engine {
             .turn_index
             .unwrap_or_else(|| parent_cp.map(|(t, _)| t + 1).unwrap_or(0));
         let baseline_tree = parent_tree.unwrap_or_else(crate::store::empty_tree_id);
-        let mut data = Map::new();
-        data.insert("baselineTreeHash".into(), json!(baseline_tree.to_hex()));
-        data.insert("snapshotTreeHash".into(), json!(state.tree.to_hex()));
-        data.insert(
-            "diff".into(),
-            serde_json::to_value(&diff).unwrap_or(Value::Null),
-        );
-        data.insert("turnIndex".into(), json!(turn_index));
-        data.insert("kind".into(), json!(spec.kind));
-        if let Some(label) = &spec.label {
-            data.insert("label".into(), json!(label));
-        }
-        data.insert(
-            "stats".into(),
-            json!({
-                "filesScanned": stats.files_scanned,
-                "filesHashed": stats.files_hashed,
-                "bytesHashed": stats.bytes_hashed,
-                "durationMs": stats.duration_ms,
-                "untracked": stats.untracked,
+        // The record holds the diff while it is encoded, then hands it back for the
+        // result: a baseline's diff names every file, so it is not copied.
+        let mut record = StepSnapshot {
+            baseline_tree_hash: Some(baseline_tree.to_hex()),
+            snapshot_tree_hash: Some(state.tree.to_hex()),
+            diff: records::Diff {
+                added: diff.added,
+                deleted: diff.deleted,
+                modified: diff.modified,
+            },
+            turn_index,
+            kind: Some(spec.kind.clone()),
+            label: spec.label.clone(),
+            stats: records::Stats {
+                files_scanned: stats.files_scanned,
+                files_hashed: stats.files_hashed,
+                bytes_hashed: stats.bytes_hashed,
+                duration_ms: stats.duration_ms,
+                untracked: stats
+                    .untracked
+                    .iter()
+                    .map(serde_json::to_value)
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|source| crate::session::SessionError::Encode {
+                        kind: "step-snapshot",
+                        source,
+                    })?,
+                extra: Default::default(),
+            },
+            tool: spec.tool.as_ref().map(|t| records::Tool {
+                name: t.name.clone(),
+                input: t.input.clone(),
+                extra: Default::default(),
             }),
-        );
-        if let Some(tool) = &spec.tool {
-            data.insert(
-                "tool".into(),
-                serde_json::to_value(tool).unwrap_or(Value::Null),
-            );
-        }
-        if let Some(g) = &git {
-            data.insert("git".into(), serde_json::to_value(g).unwrap_or(Value::Null));
-        }
-        if !self.staged.is_empty() {
-            data.insert("stagedPaths".into(), json!(self.staged));
-        }
-        let mut fields = Map::new();
-        fields.insert("data".into(), Value::Object(data));
+            git: git.as_ref().map(|g| records::Git {
+                branch: g.branch.clone(),
+                head: g.head.clone(),
+                extra: Default::default(),
+            }),
+            staged_paths: (!self.staged.is_empty()).then(|| self.staged.iter().cloned().collect()),
+            extra: Default::default(),
+        };
+        let new_entry = record.to_new_entry(None, spec.parent.clone())?;
+        let diff = DiffLists {
+            added: std::mem::take(&mut record.diff.added),
+            modified: std::mem::take(&mut record.diff.modified),
+            deleted: std::mem::take(&mut record.diff.deleted),
+        };
+        drop(record);
         // Write order (docs/architecture.md rule 4): the objects are durable before the
         // entry that references them.
         self.store.sync()?;
-        let entry = self.log.append(NewEntry {
-            entry_type: "custom".into(),
-            custom_type: Some("step-snapshot".into()),
-            id: None,
-            parent_id: spec.parent.clone(),
-            fields,
-        })?;
+        let entry = self.log.append(new_entry)?;
         Ok(SnapshotResult {
             entry_id: Some(entry.id),
             tree_hash: state.tree.to_hex(),

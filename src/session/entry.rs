@@ -5,6 +5,10 @@ use std::path::PathBuf;
 
 use super::error::SessionError;
 use super::ids::{new_session_id, now_iso};
+use super::records::{
+    collect_tree_hashes_map, AnyRecord, Approval, Diff, Navigation, Record, StepSnapshot,
+    UnrevertPoint,
+};
 
 /// The session format version rewind reads and writes (pi's v3).
 pub const SESSION_VERSION: u32 = 3;
@@ -23,13 +27,14 @@ pub const CUSTOM_NAVIGATION: &str = "navigation";
 /// The fields every entry line starts with, in the order rewind writes them. Other fields
 /// follow in map order. `serde_json::Map` is a BTreeMap in this build (no `preserve_order`),
 /// so lines are assembled by hand to keep this order readable and stable.
-const LEADING_KEYS: [&str; 5] = ["type", "customType", "id", "parentId", "timestamp"];
+pub(super) const LEADING_KEYS: [&str; 5] = ["type", "customType", "id", "parentId", "timestamp"];
 const HEADER_KEYS: [&str; 5] = ["type", "version", "id", "timestamp", "cwd"];
 
 /// An entry as read from, or appended to, the session file.
 ///
 /// `raw` is the whole line and is what `to_line` writes; the typed fields are copies of its
 /// members, so fields rewind does not know (and entry types it does not know) survive.
+/// rewind's own records are read from `raw` through the types in `session::records`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
     pub id: String,
@@ -39,6 +44,66 @@ pub struct Entry {
     pub custom_type: Option<String>,
     pub timestamp: String,
     pub raw: Map<String, Value>,
+    /// What every query needs from a tree-recording entry, read once from its record so
+    /// that a checkpoint lookup does not parse the record's (possibly huge) diff again.
+    facts: Facts,
+}
+
+/// See [`Entry::facts`](Entry).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Facts {
+    recorded_tree: Option<String>,
+    working_tree: Option<String>,
+    turn_index: u64,
+    /// A step-snapshot's or an unrevert-point's `kind`.
+    kind: Option<String>,
+    /// A step-snapshot's `label`.
+    label: Option<String>,
+}
+
+impl Facts {
+    /// From the entry's record; an entry that is not rewind's, or whose record cannot be
+    /// read, records nothing.
+    fn of(e: &Entry) -> Facts {
+        fn ok<R: Record>(e: &Entry) -> Option<R> {
+            match R::read(e)? {
+                Ok(r) => Some(r),
+                Err(err) => {
+                    tracing::debug!(id = %e.id, %err, "unreadable rewind record; it records nothing");
+                    None
+                }
+            }
+        }
+        if let Some(s) = ok::<StepSnapshot>(e) {
+            Facts {
+                working_tree: s.snapshot_tree_hash.clone(),
+                recorded_tree: s.snapshot_tree_hash,
+                turn_index: s.turn_index,
+                kind: s.kind,
+                label: s.label,
+            }
+        } else if let Some(u) = ok::<UnrevertPoint>(e) {
+            Facts {
+                working_tree: u.working_tree_hash.clone(),
+                recorded_tree: u.working_tree_hash,
+                turn_index: u.turn_index,
+                kind: u.kind,
+                label: None,
+            }
+        } else if let Some(a) = ok::<Approval>(e) {
+            Facts {
+                working_tree: a.working_tree_hash,
+                ..Facts::default()
+            }
+        } else if let Some(n) = ok::<Navigation>(e) {
+            Facts {
+                working_tree: n.working_tree_hash,
+                ..Facts::default()
+            }
+        } else {
+            Facts::default()
+        }
+    }
 }
 
 impl Entry {
@@ -47,8 +112,9 @@ impl Entry {
         self.raw.get("data")
     }
 
-    fn data_str(&self, key: &str) -> Option<&str> {
-        self.data()?.get(key)?.as_str()
+    /// This entry as record `R`, if it is one and reads (see `session::records`).
+    pub fn record<R: Record>(&self) -> Option<R> {
+        R::read(self)?.ok()
     }
 
     fn is_custom(&self, custom_type: &str) -> bool {
@@ -63,29 +129,38 @@ impl Entry {
     /// The checkpoint this entry records: a step-snapshot's `snapshotTreeHash`, an
     /// unrevert-point's `workingTreeHash` (the tree the restore left on disk).
     pub fn recorded_tree(&self) -> Option<&str> {
-        if self.is_custom(CUSTOM_STEP_SNAPSHOT) {
-            self.data_str("snapshotTreeHash")
-        } else if self.is_custom(CUSTOM_UNREVERT_POINT) {
-            self.data_str("workingTreeHash")
-        } else {
-            None
-        }
+        self.facts.recorded_tree.as_deref()
     }
 
-    /// The paths a tree-recording entry's `data.diff` names, with the list
-    /// each is in (`"added"`, `"modified"` or `"deleted"`): what changed
-    /// relative to the checkpoint at its parent.
-    pub fn diff_paths(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        let diff = self.data().and_then(|d| d.get("diff"));
-        ["added", "modified", "deleted"]
-            .into_iter()
-            .flat_map(move |key| {
-                diff.and_then(|d| d.get(key))
-                    .and_then(|l| l.as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(move |p| p.as_str().map(|p| (key, p)))
-            })
+    /// A tree-recording entry's `turnIndex` (0 for other entries).
+    pub fn turn_index(&self) -> u64 {
+        self.facts.turn_index
+    }
+
+    /// A tree-recording entry's `kind` (`"baseline"`, `"turn"`, ..., or the operation of
+    /// an unrevert-point).
+    pub fn record_kind(&self) -> Option<&str> {
+        self.facts.kind.as_deref()
+    }
+
+    /// The `label` a step-snapshot was taken with.
+    pub fn snapshot_label(&self) -> Option<&str> {
+        self.facts.label.as_deref()
+    }
+
+    /// Whether this is one of the entries rewind writes (whether or not it reads).
+    pub fn is_rewind_record(&self) -> bool {
+        AnyRecord::is_any_kind_of(self)
+    }
+
+    /// A tree-recording entry's `diff`: what changed relative to the checkpoint at its
+    /// parent. Read from the record on every call.
+    pub fn diff(&self) -> Option<Diff> {
+        if let Some(s) = self.record::<StepSnapshot>() {
+            Some(s.diff)
+        } else {
+            self.record::<UnrevertPoint>().map(|u| u.diff)
+        }
     }
 
     /// The recorded state (the working tree the sidecar last observed or wrote) as of this
@@ -93,16 +168,26 @@ impl Entry {
     /// `data.workingTreeHash` of the sidecar's own entries (unrevert-points, approvals,
     /// navigation markers). A host's entry cannot set it: its `data` is the host's.
     pub fn working_tree(&self) -> Option<&str> {
-        if self.is_custom(CUSTOM_STEP_SNAPSHOT) {
-            self.data_str("snapshotTreeHash")
-        } else if self.is_custom(CUSTOM_UNREVERT_POINT)
-            || self.is_custom(CUSTOM_APPROVAL)
-            || self.is_custom(CUSTOM_NAVIGATION)
-        {
-            self.data_str("workingTreeHash")
-        } else {
-            None
-        }
+        self.facts.working_tree.as_deref()
+    }
+
+    /// The trees this entry references, for gc's mark phase: those of its record (plus, so
+    /// that an older gc keeps what a newer writer references, any string under a field
+    /// the record does not know whose name ends in `TreeHash`). Entries that are not
+    /// rewind's reference none. An `Err` is a rewind record that cannot be read: the
+    /// caller must not take it as referencing nothing.
+    pub fn referenced_trees(&self) -> Result<Vec<String>, serde_json::Error> {
+        let Some(record) = AnyRecord::read(self) else {
+            return Ok(Vec::new());
+        };
+        let record = record?;
+        let mut out: Vec<String> = record
+            .tree_hashes()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        collect_tree_hashes_map(record.extra(), &mut out);
+        Ok(out)
     }
 
     /// Compact JSON of `raw`, no trailing newline.
@@ -131,14 +216,17 @@ impl Entry {
         } else {
             None
         };
-        Ok(Entry {
+        let mut e = Entry {
             id,
             parent_id,
             entry_type,
             custom_type,
             timestamp,
             raw,
-        })
+            facts: Facts::default(),
+        };
+        e.facts = Facts::of(&e);
+        Ok(e)
     }
 }
 

@@ -43,6 +43,14 @@ pub enum SessionError {
     #[error("{} is not a session file (no session header on line 1)", path.display())]
     NotASession { path: PathBuf },
 
+    /// A record rewind was about to append could not be turned into JSON.
+    #[error("encoding a {kind} entry: {source}")]
+    Encode {
+        kind: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+
     #[error("session file {} was opened read-only", path.display())]
     ReadOnly { path: PathBuf },
 }

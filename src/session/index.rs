@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::entry::{Entry, CUSTOM_STEP_SNAPSHOT, TYPE_LABEL};
+use super::entry::{Entry, CUSTOM_STEP_SNAPSHOT};
 use super::error::SessionError;
+use super::records::Label;
 
 /// Entries in file order plus what is derived from them at insert time.
 ///
@@ -74,10 +75,8 @@ impl SessionIndex {
         {
             self.first_snapshot = Some(i);
         }
-        if e.entry_type == TYPE_LABEL {
-            if let Some(target) = e.raw.get("targetId").and_then(|v| v.as_str()) {
-                self.labels.insert(target.to_owned(), i);
-            }
+        if let Some(target) = e.record::<Label>().and_then(|l| l.target_id) {
+            self.labels.insert(target, i);
         }
         if let Some(ct) = &e.custom_type {
             self.latest_custom.insert(ct.clone(), i);
@@ -85,10 +84,14 @@ impl SessionIndex {
         if e.working_tree().is_some() {
             self.latest_working_tree = Some(i);
         }
-        if records_tree && e.diff_paths().nth(MAX_INDEXED_DIFF).is_some() {
+        let diff = if records_tree { e.diff() } else { None };
+        if diff
+            .as_ref()
+            .is_some_and(|d| d.paths().nth(MAX_INDEXED_DIFF).is_some())
+        {
             self.bulk_changes.push(i);
-        } else if records_tree {
-            for (_, path) in e.diff_paths() {
+        } else if let Some(diff) = &diff {
+            for (_, path) in diff.paths() {
                 match self.changed_by.get_mut(path) {
                     Some(list) => list.push(i),
                     None => {
@@ -223,11 +226,9 @@ impl SessionIndex {
 
     /// The label and note set on `id` by the latest `label` entry targeting it; None when
     /// there is none or the latest one cleared it (`label` null or absent).
-    pub fn label_of(&self, id: &str) -> Option<(&str, Option<&str>)> {
-        let e = &self.entries[*self.labels.get(id)?];
-        let label = e.raw.get("label")?.as_str()?;
-        let note = e.raw.get("note").and_then(|v| v.as_str());
-        Some((label, note))
+    pub fn label_of(&self, id: &str) -> Option<(String, Option<String>)> {
+        let l: Label = self.entries[*self.labels.get(id)?].record()?;
+        Some((l.label?, l.note))
     }
 
     /// The latest `custom` entry of `custom_type` in file order, wherever it is in the tree.
@@ -421,7 +422,7 @@ pub(crate) mod tests {
     #[test]
     fn labels_set_clear_and_note() {
         let mut ix = sample();
-        assert_eq!(ix.label_of("s1"), Some(("first", None)));
+        assert_eq!(ix.label_of("s1"), Some(("first".into(), None)));
         assert_eq!(ix.label_of("m1"), None);
         ix.insert(label(
             "l2",
@@ -431,14 +432,17 @@ pub(crate) mod tests {
             Some("why"),
         ))
         .unwrap();
-        assert_eq!(ix.label_of("s1"), Some(("renamed", Some("why"))));
+        assert_eq!(
+            ix.label_of("s1"),
+            Some(("renamed".into(), Some("why".into())))
+        );
         ix.insert(label("l3", Some("l2"), "s1", Value::Null, None))
             .unwrap();
         assert_eq!(ix.label_of("s1"), None);
         ix.insert(label("l4", Some("l3"), "s1", json!("again"), None))
             .unwrap();
         // The latest label entry wins as a whole: its missing note clears the old one.
-        assert_eq!(ix.label_of("s1"), Some(("again", None)));
+        assert_eq!(ix.label_of("s1"), Some(("again".into(), None)));
         // A label entry records no tree: it inherits its parent's checkpoint.
         assert_eq!(cp(&ix, "l4"), Some("base"));
     }

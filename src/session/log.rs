@@ -499,7 +499,10 @@ mod tests {
         assert_eq!(log.header(), &header);
         assert_eq!(log.index().entries(), &before[..]);
         assert_eq!(log.index().leaf().unwrap().id, lab.id);
-        assert_eq!(log.index().label_of(&base.id), Some(("start", Some("n"))));
+        assert_eq!(
+            log.index().label_of(&base.id),
+            Some(("start".into(), Some("n".into())))
+        );
         assert_eq!(log.index().checkpoint_at(&h.id).unwrap().id, base.id);
         assert_eq!(log.index().first_snapshot().unwrap().id, base.id);
     }

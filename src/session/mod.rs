@@ -6,6 +6,7 @@ mod error;
 mod ids;
 mod index;
 mod log;
+pub mod records;
 
 pub use entry::*;
 pub use error::SessionError;

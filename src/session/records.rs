@@ -1,0 +1,640 @@
+//! The entries rewind itself writes into a session, one type per kind (docs/format.md
+//! "Entry types rewind writes"). They are written and read only through these types: a
+//! field is added to a record by adding it here and to the format document.
+//!
+//! - Custom records (`step-snapshot`, `unrevert-point`, `approval`, `navigation`) are the
+//!   `data` object of a `{"type":"custom","customType":..}` line; `label` and
+//!   `branch_summary` records are the line's own fields after the leading ones.
+//! - Fields a newer writer adds land in `extra` and are written back unchanged.
+//! - Reading is lenient where older or hand-written lines may lack a field (a step-snapshot
+//!   without `snapshotTreeHash` is not a checkpoint, not an error); a field of the wrong
+//!   type makes the whole record unreadable, and its entry is then treated as recording
+//!   nothing (gc falls back to keeping what it names, see [`Entry::referenced_trees`]).
+//!
+//! Lines stay byte-compatible: `serde_json::Map` keeps keys in byte order, so the order
+//! fields are declared in here does not reach the file.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::entry::{
+    Entry, NewEntry, CUSTOM_APPROVAL, CUSTOM_NAVIGATION, CUSTOM_STEP_SNAPSHOT,
+    CUSTOM_UNREVERT_POINT, LEADING_KEYS, TYPE_BRANCH_SUMMARY, TYPE_CUSTOM, TYPE_LABEL,
+};
+use super::error::SessionError;
+
+/// One kind of entry rewind writes.
+pub trait Record: Serialize + DeserializeOwned {
+    /// The line's `type`.
+    const TYPE: &'static str;
+    /// The line's `customType`; `Some` for records that are a custom entry's `data`.
+    const CUSTOM_TYPE: Option<&'static str>;
+
+    /// The trees this record references (each a hex id as written; gc marks them).
+    fn tree_hashes(&self) -> Vec<&str>;
+
+    /// Fields this build does not know, kept as read.
+    fn extra(&self) -> &Map<String, Value>;
+
+    /// Whether `e` is an entry of this kind.
+    fn is_kind_of(e: &Entry) -> bool {
+        e.entry_type == Self::TYPE && e.custom_type.as_deref() == Self::CUSTOM_TYPE
+    }
+
+    /// Reads `e` as this record: `None` if it is another kind of entry.
+    fn read(e: &Entry) -> Option<Result<Self, serde_json::Error>> {
+        if !Self::is_kind_of(e) {
+            return None;
+        }
+        Some(if Self::CUSTOM_TYPE.is_some() {
+            match e.data() {
+                Some(data) => Self::deserialize(data),
+                None => Self::deserialize(Value::Object(Map::new())),
+            }
+        } else {
+            let body: Map<String, Value> = e
+                .raw
+                .iter()
+                .filter(|(k, _)| !LEADING_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Self::deserialize(Value::Object(body))
+        })
+    }
+
+    /// The entry to append for this record (`id: None` lets the log generate one).
+    fn to_new_entry(
+        &self,
+        id: Option<String>,
+        parent_id: Option<String>,
+    ) -> Result<NewEntry, SessionError> {
+        let encode = |source| SessionError::Encode {
+            kind: Self::CUSTOM_TYPE.unwrap_or(Self::TYPE),
+            source,
+        };
+        let Value::Object(body) = serde_json::to_value(self).map_err(encode)? else {
+            return Err(encode(serde::ser::Error::custom("not a JSON object")));
+        };
+        let fields = match Self::CUSTOM_TYPE {
+            Some(_) => Map::from_iter([("data".to_owned(), Value::Object(body))]),
+            None => body,
+        };
+        Ok(NewEntry {
+            entry_type: Self::TYPE.to_owned(),
+            custom_type: Self::CUSTOM_TYPE.map(str::to_owned),
+            id,
+            parent_id,
+            fields,
+        })
+    }
+}
+
+/// Tree hashes of the `Some`s, in order.
+fn present<'a>(hashes: impl IntoIterator<Item = &'a Option<String>>) -> Vec<&'a str> {
+    hashes.into_iter().filter_map(|h| h.as_deref()).collect()
+}
+
+/// `data.diff`: sorted paths changed from the checkpoint at the entry's parent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diff {
+    #[serde(default)]
+    pub added: Vec<String>,
+    #[serde(default)]
+    pub deleted: Vec<String>,
+    #[serde(default)]
+    pub modified: Vec<String>,
+}
+
+impl Diff {
+    /// Every path with the list it is in (`"added"`, `"modified"` or `"deleted"`).
+    pub fn paths(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("added", &self.added),
+            ("modified", &self.modified),
+            ("deleted", &self.deleted),
+        ]
+        .into_iter()
+        .flat_map(|(key, list)| list.iter().map(move |p| (key, p.as_str())))
+    }
+}
+
+/// A step-snapshot's `stats`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    #[serde(default)]
+    pub files_scanned: u64,
+    #[serde(default)]
+    pub files_hashed: u64,
+    #[serde(default)]
+    pub bytes_hashed: u64,
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// `{path, reason}` of each file not captured.
+    #[serde(default)]
+    pub untracked: Vec<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A step-snapshot's `tool`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A step-snapshot's `git`: either may be null.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Git {
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub head: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `custom` / `step-snapshot`: a checkpoint, `snapshotTreeHash`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepSnapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_tree_hash: Option<String>,
+    /// Absent: the entry is not a checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_tree_hash: Option<String>,
+    #[serde(default)]
+    pub diff: Diff,
+    #[serde(default)]
+    pub turn_index: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub stats: Stats,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<Tool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_paths: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for StepSnapshot {
+    const TYPE: &'static str = TYPE_CUSTOM;
+    const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_STEP_SNAPSHOT);
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        present([&self.baseline_tree_hash, &self.snapshot_tree_hash])
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+/// `custom` / `unrevert-point`: what a restore changed, `workingTreeHash` the checkpoint
+/// it leaves and `preRollbackTreeHash` what `undo` restores.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnrevertPoint {
+    /// `"restore"`, `"navigate"`, `"undo"` or `"reset"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_rollback_tree_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_tree_hash: Option<String>,
+    /// Written as null when the restore had no target entry.
+    #[serde(default)]
+    pub rolled_back_to_leaf: Option<String>,
+    #[serde(default)]
+    pub restored_files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_tree_hash: Option<String>,
+    #[serde(default)]
+    pub diff: Diff,
+    #[serde(default)]
+    pub turn_index: u64,
+    /// Navigation only: the tip of the branch left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_leaf_id: Option<String>,
+    /// Navigation only: the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    /// Undo only: the unrevert-point undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone_entry_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for UnrevertPoint {
+    const TYPE: &'static str = TYPE_CUSTOM;
+    const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_UNREVERT_POINT);
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        present([
+            &self.pre_rollback_tree_hash,
+            &self.target_tree_hash,
+            &self.working_tree_hash,
+        ])
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+/// `custom` / `approval`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_tree_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_tree_hash: Option<String>,
+    #[serde(default)]
+    pub snapshots_approved: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for Approval {
+    const TYPE: &'static str = TYPE_CUSTOM;
+    const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_APPROVAL);
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        present([&self.approved_tree_hash, &self.working_tree_hash])
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+/// `custom` / `navigation`: a `navigate_tree` that appended nothing else.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Navigation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_leaf_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    /// Written only as `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_files: Option<bool>,
+    /// Not written by this build; read as the recorded state when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_tree_hash: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for Navigation {
+    const TYPE: &'static str = TYPE_CUSTOM;
+    const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_NAVIGATION);
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        present([&self.working_tree_hash])
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+/// A `label` entry: sets (or with a null `label`, clears) the label of `targetId`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Label {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    /// Always written, null to clear.
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for Label {
+    const TYPE: &'static str = TYPE_LABEL;
+    const CUSTOM_TYPE: Option<&'static str> = None;
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+/// A `branch_summary` entry (pi's), for the branch a navigation left.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Written only as `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_files: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<BranchDetails>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A branch summary's `details`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_leaf_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Record for BranchSummary {
+    const TYPE: &'static str = TYPE_BRANCH_SUMMARY;
+    const CUSTOM_TYPE: Option<&'static str> = None;
+
+    fn tree_hashes(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+}
+
+fn is_tree_hash_key(key: &str) -> bool {
+    let key = key.as_bytes();
+    key.len() >= 8 && key[key.len() - 8..].eq_ignore_ascii_case(b"treehash")
+}
+
+/// Every string under a key ending in `TreeHash` (any case), at any depth: the rule gc
+/// used before the records were typed, still applied to what a record does not know and
+/// to a record that cannot be read (docs/format.md "Garbage collection").
+pub fn collect_tree_hashes_map(map: &Map<String, Value>, out: &mut Vec<String>) {
+    for (k, v) in map {
+        collect_tree_hashes(v, is_tree_hash_key(k), out);
+    }
+}
+
+/// [`collect_tree_hashes_map`] of any value; `under_tree_key` when `v` is under such a key.
+pub fn collect_tree_hashes(v: &Value, under_tree_key: bool, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if under_tree_key => out.push(s.clone()),
+        Value::Array(items) => {
+            for item in items {
+                collect_tree_hashes(item, under_tree_key, out);
+            }
+        }
+        Value::Object(map) => collect_tree_hashes_map(map, out),
+        _ => {}
+    }
+}
+
+/// Every record kind rewind writes, for readers that take any of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyRecord {
+    StepSnapshot(StepSnapshot),
+    UnrevertPoint(UnrevertPoint),
+    Approval(Approval),
+    Navigation(Navigation),
+    Label(Label),
+    BranchSummary(BranchSummary),
+}
+
+impl AnyRecord {
+    /// Reads `e` as whichever record it is: `None` for entries that are not rewind's
+    /// (pi's messages, hosts' custom entries, unknown types).
+    pub fn read(e: &Entry) -> Option<Result<AnyRecord, serde_json::Error>> {
+        fn as_any<R: Record>(
+            e: &Entry,
+            wrap: fn(R) -> AnyRecord,
+        ) -> Option<Result<AnyRecord, serde_json::Error>> {
+            R::read(e).map(|r| r.map(wrap))
+        }
+        as_any(e, AnyRecord::StepSnapshot)
+            .or_else(|| as_any(e, AnyRecord::UnrevertPoint))
+            .or_else(|| as_any(e, AnyRecord::Approval))
+            .or_else(|| as_any(e, AnyRecord::Navigation))
+            .or_else(|| as_any(e, AnyRecord::Label))
+            .or_else(|| as_any(e, AnyRecord::BranchSummary))
+    }
+
+    /// Whether `e` is of one of the kinds (without reading it).
+    pub fn is_any_kind_of(e: &Entry) -> bool {
+        StepSnapshot::is_kind_of(e)
+            || UnrevertPoint::is_kind_of(e)
+            || Approval::is_kind_of(e)
+            || Navigation::is_kind_of(e)
+            || Label::is_kind_of(e)
+            || BranchSummary::is_kind_of(e)
+    }
+
+    pub fn tree_hashes(&self) -> Vec<&str> {
+        match self {
+            AnyRecord::StepSnapshot(r) => r.tree_hashes(),
+            AnyRecord::UnrevertPoint(r) => r.tree_hashes(),
+            AnyRecord::Approval(r) => r.tree_hashes(),
+            AnyRecord::Navigation(r) => r.tree_hashes(),
+            AnyRecord::Label(r) => r.tree_hashes(),
+            AnyRecord::BranchSummary(r) => r.tree_hashes(),
+        }
+    }
+
+    pub fn extra(&self) -> &Map<String, Value> {
+        match self {
+            AnyRecord::StepSnapshot(r) => r.extra(),
+            AnyRecord::UnrevertPoint(r) => r.extra(),
+            AnyRecord::Approval(r) => r.extra(),
+            AnyRecord::Navigation(r) => r.extra(),
+            AnyRecord::Label(r) => r.extra(),
+            AnyRecord::BranchSummary(r) => r.extra(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Lines as this build (and the builds before the records were typed) write them, one
+    /// per kind; docs/format.md shows most of them.
+    const LINES: [&str; 7] = [
+        r#"{"type":"custom","customType":"step-snapshot","id":"86ce5c08","parentId":"msg-1","timestamp":"2026-11-21T19:24:13.204Z","data":{"baselineTreeHash":"810ab7351f88ca6bb6c7a2dbc2743db2","diff":{"added":[],"deleted":["README.md"],"modified":[]},"kind":"tool","snapshotTreeHash":"d0876e98e4181ca86651c39262296a8e","stats":{"bytesHashed":0,"durationMs":3,"filesHashed":0,"filesScanned":0,"untracked":[]},"tool":{"input":{"command":"rm README.md"},"name":"bash"},"turnIndex":2}}"#,
+        r#"{"type":"custom","customType":"step-snapshot","id":"86ce5c09","parentId":null,"timestamp":"2026-11-21T19:24:13.204Z","data":{"baselineTreeHash":"51fd0135fcfcf45e6225cd976f0b2cb5","diff":{"added":["a","b c"],"deleted":[],"modified":[]},"git":{"branch":null,"head":"abc"},"kind":"baseline","label":"start","snapshotTreeHash":"d0876e98e4181ca86651c39262296a8e","stagedPaths":["gen/x"],"stats":{"bytesHashed":12,"durationMs":3,"filesHashed":2,"filesScanned":2,"untracked":[{"path":"big.bin","reason":"tooLarge"}]},"turnIndex":0}}"#,
+        r#"{"type":"label","id":"5de148ec","parentId":"86ce5c08","timestamp":"2026-11-21T19:24:13.214Z","label":"util added","note":"before the readme went","targetId":"c1ebd1b4"}"#,
+        r#"{"type":"custom","customType":"unrevert-point","id":"2f2b51fa","parentId":"16387ab0","timestamp":"2026-11-21T19:28:39.732Z","data":{"diff":{"added":["README.md"],"deleted":[],"modified":[]},"kind":"restore","preRollbackTreeHash":"e8db8f14fed75277748d60077e4800f5","restoredFiles":["README.md"],"rolledBackToLeaf":null,"targetTreeHash":"8f0c8f5c9196a48899c96128cc7395dd","turnIndex":3,"undoneEntryId":"1f2b51fa","workingTreeHash":"329736c5493a587adea89eb8880efafd"}}"#,
+        r#"{"type":"custom","customType":"approval","id":"17a47629","parentId":"a0ee909f","timestamp":"2026-11-21T19:28:39.833Z","data":{"approvedTreeHash":"8f0c8f5c9196a48899c96128cc7395dd","message":"v1 is good","snapshotsApproved":5,"workingTreeHash":"8f0c8f5c9196a48899c96128cc7395dd"}}"#,
+        r#"{"type":"custom","customType":"navigation","id":"f2fbcb73","parentId":"2f29886e","timestamp":"2026-11-21T19:28:39.884Z","data":{"oldLeafId":"4fb83df4","skipFiles":true,"targetId":"2f29886e"}}"#,
+        r#"{"type":"branch_summary","id":"8318033c","parentId":"035f5472","timestamp":"2026-11-21T19:28:39.793Z","details":{"oldLeafId":"83d7ac8b"},"fromId":"035f5472","summary":"Left a branch of 5 checkpoint(s) ending at 83d7ac8b; files changed: README.md, src/main.rs, src/util.rs"}"#,
+    ];
+
+    fn entry(line: &str) -> Entry {
+        Entry::from_value(serde_json::from_str(line).unwrap()).unwrap()
+    }
+
+    /// Reads `line` as `R` and writes it again as an append would.
+    fn rewrite<R: Record>(line: &str) -> String {
+        let e = entry(line);
+        let r = R::read(&e)
+            .expect("the line's kind")
+            .expect("the line reads");
+        let new = r.to_new_entry(None, e.parent_id.clone()).unwrap();
+        Entry::from_value(Value::Object(new.into_raw(&e.id, &e.timestamp)))
+            .unwrap()
+            .to_line()
+    }
+
+    fn rewrite_any(line: &str) -> String {
+        let e = entry(line);
+        match AnyRecord::read(&e).expect("one of rewind's kinds").unwrap() {
+            AnyRecord::StepSnapshot(_) => rewrite::<StepSnapshot>(line),
+            AnyRecord::UnrevertPoint(_) => rewrite::<UnrevertPoint>(line),
+            AnyRecord::Approval(_) => rewrite::<Approval>(line),
+            AnyRecord::Navigation(_) => rewrite::<Navigation>(line),
+            AnyRecord::Label(_) => rewrite::<Label>(line),
+            AnyRecord::BranchSummary(_) => rewrite::<BranchSummary>(line),
+        }
+    }
+
+    #[test]
+    fn every_kind_reads_and_writes_back_byte_for_byte() {
+        for line in LINES {
+            assert_eq!(rewrite_any(line), line);
+        }
+    }
+
+    #[test]
+    fn fields_from_a_newer_writer_are_kept() {
+        let lines = [
+            r#"{"type":"custom","customType":"step-snapshot","id":"a","parentId":null,"timestamp":"t","data":{"baselineTreeHash":"b","diff":{"added":[],"deleted":[],"modified":[]},"future":{"x":[1,2.5,null,true]},"git":{"branch":"main","dirty":true,"head":"h"},"kind":"turn","snapshotTreeHash":"s","stats":{"bytesHashed":0,"durationMs":0,"filesHashed":0,"filesScanned":0,"filesSkipped":4,"untracked":[]},"tool":{"name":"bash","version":2},"turnIndex":1}}"#,
+            r#"{"type":"label","id":"l","parentId":"a","timestamp":"t","color":"red","label":null,"targetId":"a"}"#,
+            r#"{"type":"custom","customType":"navigation","id":"n","parentId":"a","timestamp":"t","data":{"oldLeafId":"o","reason":"ui","targetId":"a"}}"#,
+            r#"{"type":"branch_summary","id":"b","parentId":"a","timestamp":"t","details":{"more":1,"oldLeafId":"o"},"fromId":"a","summary":"s"}"#,
+        ];
+        for line in lines {
+            assert_eq!(rewrite_any(line), line);
+        }
+        let s: StepSnapshot = entry(lines[0]).record().unwrap();
+        assert_eq!(s.extra["future"], json!({"x":[1,2.5,null,true]}));
+        assert_eq!(s.stats.extra["filesSkipped"], json!(4));
+        // The leading keys are the entry's, not the record's.
+        let l: Label = entry(lines[1]).record().unwrap();
+        assert_eq!(Value::Object(l.extra), json!({"color": "red"}));
+    }
+
+    #[test]
+    fn records_name_their_trees_and_nothing_else_does() {
+        let trees = |line: &str| entry(line).referenced_trees().unwrap();
+        assert_eq!(
+            trees(LINES[0]),
+            [
+                "810ab7351f88ca6bb6c7a2dbc2743db2",
+                "d0876e98e4181ca86651c39262296a8e"
+            ]
+        );
+        assert!(trees(LINES[2]).is_empty());
+        assert_eq!(
+            trees(LINES[3]),
+            [
+                "e8db8f14fed75277748d60077e4800f5",
+                "8f0c8f5c9196a48899c96128cc7395dd",
+                "329736c5493a587adea89eb8880efafd"
+            ]
+        );
+        assert_eq!(trees(LINES[4]).len(), 2);
+        assert!(trees(LINES[5]).is_empty());
+        assert!(trees(LINES[6]).is_empty());
+        // A tree a newer writer references under a field this build does not know is kept.
+        assert_eq!(
+            trees(
+                r#"{"type":"custom","customType":"approval","id":"a","timestamp":"t","data":{"approvedTreeHash":"x","newerTreeHash":"y"}}"#
+            ),
+            ["x", "y"]
+        );
+        // Entries that are not rewind's name no tree, whatever their keys.
+        assert!(trees(
+            r#"{"type":"message","id":"m","timestamp":"t","data":{"snapshotTreeHash":"x"}}"#
+        )
+        .is_empty());
+        assert!(trees(r#"{"type":"custom","customType":"host","id":"h","timestamp":"t","data":{"workingTreeHash":"x"}}"#).is_empty());
+    }
+
+    #[test]
+    fn a_malformed_record_is_an_error_not_an_empty_one() {
+        let e = entry(
+            r#"{"type":"custom","customType":"step-snapshot","id":"a","timestamp":"t","data":{"snapshotTreeHash":"s","turnIndex":"three"}}"#,
+        );
+        assert!(e.referenced_trees().is_err());
+        assert!(StepSnapshot::read(&e).unwrap().is_err());
+        assert_eq!(e.record::<StepSnapshot>(), None);
+        // It records no checkpoint (as one without a tree), and breaks nothing else.
+        assert_eq!(e.recorded_tree(), None);
+        assert!(e.is_rewind_record());
+    }
+
+    #[test]
+    fn older_and_partial_records_still_read() {
+        // Only the tree: still a checkpoint.
+        let e = entry(
+            r#"{"type":"custom","customType":"step-snapshot","id":"a","timestamp":"t","data":{"snapshotTreeHash":"s"}}"#,
+        );
+        assert_eq!(e.recorded_tree(), Some("s"));
+        assert_eq!(e.turn_index(), 0);
+        // No data at all: a kind without a checkpoint.
+        let e =
+            entry(r#"{"type":"custom","customType":"unrevert-point","id":"u","timestamp":"t"}"#);
+        assert_eq!(e.recorded_tree(), None);
+        assert_eq!(e.referenced_trees().unwrap(), Vec::<String>::new());
+    }
+
+    fn hashes(v: Value) -> Vec<String> {
+        let mut out = Vec::new();
+        collect_tree_hashes(&v, false, &mut out);
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn tree_hashes_are_found_at_any_depth() {
+        let v = json!({
+            "type": "custom",
+            "data": {
+                "snapshotTreeHash": "a",
+                "baselineTreeHash": "b",
+                "treeHash": "c",
+                "other": "not me",
+                "nested": {"targetTreeHash": "d", "deeper": [{"approvedTreeHash": "e"}]},
+                "listTreeHash": ["f", "g", 3, null],
+                "objTreeHash": {"x": "not me either", "preRollbackTreeHash": "h"},
+                "label": "i",
+                "TreeHashes": "no",
+            },
+            "workingTreeHash": "j",
+        });
+        assert_eq!(hashes(v), ["a", "b", "c", "d", "e", "f", "g", "h", "j"]);
+        assert!(is_tree_hash_key("TreeHash"));
+        assert!(!is_tree_hash_key("Hash"));
+        assert!(!is_tree_hash_key("é"));
+    }
+}
