@@ -577,6 +577,7 @@ fn rewind_config(dir: &Path, root: &Path, fsync: bool, watch: bool) -> Result<En
         scan: ScanOptions::default(),
         fsync,
         watch,
+        resume: Default::default(),
     })
 }
 

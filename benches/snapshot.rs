@@ -363,6 +363,7 @@ fn workspace(root: &Path, fsync: bool) -> Result<Workspace> {
         // The full-scan rows measure the scan itself; the watcher section
         // reopens the session with `watch: true`.
         watch: false,
+        resume: Default::default(),
     };
     Ok(Workspace { _tmp: tmp, config })
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::{Confirm, Location};
-use rewind::engine::{default_store_dir, Engine, EngineConfig};
+use rewind::engine::{default_store_dir, rewind_home, Engine, EngineConfig};
 use rewind::handlers::{self, Defaults, Server};
 use rewind::protocol::{
     FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, RangeParams, RestoreFilesParams,
@@ -147,8 +147,9 @@ pub fn log(at: Location, all: bool) -> Result<()> {
             .as_ref()
             .map(|n| format!(" — {n}"))
             .unwrap_or_default();
+        let tool = c.tool.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
         println!(
-            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}  {}{label}{note}",
+            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}  {}{tool}{label}{note}",
             c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp
         );
     }
@@ -438,5 +439,108 @@ pub fn gc(at: Location, grace: std::time::Duration, params: GcParams) -> Result<
             "; the budget was NOT met"
         }
     );
+    Ok(())
+}
+
+/// Longest hook payload read; a longer one is a failure, never a hang.
+const MAX_HOOK_PAYLOAD: u64 = 64 * 1024 * 1024;
+
+/// `rewind hook --agent NAME`: never fails, prints nothing on stdout.
+pub fn hook(agent: &str) {
+    use std::io::Read;
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_HOOK_PAYLOAD)
+        .read_to_end(&mut input);
+    let agent = match agent {
+        "claude-code" | "claude" => rewind::hooks::Agent::ClaudeCode,
+        "codex" => rewind::hooks::Agent::Codex,
+        "gemini" => rewind::hooks::Agent::Gemini,
+        other => {
+            tracing::warn!(
+                agent = other,
+                "rewind hook: unknown agent; event not recorded"
+            );
+            return;
+        }
+    };
+    match read {
+        Ok(_) => rewind::hooks::run(agent, &input),
+        Err(err) => tracing::warn!(%err, "rewind hook: could not read the payload"),
+    }
+}
+
+pub fn status(at: Location) -> Result<()> {
+    let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+    let root = cwd
+        .canonicalize()
+        .with_context(|| format!("project root {}", cwd.display()))?;
+    let store = match &at.store {
+        Some(s) => absolute(s.clone())?,
+        None => default_store_dir(&root),
+    };
+    let layout = Layout::new(&store);
+    println!("project  {}", root.display());
+    println!("store    {}", store.display());
+    let agent_sessions = std::fs::read_dir(layout.hook_sessions_dir())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
+        .unwrap_or(0);
+    if agent_sessions > 0 {
+        println!("agents   {agent_sessions} agent session(s) recorded through hooks");
+    }
+    match locate(&at) {
+        Ok(config) => {
+            let mut engine = Engine::open_read_only(config)?;
+            let list = engine.list_checkpoints(ListCheckpointsParams {
+                scope: Some(Scope::Path),
+                query: None,
+            })?;
+            println!(
+                "session  {} ({} checkpoints)",
+                engine.session_file().display(),
+                list.checkpoints.len()
+            );
+            if let Some(last) = list.checkpoints.last() {
+                let label = last
+                    .label
+                    .as_ref()
+                    .map(|l| format!(" [{l}]"))
+                    .unwrap_or_default();
+                println!(
+                    "latest   {} turn {} {} {}{label}",
+                    last.entry_id, last.turn_index, last.kind, last.timestamp
+                );
+                let changed = engine.get_modified_files(RangeParams {
+                    from_entry_id: Some(last.entry_id.clone()),
+                    to_entry_id: Some("@working".into()),
+                    from_hash: None,
+                    to_hash: None,
+                })?;
+                if changed.files.is_empty() {
+                    println!("nothing changed since the latest checkpoint");
+                } else {
+                    println!("changed since the latest checkpoint:");
+                    for f in &changed.files {
+                        println!("  {:?}\t{}", f.status, f.path);
+                    }
+                }
+            }
+        }
+        Err(err) => println!("session  none ({err:#})"),
+    }
+    let failures = rewind::hooks::failures::recent(&layout, &rewind_home(), &root, 10);
+    if failures.is_empty() {
+        println!("hooks    no failures recorded");
+    } else {
+        println!("hooks    {} recent failure(s):", failures.len());
+        for f in failures {
+            println!("  {} {} {}: {}", f.time, f.agent, f.event, f.error);
+        }
+    }
     Ok(())
 }

@@ -145,6 +145,7 @@ impl Server {
             },
             fsync: o.fsync.unwrap_or(true),
             watch: o.watch.unwrap_or(true),
+            resume: Default::default(),
         }
     }
 

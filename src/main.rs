@@ -118,6 +118,21 @@ enum Command {
         #[command(flatten)]
         at: Location,
     },
+    /// Record one hook event of a coding agent (the JSON payload on stdin).
+    /// Written into the agent's settings by `rewind install`; always exits
+    /// 0 and prints nothing, so it never breaks the agent (failures are
+    /// shown by `rewind status`).
+    Hook {
+        /// claude-code, codex or gemini.
+        #[arg(long)]
+        agent: String,
+    },
+    /// The project's store and newest session, what changed since its last
+    /// checkpoint, and recent hook failures.
+    Status {
+        #[command(flatten)]
+        at: Location,
+    },
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -182,6 +197,11 @@ fn main() -> ExitCode {
             },
         ),
         Command::Verify { at } => cli::verify(at),
+        Command::Hook { agent } => {
+            cli::hook(&agent);
+            Ok(())
+        }
+        Command::Status { at } => cli::status(at),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

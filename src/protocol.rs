@@ -298,6 +298,10 @@ pub struct CheckpointInfo {
     pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The tool a `tool` checkpoint was taken around (`snapshot`'s
+    /// `tool.name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     pub timestamp: String,
     pub tree_hash: String,
     pub turn_index: u64,

@@ -26,17 +26,37 @@ pub struct EngineConfig {
     /// Watch the project (inotify, Linux) so snapshots look only at what
     /// changed; falls back to full scans whenever it cannot be sure.
     pub watch: bool,
+    /// What resuming a session does with changes made since its last entry.
+    pub resume: ResumeMode,
+}
+
+/// What resuming a session does with changes made since its last entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResumeMode {
+    /// Record them as an `outside` snapshot: nobody was watching (a
+    /// sidecar restarted after downtime).
+    #[default]
+    RecordOutside,
+    /// Leave them for the caller's next snapshot: the session was never
+    /// left (an agent hook, one process per event, whose next snapshot
+    /// records the tool's effect under the tool's name).
+    Continue,
 }
 
 /// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
 /// `~/.local/share/rewind`) `/projects/<xxh3-64 of the root path>`.
 pub fn default_store_dir(root: &Path) -> PathBuf {
-    let home = std::env::var_os("REWIND_HOME")
+    rewind_home().join("projects").join(project_hash(root))
+}
+
+/// `$REWIND_HOME`, default `$XDG_DATA_HOME/rewind`, i.e.
+/// `~/.local/share/rewind`: where the default stores live.
+pub fn rewind_home() -> PathBuf {
+    std::env::var_os("REWIND_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind")))
-        .unwrap_or_else(|| PathBuf::from(".rewind"));
-    home.join("projects").join(project_hash(root))
+        .unwrap_or_else(|| PathBuf::from(".rewind"))
 }
 
 fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
@@ -166,7 +186,7 @@ impl Engine {
                 }
                 return Err(err);
             }
-        } else {
+        } else if config.resume == ResumeMode::RecordOutside {
             // Resume: record edits made while no sidecar was running.
             let recorded = engine.recorded_tree()?;
             let prior = engine.flat(recorded)?;

@@ -366,6 +366,7 @@ impl Engine {
                 kind: kind_of(e),
                 label,
                 note,
+                tool: e.snapshot_tool().map(str::to_string),
                 timestamp: e.timestamp.clone(),
                 tree_hash: e.recorded_tree().unwrap_or_default().to_string(),
                 turn_index: turn_of(e),

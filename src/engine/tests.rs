@@ -31,6 +31,7 @@ impl T {
             scan: ScanOptions::default(),
             fsync: false,
             watch: true,
+            resume: Default::default(),
         }
     }
     fn open(&self) -> (Engine, InitializeResult) {

@@ -59,6 +59,8 @@ struct Facts {
     kind: Option<String>,
     /// A step-snapshot's `label`.
     label: Option<String>,
+    /// A step-snapshot's `tool.name`.
+    tool: Option<String>,
 }
 
 impl Facts {
@@ -81,6 +83,7 @@ impl Facts {
                 turn_index: s.turn_index,
                 kind: s.kind,
                 label: s.label,
+                tool: s.tool.map(|t| t.name),
             }
         } else if let Some(u) = ok::<UnrevertPoint>(e) {
             Facts {
@@ -89,6 +92,7 @@ impl Facts {
                 turn_index: u.turn_index,
                 kind: u.kind,
                 label: None,
+                tool: None,
             }
         } else if let Some(a) = ok::<Approval>(e) {
             Facts {
@@ -146,6 +150,11 @@ impl Entry {
     /// The `label` a step-snapshot was taken with.
     pub fn snapshot_label(&self) -> Option<&str> {
         self.facts.label.as_deref()
+    }
+
+    /// The name of the tool a `tool` step-snapshot was taken around.
+    pub fn snapshot_tool(&self) -> Option<&str> {
+        self.facts.tool.as_deref()
     }
 
     /// Whether this is one of the entries rewind writes (whether or not it reads).

@@ -13,6 +13,8 @@
 //!   registry/<16 hex>           one file per session the store has served
 //!   cache/stat-<16 hex>.bin     stat cache of one project root
 //!   gc.lock, gc-generation      who may delete objects (store::generation)
+//!   hooks/sessions/<agent>-<hash>.json  an agent session's rewind session (hooks)
+//!   hooks/failures.log          what agent hooks could not do (hooks)
 //! <any session file>.journal    a restore in progress, beside its session
 //! ```
 //!
@@ -43,6 +45,9 @@ const STAT_CACHE_SUFFIX: &str = ".bin";
 const GC_LOCK_FILE: &str = "gc.lock";
 const GENERATION_FILE: &str = "gc-generation";
 const JOURNAL_SUFFIX: &str = ".journal";
+const HOOKS_DIR: &str = "hooks";
+const HOOK_SESSIONS_DIR: &str = "sessions";
+const HOOK_FAILURES_FILE: &str = "failures.log";
 
 /// The paths of one store, by its root. Cheap to clone; touches no file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +125,18 @@ impl Layout {
     pub fn registration(&self, session: &Path) -> PathBuf {
         self.registry_dir()
             .join(hash_name(session.as_os_str().as_encoded_bytes()))
+    }
+
+    /// `hooks/sessions/`: which rewind session each agent session (Claude
+    /// Code, Codex, Gemini CLI) records into, one small JSON file each.
+    pub fn hook_sessions_dir(&self) -> PathBuf {
+        self.root.join(HOOKS_DIR).join(HOOK_SESSIONS_DIR)
+    }
+
+    /// `hooks/failures.log`: one line per hook event that could not be
+    /// recorded (the agent is never told; `rewind status` shows them).
+    pub fn hook_failures(&self) -> PathBuf {
+        self.root.join(HOOKS_DIR).join(HOOK_FAILURES_FILE)
     }
 
     /// `cache/`: the stat caches.

@@ -67,6 +67,9 @@ class CheckpointInfo(TypedDict):
     onCurrentPath: bool
     parentId: str | None
     timestamp: str
+    #: The tool a `tool` checkpoint was taken around (`snapshot`'s
+    #: `tool.name`).
+    tool: NotRequired[str | None]
     treeHash: str
     turnIndex: int
 

@@ -75,6 +75,11 @@ export interface CheckpointInfo {
   onCurrentPath: boolean;
   parentId: string | null;
   timestamp: string;
+  /**
+   * The tool a `tool` checkpoint was taken around (`snapshot`'s
+   * `tool.name`).
+   */
+  tool?: string | null;
   treeHash: string;
   turnIndex: number;
 }

@@ -1,0 +1,124 @@
+//! What a hook could not do. A hook never tells the agent (it must not
+//! break the agent's run), so failures go to a log in the project's store —
+//! or, when that cannot be written (an unwritable store, a full disk, no
+//! project in the payload), to one in rewind's home — and `rewind status`
+//! shows them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::Layout;
+
+const HOME_LOG: &str = "hook-failures.log";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// RFC 3339, UTC.
+    pub time: String,
+    pub agent: String,
+    pub event: String,
+    /// The project (the payload's `cwd`), when known.
+    pub project: Option<String>,
+    pub error: String,
+}
+
+/// Append `failure` to the store's log, else to the home log; `false` when
+/// neither could be written (then only stderr has it).
+pub fn record(store: Option<&Layout>, home: &Path, failure: &Failure) -> bool {
+    let Ok(mut line) = serde_json::to_string(failure) else {
+        return false;
+    };
+    line.push('\n');
+    let targets = store
+        .map(Layout::hook_failures)
+        .into_iter()
+        .chain(std::iter::once(home.join(HOME_LOG)));
+    for path in targets {
+        if append(&path, line.as_bytes()).is_ok() {
+            return true;
+        }
+    }
+    false
+}
+
+fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    // One write of a short line: lines of concurrent hooks do not interleave.
+    f.write_all(bytes)
+}
+
+/// The last `n` failures recorded for `project` (in its store, and in the
+/// home log), oldest first. Lines that do not parse are skipped.
+pub fn recent(store: &Layout, home: &Path, project: &Path, n: usize) -> Vec<Failure> {
+    let project = project.to_string_lossy();
+    let mut all: Vec<Failure> = [store.hook_failures(), home.join(HOME_LOG)]
+        .iter()
+        .flat_map(read)
+        .filter(|f| {
+            f.project
+                .as_deref()
+                .is_none_or(|p| paths_match(p, &project))
+        })
+        .collect();
+    all.sort_by(|a, b| a.time.cmp(&b.time));
+    let skip = all.len().saturating_sub(n);
+    all.split_off(skip)
+}
+
+fn paths_match(recorded: &str, project: &str) -> bool {
+    recorded == project
+        || std::fs::canonicalize(recorded).is_ok_and(|p| p.to_string_lossy() == project)
+}
+
+fn read(path: &PathBuf) -> Vec<Failure> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(time: &str, project: Option<&str>) -> Failure {
+        Failure {
+            time: time.into(),
+            agent: "codex".into(),
+            event: "PostToolUse".into(),
+            project: project.map(str::to_string),
+            error: "disk full".into(),
+        }
+    }
+
+    #[test]
+    fn failures_go_to_the_store_else_home_and_are_read_back_per_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let layout = Layout::new(&dir.path().join("store"));
+        assert!(record(Some(&layout), &home, &failure("2", Some("/p"))));
+        assert!(layout.hook_failures().is_file());
+        // An unwritable store: the home log takes it.
+        let blocked = Layout::new(&dir.path().join("file"));
+        std::fs::write(dir.path().join("file"), "not a directory").unwrap();
+        assert!(record(Some(&blocked), &home, &failure("1", Some("/p"))));
+        assert!(record(None, &home, &failure("3", None)));
+        assert!(record(None, &home, &failure("4", Some("/other"))));
+        std::fs::write(layout.hook_failures(), "garbage\n").unwrap_or(());
+        let got: Vec<String> = recent(&layout, &home, Path::new("/p"), 10)
+            .into_iter()
+            .map(|f| f.time)
+            .collect();
+        assert_eq!(got, ["1", "3"]);
+        assert_eq!(recent(&layout, &home, Path::new("/p"), 1).len(), 1);
+    }
+}

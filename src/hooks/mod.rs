@@ -1,0 +1,298 @@
+//! `rewind hook`: the engine behind Claude Code's, Codex's and Gemini CLI's
+//! hooks. Each hook event is one process with the event's JSON on stdin; it
+//! finds the project's rewind session for the agent session, takes the
+//! snapshot the event calls for, and exits. It never breaks the agent:
+//! whatever fails is recorded in the store's failure log (`rewind status`
+//! shows it), stdout stays empty and the exit status is 0 (an exit 2 from a
+//! PreToolUse hook would block the tool). docs/agents.md says what is
+//! recorded at which event.
+
+pub mod failures;
+pub mod payload;
+pub mod sessions;
+pub mod tools;
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use crate::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode};
+use crate::protocol::{SnapshotKind, SnapshotParams, ToolInfo};
+use crate::store::Layout;
+pub use payload::{parse, Agent};
+use payload::{HookEvent, Step};
+use sessions::{AgentSession, Sessions};
+use tools::ToolEffect;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error(transparent)]
+    Payload(#[from] payload::PayloadError),
+    #[error("the project directory {path} is not usable: {source}")]
+    Project {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unreadable agent session record {}: {source}", path.display())]
+    BadRecord {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("another hook of this project kept running for {0} s; this event was not recorded")]
+    Busy(u64),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl HookError {
+    fn io(action: &'static str, path: &Path, source: std::io::Error) -> HookError {
+        HookError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// What one event did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// The session written to, when the event needed one.
+    pub session_file: Option<PathBuf>,
+    /// The checkpoint appended, when something changed.
+    pub entry_id: Option<String>,
+}
+
+/// How long a hook waits for the session file's lock (a sidecar or a
+/// terminal command holding it) before it gives up.
+const SESSION_WAIT: Duration = Duration::from_secs(10);
+
+/// Handle one event; the caller records a failure and exits 0 either way.
+pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
+    let event = payload::parse(agent, input)?;
+    let Some(work) = work_of(agent, &event) else {
+        return Ok(Recorded::default());
+    };
+    let cwd = PathBuf::from(&event.cwd);
+    let root = cwd.canonicalize().map_err(|source| HookError::Project {
+        path: event.cwd.clone(),
+        source,
+    })?;
+    let store = default_store_dir(&root);
+    let layout = Layout::new(&store);
+    let sessions = Sessions::lock(&layout)?;
+    let known = sessions.get(agent, &event.session_id)?;
+    let config = EngineConfig {
+        cwd: Some(root.clone()),
+        session_file: known.as_ref().map(|s| s.session_file.clone()),
+        store_dir: Some(store),
+        fsync: true,
+        // One process per event: a watcher would see nothing.
+        watch: false,
+        // What changed since the last hook is the agent's work, recorded
+        // by this event's snapshot under its own name, not as "outside".
+        resume: ResumeMode::Continue,
+        ..Default::default()
+    };
+    let mut engine = open_waiting(config)?;
+    let is_new = known.is_none();
+    let mut session = known.unwrap_or_else(|| AgentSession {
+        agent: agent.name().to_string(),
+        agent_session_id: event.session_id.clone(),
+        session_file: engine.session_file().to_path_buf(),
+        turn: 0,
+    });
+    let before = session.clone();
+    let params = match work {
+        Work::Open => None,
+        Work::Prompt(text) => {
+            session.turn += 1;
+            Some(SnapshotParams {
+                kind: Some(SnapshotKind::Message),
+                label: Some(short_label(&text)),
+                turn_index: Some(session.turn),
+                // Every turn's start and end are in the log, changed or
+                // not: they are what a person looks for in `rewind log`.
+                force: Some(true),
+                ..Default::default()
+            })
+        }
+        Work::Tool { name, input, paths } => Some(SnapshotParams {
+            kind: Some(SnapshotKind::Tool),
+            paths: paths.and_then(|p| relative_paths(&root, &cwd, &p)),
+            tool: Some(ToolInfo {
+                name,
+                input: Some(tools::recorded_input(&input)),
+            }),
+            turn_index: Some(session.turn),
+            ..Default::default()
+        }),
+        Work::TurnEnd => Some(SnapshotParams {
+            kind: Some(SnapshotKind::Turn),
+            turn_index: Some(session.turn),
+            force: Some(true),
+            ..Default::default()
+        }),
+    };
+    let entry_id = match params {
+        Some(p) => engine.snapshot(p)?.entry_id,
+        None => None,
+    };
+    if is_new || session != before {
+        sessions.put(&session, agent)?;
+    }
+    Ok(Recorded {
+        session_file: Some(session.session_file),
+        entry_id,
+    })
+}
+
+/// What an event asks of the engine; `None`: nothing at all (not even
+/// opening the session), as for read-only tools and events rewind ignores.
+enum Work {
+    Open,
+    Prompt(String),
+    Tool {
+        name: String,
+        input: serde_json::Value,
+        /// Known paths (the fast path), or `None` for a full snapshot.
+        paths: Option<Vec<String>>,
+    },
+    TurnEnd,
+}
+
+fn work_of(agent: Agent, event: &HookEvent) -> Option<Work> {
+    match &event.step {
+        Step::SessionStart => Some(Work::Open),
+        Step::Prompt(text) => Some(Work::Prompt(text.clone())),
+        Step::BeforeTool { tool, input } | Step::AfterTool { tool, input } => {
+            let paths = match tools::effect(agent, tool, input) {
+                ToolEffect::ReadOnly => return None,
+                ToolEffect::Files(p) => Some(p),
+                ToolEffect::Anything => None,
+            };
+            Some(Work::Tool {
+                name: tool.clone(),
+                input: input.clone(),
+                paths,
+            })
+        }
+        Step::TurnEnd => Some(Work::TurnEnd),
+        Step::SessionEnd | Step::Other => None,
+    }
+}
+
+/// Open the session, waiting while another process holds it.
+fn open_waiting(config: EngineConfig) -> Result<Engine, HookError> {
+    let start = std::time::Instant::now();
+    loop {
+        match Engine::open(config.clone()) {
+            Ok((engine, _)) => return Ok(engine),
+            Err(e) if e.is_locked() && start.elapsed() < SESSION_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// A prompt as a checkpoint label: its first line, at most 80 characters.
+fn short_label(prompt: &str) -> String {
+    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = line.trim();
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// The agent's paths relative to the project root; `None` (a full
+/// snapshot) when one is outside the project or not plain.
+fn relative_paths(root: &Path, cwd: &Path, paths: &[String]) -> Option<Vec<String>> {
+    paths
+        .iter()
+        .map(|p| {
+            let p = Path::new(p);
+            let abs = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                cwd.join(p)
+            };
+            if abs
+                .components()
+                .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+            {
+                return None;
+            }
+            let rel = abs
+                .strip_prefix(root)
+                .or_else(|_| abs.strip_prefix(cwd))
+                .ok()?;
+            let rel = rel.to_str()?;
+            (!rel.is_empty()).then(|| rel.to_string())
+        })
+        .collect()
+}
+
+/// `rewind hook`: handle the event on stdin; record any failure; never fail.
+pub fn run(agent: Agent, input: &[u8]) {
+    if let Err(err) = handle(agent, input) {
+        tracing::warn!(%err, agent = agent.name(), "hook event not recorded");
+        let event = payload::parse(agent, input).ok();
+        let project = event.as_ref().map(|e| e.cwd.clone());
+        let store = project
+            .as_ref()
+            .and_then(|p| PathBuf::from(p).canonicalize().ok())
+            .map(|root| Layout::new(&default_store_dir(&root)));
+        let failure = failures::Failure {
+            time: now_rfc3339(),
+            agent: agent.name().to_string(),
+            event: event.map(|e| e.name).unwrap_or_else(|| "?".into()),
+            project,
+            error: err.to_string(),
+        };
+        failures::record(store.as_ref(), &crate::engine::rewind_home(), &failure);
+    }
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_the_first_line_cut_at_80_characters() {
+        assert_eq!(short_label("\n  fix the bug \nmore"), "fix the bug");
+        let long = "é".repeat(100);
+        assert_eq!(short_label(&long), format!("{}…", "é".repeat(80)));
+    }
+
+    #[test]
+    fn agent_paths_become_project_paths_or_a_full_snapshot() {
+        let root = Path::new("/real/p");
+        let cwd = Path::new("/link/p");
+        let rel = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            relative_paths(root, cwd, &p)
+        };
+        assert_eq!(
+            rel(&["/real/p/a.txt", "b/c.txt", "/link/p/d"]),
+            Some(vec!["a.txt".into(), "b/c.txt".into(), "d".into()])
+        );
+        assert_eq!(rel(&["/elsewhere/x"]), None);
+        assert_eq!(rel(&["../x"]), None);
+        assert_eq!(rel(&["/real/p"]), None);
+    }
+}

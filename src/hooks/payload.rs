@@ -1,0 +1,222 @@
+//! What an agent's hook sends on stdin, as the events rewind acts on. The
+//! three agents share most field names (`session_id`, `cwd`,
+//! `hook_event_name`, `tool_name`, `tool_input`, `prompt`) but not their
+//! event names; this is the one place that knows both.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// An agent whose hooks rewind is wired into (`rewind install`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    /// The name on the command line and in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The fields of a hook payload rewind reads; everything else is ignored.
+#[derive(Debug, Deserialize)]
+struct Raw {
+    session_id: Option<String>,
+    cwd: Option<String>,
+    hook_event_name: Option<String>,
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Value,
+    prompt: Option<String>,
+}
+
+/// One hook event, as rewind sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookEvent {
+    /// The event's name as the agent spells it (for logs).
+    pub name: String,
+    pub session_id: String,
+    /// The agent's working directory: the project.
+    pub cwd: String,
+    pub step: Step,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    SessionStart,
+    /// The user sent a prompt: a turn begins.
+    Prompt(String),
+    BeforeTool {
+        tool: String,
+        input: Value,
+    },
+    AfterTool {
+        tool: String,
+        input: Value,
+    },
+    /// The agent finished its turn.
+    TurnEnd,
+    SessionEnd,
+    /// An event rewind does not act on.
+    Other,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    #[error("the hook payload is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("the hook payload has no {0}")]
+    Missing(&'static str),
+}
+
+/// Parse what the agent wrote on the hook's stdin.
+pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
+    let raw: Raw = serde_json::from_slice(input)?;
+    let name = raw
+        .hook_event_name
+        .ok_or(PayloadError::Missing("hook_event_name"))?;
+    let tool = || raw.tool_name.clone().unwrap_or_default();
+    let step = match (agent, name.as_str()) {
+        (_, "SessionStart") => Step::SessionStart,
+        (_, "SessionEnd") => Step::SessionEnd,
+        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::Gemini, "BeforeAgent") => {
+            Step::Prompt(raw.prompt.clone().unwrap_or_default())
+        }
+        (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::Gemini, "BeforeTool") => {
+            Step::BeforeTool {
+                tool: tool(),
+                input: raw.tool_input.clone(),
+            }
+        }
+        (Agent::ClaudeCode | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => {
+            Step::AfterTool {
+                tool: tool(),
+                input: raw.tool_input.clone(),
+            }
+        }
+        (Agent::ClaudeCode | Agent::Codex, "Stop") | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
+        _ => Step::Other,
+    };
+    Ok(HookEvent {
+        session_id: raw.session_id.ok_or(PayloadError::Missing("session_id"))?,
+        cwd: raw.cwd.ok_or(PayloadError::Missing("cwd"))?,
+        name,
+        step,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(agent: Agent, v: Value) -> HookEvent {
+        parse(agent, v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn each_agents_event_names_map_to_the_same_steps() {
+        let base = |name: &str| json!({"session_id": "s", "cwd": "/p", "hook_event_name": name});
+        for (agent, prompt, before, after, stop) in [
+            (
+                Agent::ClaudeCode,
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+            ),
+            (
+                Agent::Codex,
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+            ),
+            (
+                Agent::Gemini,
+                "BeforeAgent",
+                "BeforeTool",
+                "AfterTool",
+                "AfterAgent",
+            ),
+        ] {
+            let mut p = base(prompt);
+            p["prompt"] = json!("fix it");
+            assert_eq!(event(agent, p).step, Step::Prompt("fix it".into()));
+            let mut b = base(before);
+            b["tool_name"] = json!("Bash");
+            b["tool_input"] = json!({"command": "ls"});
+            assert_eq!(
+                event(agent, b).step,
+                Step::BeforeTool {
+                    tool: "Bash".into(),
+                    input: json!({"command": "ls"})
+                }
+            );
+            assert!(matches!(
+                event(agent, base(after)).step,
+                Step::AfterTool { .. }
+            ));
+            assert_eq!(event(agent, base(stop)).step, Step::TurnEnd);
+            assert_eq!(event(agent, base("SessionStart")).step, Step::SessionStart);
+            assert_eq!(event(agent, base("SessionEnd")).step, Step::SessionEnd);
+            assert_eq!(event(agent, base("Notification")).step, Step::Other);
+        }
+        // Another agent's name for an event is not taken for it.
+        assert_eq!(event(Agent::Gemini, base("Stop")).step, Step::Other);
+    }
+
+    #[test]
+    fn malformed_payloads_are_errors_not_panics() {
+        assert!(matches!(
+            parse(Agent::Codex, b"{"),
+            Err(PayloadError::NotJson(_))
+        ));
+        assert!(matches!(
+            parse(Agent::Codex, b"[1]"),
+            Err(PayloadError::NotJson(_))
+        ));
+        let no_session = json!({"cwd": "/p", "hook_event_name": "Stop"}).to_string();
+        assert!(matches!(
+            parse(Agent::Codex, no_session.as_bytes()),
+            Err(PayloadError::Missing("session_id"))
+        ));
+    }
+
+    #[test]
+    fn the_recorded_payloads_of_the_real_agents_parse() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/samples");
+        for (agent, file) in [
+            (Agent::ClaudeCode, "claude.jsonl"),
+            (Agent::Codex, "codex.jsonl"),
+            (Agent::Gemini, "gemini.jsonl"),
+        ] {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let mut steps = std::collections::BTreeSet::new();
+            for line in text.lines() {
+                let record: Value = serde_json::from_str(line).unwrap();
+                let payload = record.get("payload").unwrap_or(&record);
+                let e = parse(agent, payload.to_string().as_bytes()).unwrap();
+                steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
+            }
+            // Start, prompt, before, after, turn end, end, and others.
+            assert_eq!(steps.len(), 7, "{file}");
+        }
+    }
+}
