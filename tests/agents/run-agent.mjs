@@ -17,6 +17,8 @@
 // --hook-copies N   register the hook N times per event (concurrency probe).
 // --hook-sleep-ms N make record-hook.mjs sleep N ms (concurrency probe).
 // --events    comma-separated subset of hook events to register.
+// --save-turns DIR  copy the project to DIR/turn-N after each turn (without
+//             the agents' config directories), for byte-for-byte checks.
 // Exit status: 0 if every turn exited 0 and every per-turn expectation held.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -54,6 +56,9 @@ export const HOOK_EVENTS = {
   ],
 };
 
+// The agents' own configuration directories inside a project.
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini'];
+
 // ---------------------------------------------------------------------------
 // args
 
@@ -79,6 +84,7 @@ function parseArgs(argv) {
       case '--dump': a.dump = true; break;
       case '--events': a.events = next().split(',').filter(Boolean); break;
       case '--hook-copies': a.hookCopies = Number(next()); break;
+      case '--save-turns': a.saveTurns = next(); break;
       case '-h': case '--help': a.help = true; break;
       default: throw new Error(`unknown argument ${k}`);
     }
@@ -441,7 +447,7 @@ export async function runAgent(opts) {
   const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
 
   const hookCmds = hookCommands(hookCmd, opts.hookCopies);
-  const preexisting = fs.readdirSync(project).filter((f) => !['.claude', '.codex', '.gemini'].includes(f));
+  const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
   const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini }[agent]({ project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
@@ -474,6 +480,15 @@ export async function runAgent(opts) {
         stdoutFile: path.join(out, `turn-${turn}.stdout`), stderrFile: path.join(out, `turn-${turn}.stderr`),
       });
       const parsed = (() => { try { return setup.parse(r.stdout); } catch (e) { return { parse_error: String(e) }; } })();
+      if (opts.saveTurns) {
+        const dest = path.join(path.resolve(opts.saveTurns), `turn-${turn}`);
+        fs.rmSync(dest, { recursive: true, force: true });
+        fs.cpSync(project, dest, {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (src) => !AGENT_DIRS.includes(path.relative(project, src).split(path.sep)[0]),
+        });
+      }
       const hookRecs = readHookLog(hookLog).slice(hooksBefore);
       const reqs = server.events.slice(reqBefore);
       const emitted = reqs.filter((q) => q.calls).flatMap((q) => q.calls.map((c) => ({ step: q.step, name: c.name, input: truncateDeep(c.input, 120) })));
@@ -550,7 +565,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR]');
     process.exit(2);
   }
   const summary = await runAgent(opts);
