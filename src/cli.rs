@@ -129,6 +129,8 @@ pub fn log(at: Location, all: bool) -> Result<()> {
         }
         d
     };
+    // Tool checkpoints numbered within their turn (`restore --before-step`).
+    let mut steps: std::collections::HashMap<u64, usize> = Default::default();
     for c in &list.checkpoints {
         let indent = if all {
             "  ".repeat(depth_of(&c.entry_id))
@@ -147,7 +149,15 @@ pub fn log(at: Location, all: bool) -> Result<()> {
             .as_ref()
             .map(|n| format!(" — {n}"))
             .unwrap_or_default();
-        let tool = c.tool.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
+        let tool = match &c.tool {
+            Some(t) if c.kind == "tool" => {
+                let step = steps.entry(c.turn_index).or_insert(0);
+                *step += 1;
+                format!(" step {step}: {t}")
+            }
+            Some(t) => format!(" {t}"),
+            None => String::new(),
+        };
         println!(
             "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}  {}{tool}{label}{note}",
             c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp
@@ -316,6 +326,7 @@ pub fn restore(
     at: Location,
     target: Option<String>,
     files: Vec<String>,
+    before_step: Option<usize>,
     confirm: Confirm,
 ) -> Result<()> {
     // The preview comes from a read-only view: nothing is appended until the
@@ -324,6 +335,18 @@ pub fn restore(
     // made since as an `outside` snapshot, which must not become the
     // target).
     let mut view = Engine::open_read_only(locate(&at)?)?;
+    let target = match before_step {
+        Some(step) => {
+            let turn = target
+                .as_deref()
+                .and_then(|t| t.parse::<u64>().ok())
+                .context("--before-step needs the turn number as TARGET")?;
+            let id = before_step_of(&view, turn, step)?;
+            println!("before step {step} of turn {turn}: checkpoint {id}");
+            Some(id)
+        }
+        None => target,
+    };
     let target = target.unwrap_or_else(|| {
         view.log()
             .index()
@@ -354,10 +377,78 @@ pub fn restore(
     Ok(())
 }
 
+/// The checkpoints on the path to the leaf, oldest first.
+fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::protocol::CheckpointInfo>> {
+    Ok(view
+        .list_checkpoints(ListCheckpointsParams {
+            scope: Some(Scope::Path),
+            query: None,
+        })?
+        .checkpoints)
+}
+
+/// Kinds an agent's turn records (through hooks or a host).
+const TURN_KINDS: [&str; 3] = ["message", "tool", "turn"];
+/// Kinds of the unrevert-points `undo` reverts.
+const ROLLBACK_KINDS: [&str; 4] = ["restore", "navigate", "undo", "reset"];
+
+/// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
+/// `rewind log` numbers them).
+fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
+    let path = path_checkpoints(view)?;
+    let steps: Vec<usize> = (0..path.len())
+        .filter(|&i| path[i].turn_index == turn && path[i].kind == "tool")
+        .collect();
+    let Some(&i) = step.checked_sub(1).and_then(|k| steps.get(k)) else {
+        bail!(
+            "turn {turn} has {} step(s) on the current path (see `rewind log`)",
+            steps.len()
+        );
+    };
+    match i.checked_sub(1) {
+        Some(before) => Ok(path[before].entry_id.clone()),
+        None => bail!("step {step} of turn {turn} has no checkpoint before it"),
+    }
+}
+
+/// When an agent's turn is newer than the last rollback: the checkpoint
+/// the turn started from (its prompt's, else the last one before it).
+fn before_last_turn(view: &Engine) -> Result<Option<(u64, String)>> {
+    let path = path_checkpoints(view)?;
+    let last_turn = path
+        .iter()
+        .rposition(|c| TURN_KINDS.contains(&c.kind.as_str()));
+    let last_rollback = path
+        .iter()
+        .rposition(|c| ROLLBACK_KINDS.contains(&c.kind.as_str()));
+    let Some(t) = last_turn.filter(|&t| last_rollback.is_none_or(|r| r < t)) else {
+        return Ok(None);
+    };
+    let turn = path[t].turn_index;
+    let first = path
+        .iter()
+        .position(|c| c.turn_index == turn && TURN_KINDS.contains(&c.kind.as_str()))
+        .unwrap_or(t);
+    let start = if path[first].kind == "message" {
+        Some(first)
+    } else {
+        first.checked_sub(1)
+    };
+    Ok(start.map(|i| (turn, path[i].entry_id.clone())))
+}
+
 pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
     // Preview from a read-only view; the named (or latest) unrevert-point is
     // fixed before the session is opened for writing.
     let mut view = Engine::open_read_only(locate(&at)?)?;
+    if entry.is_none() {
+        if let Some((turn, id)) = before_last_turn(&view)? {
+            println!("putting back the state before turn {turn} (checkpoint {id})");
+            drop(view);
+            return restore(at, Some(id), Vec::new(), None, confirm);
+        }
+    }
+
     let params = |preview: bool| UndoParams {
         entry_id: entry.clone(),
         on_conflict: Some(confirm.on_conflict.into()),

@@ -73,15 +73,22 @@ enum Command {
     Restore {
         #[command(flatten)]
         at: Location,
+        /// An entry id or tree hash; with --before-step, a turn number.
         target: Option<String>,
         /// Only these files or directories.
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<String>,
+        /// Go back to just before this step (tool call) of the turn TARGET,
+        /// counted as `rewind log` numbers them (1 = the first).
+        #[arg(long, value_name = "N")]
+        before_step: Option<usize>,
         #[command(flatten)]
         confirm: Confirm,
     },
     /// Revert the last restore, navigation, reset or undo (or the named
-    /// unrevert-point). Shows the plan first and asks before writing.
+    /// unrevert-point); when an agent's turn came after the last of those,
+    /// put back the state before that turn. Shows the plan first and asks
+    /// before writing.
     Undo {
         #[command(flatten)]
         at: Location,
@@ -176,8 +183,9 @@ fn main() -> ExitCode {
             at,
             target,
             files,
+            before_step,
             confirm,
-        } => cli::restore(at, target, files, confirm),
+        } => cli::restore(at, target, files, before_step, confirm),
         Command::Undo { at, entry, confirm } => cli::undo(at, entry, confirm),
         Command::Gc {
             at,

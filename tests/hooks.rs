@@ -220,9 +220,30 @@ fn a_claude_code_session_is_recorded_turn_by_turn_and_each_turn_restores() {
     // Nothing was recorded as changed "outside" the agent.
     assert!(!snaps.iter().any(|s| s.0 == "outside"));
 
-    // The person at the terminal: the log, then back to the end of turn 1.
+    // The person at the terminal: the log names each turn's prompt and
+    // numbers its steps.
     let log = p.cli(&["log"]);
-    assert!(log.contains("Write") || log.contains("tool"), "{log}");
+    assert!(log.contains("[Create a.txt]"), "{log}");
+    assert!(log.contains("step 1: Write"), "{log}");
+    assert!(log.contains("step 2: Bash"), "{log}");
+    // `undo` right after a turn puts back the state before it...
+    let out = p.cli(&["undo", "--yes"]);
+    assert!(out.contains("before turn 2"), "{out}");
+    assert_eq!((p.read("a.txt"), p.read("old/x.txt")), after_turn_1);
+    assert_eq!(p.read("b.txt"), None);
+    // ... and `undo` again takes that back.
+    p.cli(&["undo", "--yes"]);
+    assert_eq!(p.read("b.txt").as_deref(), Some("beta\n"));
+    // Back to just before one tool call: the shell of turn 1 (step 2).
+    let out = p.cli(&["restore", "1", "--before-step", "2", "--yes"]);
+    assert!(out.contains("before step 2 of turn 1"), "{out}");
+    assert_eq!(p.read("a.txt").as_deref(), Some("alpha\n"));
+    assert_eq!(p.read("old/x.txt").as_deref(), Some("x"));
+    p.cli(&["undo", "--yes"]);
+    assert_eq!(p.read("old/x.txt"), None);
+    assert_eq!(p.read("b.txt").as_deref(), Some("beta\n"));
+
+    // Back to the end of turn 1.
     let turn_1_end = entries(&sessions[0])
         .iter()
         .rfind(|e| e["customType"] == "step-snapshot" && e["data"]["turnIndex"] == 1)
