@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cli;
+mod cli_unhooked;
 
 #[derive(Parser)]
 #[command(
@@ -140,6 +141,29 @@ enum Command {
         #[command(flatten)]
         at: Location,
     },
+    /// Record a command as one turn: a checkpoint before it (labelled with
+    /// the command) and one after. For tools without hooks (a code
+    /// generator, Aider, a script). Exits with the command's status.
+    Run {
+        #[command(flatten)]
+        at: Location,
+        /// The command and its arguments (after `--`).
+        #[arg(trailing_var_arg = true, required = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Record a checkpoint each time a burst of writes in the project
+    /// settles (for editors and agents without hooks). Runs until
+    /// interrupted.
+    Watch {
+        #[command(flatten)]
+        at: Location,
+        /// How long the project must stay unchanged before a checkpoint.
+        #[arg(long, default_value_t = 1000)]
+        settle_ms: u64,
+        /// Stop after this many seconds (for scripts and tests).
+        #[arg(long, hide = true)]
+        for_seconds: Option<f64>,
+    },
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -210,6 +234,19 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Status { at } => cli::status(at),
+        Command::Run { at, command } => match cli_unhooked::run(at, command) {
+            Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => Err(e),
+        },
+        Command::Watch {
+            at,
+            settle_ms,
+            for_seconds,
+        } => cli_unhooked::watch(
+            at,
+            std::time::Duration::from_millis(settle_ms),
+            for_seconds.map(std::time::Duration::from_secs_f64),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -96,6 +96,11 @@ impl Engine {
         &self.store
     }
 
+    /// The project root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     pub fn session_file(&self) -> &Path {
         self.log.path()
     }

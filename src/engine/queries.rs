@@ -26,6 +26,15 @@ fn is_binary(bytes: &[u8]) -> bool {
 }
 
 impl Engine {
+    /// The tree the working directory holds now (scanned, recording
+    /// nothing): what `rewind watch` compares to see whether writes have
+    /// settled. With the watcher, proportional to what changed.
+    pub fn working_tree_hash(&mut self) -> Result<String> {
+        let recorded = self.recorded_tree()?;
+        let prior = self.flat(recorded)?;
+        Ok(self.scan_working(None, &prior)?.tree.to_hex())
+    }
+
     /// Resolve one side of a range to a point and its tree.
     fn resolve(
         &mut self,

@@ -1,0 +1,157 @@
+//! For agents and tools without hooks (Cursor, Copilot, Aider, an IDE, a
+//! code generator): `rewind run -- CMD` records one command as one turn,
+//! `rewind watch` records a checkpoint each time a burst of writes settles.
+//! Both resume the project's newest session, or start one.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rewind::engine::{default_store_dir, Engine, EngineConfig};
+use rewind::protocol::{SnapshotKind, SnapshotParams};
+use rewind::store::Layout;
+
+use crate::Location;
+
+/// The newest session of the project's store, or a new one.
+fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
+    let cwd = at.cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = cwd
+        .canonicalize()
+        .with_context(|| format!("project root {}", cwd.display()))?;
+    let store = match &at.store {
+        Some(s) => s.canonicalize().unwrap_or_else(|_| s.clone()),
+        None => default_store_dir(&root),
+    };
+    let session = match &at.session {
+        Some(s) => Some(s.clone()),
+        None => newest(&Layout::new(&store).sessions_dir()),
+    };
+    let config = EngineConfig {
+        cwd: Some(root),
+        session_file: session,
+        store_dir: Some(store),
+        fsync: true,
+        watch,
+        ..Default::default()
+    };
+    match Engine::open(config) {
+        Ok((engine, _)) => Ok(engine),
+        Err(e) if e.is_locked() => {
+            bail!("{e}: a sidecar or another `rewind watch` is recording this session")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn newest(dir: &std::path::Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| Layout::is_session_file(&e.path()))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// A checkpoint of `kind`, recorded changed or not; `new_turn` starts the
+/// next turn, else it belongs to the current one.
+fn snapshot(
+    engine: &mut Engine,
+    kind: SnapshotKind,
+    label: String,
+    new_turn: bool,
+) -> Result<Option<String>> {
+    let turn = engine
+        .list_checkpoints(Default::default())?
+        .checkpoints
+        .last()
+        .map_or(0, |c| c.turn_index);
+    let r = engine.snapshot(SnapshotParams {
+        kind: Some(kind),
+        label: Some(label),
+        force: Some(true),
+        turn_index: Some(turn + u64::from(new_turn)),
+        ..Default::default()
+    })?;
+    Ok(r.entry_id)
+}
+
+/// `rewind run -- CMD ARGS…`: a checkpoint before (labelled with the
+/// command), the command with this terminal, a checkpoint after; exits with
+/// the command's status.
+pub fn run(at: Location, command: Vec<String>) -> Result<i32> {
+    let Some((program, args)) = command.split_first() else {
+        bail!("nothing to run: rewind run -- CMD [ARGS…]");
+    };
+    let label = shell_words(&command);
+    let mut engine = open_or_start(&at, false)?;
+    snapshot(&mut engine, SnapshotKind::Message, label.clone(), true)?;
+    // The session stays locked while the command runs: nothing else
+    // records into it meanwhile.
+    let status = std::process::Command::new(program)
+        .args(args)
+        .status()
+        .with_context(|| format!("running {program}"))?;
+    let code = status.code().unwrap_or(1);
+    let after = snapshot(
+        &mut engine,
+        SnapshotKind::Turn,
+        format!("{label} (exit {code})"),
+        false,
+    )?;
+    eprintln!(
+        "rewind: recorded `{label}` as one turn (checkpoint {}); `rewind undo` puts back the state before it",
+        after.unwrap_or_default()
+    );
+    Ok(code)
+}
+
+fn shell_words(command: &[String]) -> String {
+    command
+        .iter()
+        .map(|w| {
+            if w.is_empty()
+                || w.chars()
+                    .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
+            {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `rewind watch`: a checkpoint each time the project has changed and then
+/// stayed the same for `settle`; runs until interrupted (or for `limit`).
+pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<()> {
+    let mut engine = open_or_start(&at, true)?;
+    let started = Instant::now();
+    let poll = (settle / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
+    let mut recorded = engine.working_tree_hash()?;
+    // The tree last seen, and since when it has not moved.
+    let mut seen = (recorded.clone(), Instant::now());
+    eprintln!(
+        "rewind: watching {} (a checkpoint once writes settle for {} ms; Ctrl-C stops)",
+        engine.root().display(),
+        settle.as_millis()
+    );
+    loop {
+        if limit.is_some_and(|l| started.elapsed() >= l) {
+            return Ok(());
+        }
+        std::thread::sleep(poll);
+        let now = engine.working_tree_hash()?;
+        if now != seen.0 {
+            seen = (now, Instant::now());
+            continue;
+        }
+        if now != recorded && seen.1.elapsed() >= settle {
+            let id = snapshot(&mut engine, SnapshotKind::Turn, "watch".into(), true)?;
+            eprintln!("rewind: checkpoint {}", id.unwrap_or_default());
+            recorded = now;
+        }
+    }
+}
