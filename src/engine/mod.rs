@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
 pub use journal::InterruptedRestore;
-pub use open::{default_store_dir, EngineConfig};
+pub use open::{default_store_dir, rewind_home, EngineConfig};
 
 use crate::repo_path::RepoPath;
 use crate::session::{Entry, SessionLog};

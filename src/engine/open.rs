@@ -28,15 +28,19 @@ pub struct EngineConfig {
     pub watch: bool,
 }
 
-/// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
-/// `~/.local/share/rewind`) `/projects/<xxh3-64 of the root path>`.
+/// [`rewind_home`]`/projects/<xxh3-64 of the root path>`.
 pub fn default_store_dir(root: &Path) -> PathBuf {
-    let home = std::env::var_os("REWIND_HOME")
+    rewind_home().join("projects").join(project_hash(root))
+}
+
+/// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
+/// `~/.local/share/rewind`).
+pub fn rewind_home() -> PathBuf {
+    std::env::var_os("REWIND_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind")))
-        .unwrap_or_else(|| PathBuf::from(".rewind"));
-    home.join("projects").join(project_hash(root))
+        .unwrap_or_else(|| PathBuf::from(".rewind"))
 }
 
 fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
