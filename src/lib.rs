@@ -8,6 +8,7 @@ pub mod durability;
 pub mod engine;
 pub mod gc;
 pub mod handlers;
+pub mod install;
 pub mod memory;
 pub mod protocol;
 pub mod repo_path;
