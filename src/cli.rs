@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use crate::{Confirm, Location};
 use rewind::engine::{default_store_dir, rewind_home, Engine, EngineConfig};
 use rewind::handlers::{self, Defaults, Server};
+use rewind::install::{self, Agent, Plan};
 use rewind::protocol::{
     FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, RangeParams, RestoreFilesParams,
     RestoreResult, Scope, UndoParams,
@@ -634,4 +635,102 @@ pub fn status(at: Location) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Which agent `rewind install` / `rewind uninstall` is for.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum AgentChoice {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    /// All three.
+    All,
+}
+
+impl AgentChoice {
+    fn agents(self) -> Vec<Agent> {
+        match self {
+            AgentChoice::ClaudeCode => vec![Agent::ClaudeCode],
+            AgentChoice::Codex => vec![Agent::Codex],
+            AgentChoice::Gemini => vec![Agent::Gemini],
+            AgentChoice::All => Agent::ALL.to_vec(),
+        }
+    }
+}
+
+fn install_scope(project: Option<PathBuf>) -> install::Scope {
+    project.map_or(install::Scope::User, install::Scope::Project)
+}
+
+/// The binary the hooks run: `--bin` (made absolute) or this one, with
+/// symlinks resolved where it exists.
+fn hook_binary(bin: Option<PathBuf>) -> Result<PathBuf> {
+    let bin = match bin {
+        Some(b) => absolute(b)?,
+        None => std::env::current_exe().context("finding the running rewind binary")?,
+    };
+    let bin = bin.canonicalize().unwrap_or(bin);
+    let name = bin.file_name().and_then(|n| n.to_str());
+    if !matches!(name, Some("rewind" | "rewind.exe")) {
+        bail!(
+            "the hook binary {} must be named `rewind` (uninstall recognises the hooks by that name)",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf>) -> Result<()> {
+    let bin = hook_binary(bin)?;
+    let plan = install::plan_install(
+        &agent.agents(),
+        &install_scope(project),
+        &bin,
+        &install::Paths::from_env(),
+    )?;
+    plan.apply()?;
+    print_install_plan(&plan, "already installed");
+    let quoted = install::shell_quote(&bin.to_string_lossy());
+    println!("The hooks run {quoted} hook --agent NAME at each step of a session; `rewind uninstall` removes them.");
+    if plan
+        .edits
+        .iter()
+        .any(|e| e.agent == Agent::Codex && e.changed())
+    {
+        println!(
+            "Codex loads a project's .codex/hooks.json only in a trusted project and may ask you to review new hooks."
+        );
+    }
+    println!(
+        "To see checkpoints: `rewind log` in the project; `rewind diff` shows changes; \
+         `rewind restore ENTRY` puts files back (preview first); `rewind undo` reverts a restore."
+    );
+    Ok(())
+}
+
+pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>) -> Result<()> {
+    let plan = install::plan_uninstall(
+        &agent.agents(),
+        &install_scope(project),
+        &install::Paths::from_env(),
+    )?;
+    plan.apply()?;
+    print_install_plan(&plan, "nothing to remove");
+    Ok(())
+}
+
+fn print_install_plan(plan: &Plan, unchanged: &str) {
+    for e in &plan.edits {
+        let what = if e.changes.is_empty() {
+            unchanged.to_owned()
+        } else if e.deletes() {
+            format!(
+                "{} (the file is empty now: removed it)",
+                e.changes.join("; ")
+            )
+        } else {
+            e.changes.join("; ")
+        };
+        println!("{}: {}: {what}", e.agent.name(), e.path.display());
+    }
 }

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod gc;
 pub mod handlers;
 pub mod hooks;
+pub mod install;
 pub mod memory;
 pub mod protocol;
 pub mod repo_path;

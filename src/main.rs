@@ -164,6 +164,30 @@ enum Command {
         #[arg(long, hide = true)]
         for_seconds: Option<f64>,
     },
+    /// Make an agent run `rewind hook` at each step of its sessions: write
+    /// the hooks into its settings (the user's, or with --project a
+    /// project's), merged with what is there.
+    Install {
+        #[arg(value_enum)]
+        agent: cli::AgentChoice,
+        /// Write the project's settings (DIR/.claude, DIR/.codex,
+        /// DIR/.gemini) instead of the user's.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// The binary the hooks run (default: this one). Its file name must
+        /// be `rewind`.
+        #[arg(long, value_name = "PATH")]
+        bin: Option<PathBuf>,
+    },
+    /// Remove the hooks `rewind install` wrote, and the settings it turned
+    /// on for them.
+    Uninstall {
+        #[arg(value_enum)]
+        agent: cli::AgentChoice,
+        /// Edit the project's settings instead of the user's.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -247,6 +271,12 @@ fn main() -> ExitCode {
             std::time::Duration::from_millis(settle_ms),
             for_seconds.map(std::time::Duration::from_secs_f64),
         ),
+        Command::Install {
+            agent,
+            project,
+            bin,
+        } => cli::install(agent, project, bin),
+        Command::Uninstall { agent, project } => cli::uninstall(agent, project),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,7 @@
 //! The real Claude Code, Codex and Gemini CLI (versions pinned in
 //! tests/agents/package-lock.json), offline against the scripted model
-//! server of tests/agents, each with every event rewind needs wired to
-//! `rewind hook`. A three-turn resumed session writes, edits, deletes a
+//! server of tests/agents, each with the hooks `rewind install --project`
+//! writes. A three-turn resumed session writes, edits, deletes a
 //! directory with the shell and moves files; then each turn's end is
 //! restored with the `rewind` CLI and compared byte for byte with a copy
 //! taken when the turn ended, the restore is undone, and a file the agent
@@ -90,7 +90,7 @@ fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn run(agent: &str, rewind_agent: &str, events: &str) {
+fn run(agent: &str, rewind_agent: &str) {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -99,7 +99,20 @@ fn run(agent: &str, rewind_agent: &str, events: &str) {
     std::fs::write(root.join(".gitignore"), "secret.env\n").unwrap();
     std::fs::write(root.join("secret.env"), "TOKEN=ignored but small\n").unwrap();
     let turns_dir = out.path().join("turns");
-    let hook_cmd = format!("'{}' hook --agent {rewind_agent}", common::bin());
+    // The hooks as a user gets them: written by `rewind install`.
+    let installed = rewind(
+        home.path(),
+        &root,
+        &[
+            "install",
+            rewind_agent,
+            "--project",
+            root.to_str().unwrap(),
+            "--bin",
+            common::bin(),
+        ],
+    );
+    assert!(installed.contains("added"), "{installed}");
     let started = std::time::Instant::now();
     let result = Command::new("node")
         .arg(agents_dir().join("run-agent.mjs"))
@@ -110,7 +123,7 @@ fn run(agent: &str, rewind_agent: &str, events: &str) {
         .arg(out.path().join("run"))
         .arg("--save-turns")
         .arg(&turns_dir)
-        .args(["--hook-cmd", &hook_cmd, "--events", events])
+        .arg("--no-hooks")
         .env("REWIND_HOME", home.path())
         .output()
         .unwrap();
@@ -191,30 +204,23 @@ fn run(agent: &str, rewind_agent: &str, events: &str) {
     );
 }
 
-const CLAUDE_AND_CODEX_EVENTS: &str =
-    "SessionStart,UserPromptSubmit,PreToolUse,PostToolUse,Stop,SessionEnd";
-
 #[test]
 fn claude_code() {
     if agents_installed() {
-        run("claude", "claude-code", CLAUDE_AND_CODEX_EVENTS);
+        run("claude", "claude-code");
     }
 }
 
 #[test]
 fn codex() {
     if agents_installed() {
-        run("codex", "codex", CLAUDE_AND_CODEX_EVENTS);
+        run("codex", "codex");
     }
 }
 
 #[test]
 fn gemini_cli() {
     if agents_installed() {
-        run(
-            "gemini",
-            "gemini",
-            "SessionStart,BeforeAgent,BeforeTool,AfterTool,AfterAgent,SessionEnd",
-        );
+        run("gemini", "gemini");
     }
 }

@@ -43,8 +43,7 @@ pub enum ResumeMode {
     Continue,
 }
 
-/// `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
-/// `~/.local/share/rewind`) `/projects/<xxh3-64 of the root path>`.
+/// [`rewind_home`]`/projects/<xxh3-64 of the root path>`.
 pub fn default_store_dir(root: &Path) -> PathBuf {
     rewind_home().join("projects").join(project_hash(root))
 }

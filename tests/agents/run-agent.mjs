@@ -17,6 +17,8 @@
 // --hook-copies N   register the hook N times per event (concurrency probe).
 // --hook-sleep-ms N make record-hook.mjs sleep N ms (concurrency probe).
 // --events    comma-separated subset of hook events to register.
+// --no-hooks  write no hook settings (they are already in the project, e.g.
+//             from `rewind install --project`).
 // --save-turns DIR  copy the project to DIR/turn-N after each turn (without
 //             the agents' config directories), for byte-for-byte checks.
 // Exit status: 0 if every turn exited 0 and every per-turn expectation held.
@@ -85,6 +87,7 @@ function parseArgs(argv) {
       case '--events': a.events = next().split(',').filter(Boolean); break;
       case '--hook-copies': a.hookCopies = Number(next()); break;
       case '--save-turns': a.saveTurns = next(); break;
+      case '--no-hooks': a.noHooks = true; break;
       case '-h': case '--help': a.help = true; break;
       default: throw new Error(`unknown argument ${k}`);
     }
@@ -203,9 +206,11 @@ function setupClaude({ project, out, url, hookCmds, events, env }) {
   const cfgDir = path.join(out, 'claude-config');
   mkdirp(cfgDir);
   const settingsFile = path.join(project, '.claude', 'settings.json');
-  const settings = readJson(settingsFile, {});
-  settings.hooks = claudeHooks(events, hookCmds);
-  writeJson(settingsFile, settings);
+  if (hookCmds.length) {
+    const settings = readJson(settingsFile, {});
+    settings.hooks = claudeHooks(events, hookCmds);
+    writeJson(settingsFile, settings);
+  }
   Object.assign(env, {
     ANTHROPIC_BASE_URL: url,
     ANTHROPIC_API_KEY: 'dummy',
@@ -270,7 +275,7 @@ trust_level = "trusted"
   const hooks = {};
   // codex clamps SessionEnd and Interrupt hooks to 3 s (and warns if asked for more)
   for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command) => ({ type: 'command', command, timeout: ['SessionEnd', 'Interrupt'].includes(e) ? 3 : 60 })) }];
-  writeJson(hooksFile, { hooks });
+  if (hookCmds.length) writeJson(hooksFile, { hooks });
   Object.assign(env, { CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'dummy', RUST_LOG: env.RUST_LOG || 'warn' });
   let threadId = null;
   const common = ['--json', '--dangerously-bypass-approvals-and-sandbox', '--dangerously-bypass-hook-trust', '--skip-git-repo-check'];
@@ -311,9 +316,11 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
   const settings = readJson(settingsFile, {});
   const hooks = {};
   for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command, i) => ({ type: 'command', command, name: `rewind-${e}${i ? `-${i + 1}` : ''}`, timeout: 60000 })) }];
-  settings.hooksConfig = { ...(settings.hooksConfig || {}), enabled: true };
-  settings.hooks = hooks;
-  writeJson(settingsFile, settings);
+  if (hookCmds.length) {
+    settings.hooksConfig = { ...(settings.hooksConfig || {}), enabled: true };
+    settings.hooks = hooks;
+    writeJson(settingsFile, settings);
+  }
   Object.assign(env, {
     GOOGLE_GEMINI_BASE_URL: url,
     GEMINI_API_KEY: 'dummy',
@@ -446,7 +453,9 @@ export async function runAgent(opts) {
   fs.rmSync(requestLog, { force: true });
   const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
 
-  const hookCmds = hookCommands(hookCmd, opts.hookCopies);
+  // --no-hooks: the project's hook settings were written by someone else
+  // (`rewind install --project`) and are left as they are.
+  const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
   const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini }[agent]({ project, out, url: server.url, hookCmds, events, env });
   const summary = {
@@ -565,7 +574,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks]');
     process.exit(2);
   }
   const summary = await runAgent(opts);
