@@ -135,7 +135,7 @@ pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<
     let mut seen = (recorded.clone(), Instant::now());
     eprintln!(
         "rewind: watching {} (a checkpoint once writes settle for {} ms; Ctrl-C stops)",
-        engine.root().display(),
+        engine.project_root().display(),
         settle.as_millis()
     );
     loop {

@@ -116,10 +116,11 @@ impl Engine {
     pub fn stage_files(&mut self, p: StageFilesParams) -> Result<StageFilesResult> {
         let mut parsed = Vec::with_capacity(p.paths.len());
         for raw in &p.paths {
-            let rp = super::parse_path(&self.root, raw)?;
-            if let Some(link) =
-                crate::working_copy::checkout::blocking_parent(&self.root, rp.as_str())
-            {
+            let rp = super::parse_path(self.working_copy.root(), raw)?;
+            if let Some(link) = crate::working_copy::checkout::blocking_parent(
+                self.working_copy.root(),
+                rp.as_str(),
+            ) {
                 return Err(EngineError::InvalidParams(format!(
                     "{raw:?} is below {link:?}, which is not a real directory (a symlink or a \
                      file); stage the path it points to instead"
@@ -133,11 +134,9 @@ impl Engine {
             parsed.push(rp);
         }
         // All or nothing: validate every path before staging any.
-        for rp in parsed {
-            self.staged.insert(rp.into_string());
-        }
+        self.working_copy.stage(parsed);
         Ok(StageFilesResult {
-            staged: self.staged.iter().cloned().collect(),
+            staged: self.working_copy.staged().iter().cloned().collect(),
         })
     }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::repo_path::PathError;
 use crate::session::SessionError;
 use crate::store::StoreError;
-use crate::working_copy::ScanError;
+use crate::working_copy::{ScanError, WorkingCopyError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -38,6 +38,16 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<WorkingCopyError> for EngineError {
+    fn from(e: WorkingCopyError) -> Self {
+        match e {
+            WorkingCopyError::Store(e) => EngineError::Store(e),
+            WorkingCopyError::Scan(e) => EngineError::Scan(e),
+            WorkingCopyError::UnknownTree(h) => EngineError::UnknownTree(h),
+        }
+    }
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

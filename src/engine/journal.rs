@@ -15,7 +15,6 @@ use crate::durability::atomic_write;
 use crate::protocol::RestoreResult;
 use crate::repo_path::RepoPath;
 use crate::store::{lookup, EntryKind, Layout};
-use crate::working_copy::checkout;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,7 +98,7 @@ impl Engine {
             .iter()
             .chain(journal.deletes.iter())
             .map(String::as_str);
-        crate::working_copy::checkout::remove_temp_files(&self.root, touched);
+        crate::working_copy::checkout::remove_temp_files(self.working_copy.root(), touched);
         if !self.log.index().contains(&journal.unrevert_entry_id) {
             Journal::remove(&path);
             return Ok(Some(InterruptedRestore {
@@ -139,8 +138,7 @@ impl Engine {
             {
                 before.insert(rel.to_string(), e);
             }
-            let cached = self.stat_cache.get(rel);
-            if checkout::matches_on_disk(&self.root, rel, target.as_ref(), cached) {
+            if self.working_copy.holds(rel, target.as_ref()) {
                 done.push(rel.to_string());
                 continue;
             }

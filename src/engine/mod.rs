@@ -1,6 +1,8 @@
 //! The engine: one open session of one project. It owns the store, the
-//! session log and the working-copy state, and implements every method's
-//! semantics on top of them. Handlers only translate to and from the wire.
+//! session log and the [`WorkingCopy`], and implements every method's
+//! semantics on top of them: which tree to capture or restore, the journal,
+//! the unrevert-point, what is recorded. Handlers only translate to and
+//! from the wire.
 
 mod entries;
 mod error;
@@ -12,11 +14,8 @@ mod queries;
 mod restore;
 mod rollback;
 mod snapshot;
-mod working;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
@@ -25,54 +24,29 @@ pub use open::{default_store_dir, rewind_home, EngineConfig, ResumeMode};
 
 use crate::repo_path::RepoPath;
 use crate::session::{Entry, SessionLog};
-use crate::store::{flatten, update_tree, ObjectId, Store, TreeEntry};
-use crate::working_copy::{ScanOptions, StatCache};
+use crate::store::{FlatCache, ObjectId, Store};
+use crate::working_copy::{ScanContext, WorkingCopy, WorkingState};
 
 pub use crate::store::FlatTree;
 
-/// How many flattened trees the engine keeps. They share structure (each
-/// derived from the last), so this bounds lookups, not memory.
-const FLAT_CACHE_TREES: usize = 16;
-
 pub struct Engine {
-    root: PathBuf,
     store: Store,
     log: SessionLog,
-    scan_options: ScanOptions,
-    stat_cache: StatCache,
-    stat_cache_path: PathBuf,
-    stat_cache_saved: std::time::Instant,
-    staged: BTreeSet<String>,
-    /// Directory listings the scans remember (small ignored files).
-    dir_listings: crate::working_copy::DirListings,
-    /// Flattened trees recently used (tree id -> files), most recent
-    /// last, so consecutive snapshots and queries do not re-read every tree
-    /// object.
-    flat_cache: VecDeque<(ObjectId, FlatTree)>,
+    /// The project on disk: root, stat cache, git index, last scan,
+    /// watcher, staged set.
+    working_copy: WorkingCopy,
+    /// Flattened trees recently used, so consecutive snapshots and queries
+    /// do not re-read every tree object.
+    flat_cache: FlatCache,
     /// Where notifications go (`files_changed`, `progress`).
     events: Option<EventSink>,
-    /// The paths the user's git index tracks, kept while `.git/index` is
-    /// unchanged (size, mtime, inode), so a scan does not re-parse it.
-    git_index: Option<(IndexIdentity, Arc<Vec<String>>)>,
-    /// The tree of the last scan and its files: what the watcher's changes
-    /// are relative to.
-    last_scan: Option<working::LastScan>,
-    /// The capture rules outside the tree as of the last full scan.
-    rules_seen: Option<working::RulesFingerprint>,
-    /// Tells a snapshot which paths changed, so it can skip the walk.
-    #[cfg(target_os = "linux")]
-    watcher: Option<crate::working_copy::watch::Watcher>,
     fsync: bool,
 }
-
-/// Size, mtime (ns) and inode of `.git/index`: git rewrites it by rename,
-/// so any change shows here.
-type IndexIdentity = (u64, i128, u64);
 
 impl Drop for Engine {
     fn drop(&mut self) {
         // Scans between periodic saves are kept for the next start.
-        self.save_stat_cache();
+        self.working_copy.save_stat_cache();
     }
 }
 
@@ -89,16 +63,11 @@ pub const WORKING: &str = "@working";
 
 impl Engine {
     pub fn project_root(&self) -> &Path {
-        &self.root
+        self.working_copy.root()
     }
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    /// The project root (canonical).
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     pub fn session_file(&self) -> &Path {
@@ -125,32 +94,6 @@ impl Engine {
             Some(cp) => Ok(Some((cp, tree_of(cp)?))),
             None => Ok(None),
         }
-    }
-
-    /// [`git::tracked_paths`], cached by the index file's identity.
-    fn tracked_paths(&mut self) -> Arc<Vec<String>> {
-        use std::os::unix::fs::MetadataExt;
-        let key = crate::working_copy::git::git_dir(&self.root)
-            .and_then(|d| std::fs::metadata(d.join("index")).ok())
-            .map(|m| {
-                (
-                    m.size(),
-                    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-                    m.ino(),
-                )
-            });
-        let Some(key) = key else {
-            self.git_index = None;
-            return Arc::new(Vec::new());
-        };
-        if let Some((k, paths)) = &self.git_index {
-            if *k == key {
-                return paths.clone();
-            }
-        }
-        let paths = Arc::new(crate::working_copy::git::tracked_paths(&self.root));
-        self.git_index = Some((key, paths.clone()));
-        paths
     }
 
     /// A parent a host named (it must exist), else the leaf.
@@ -186,58 +129,37 @@ impl Engine {
         }
     }
 
+    /// Scan the working directory into a stored tree
+    /// ([`WorkingCopy::scan`]): `scope` names the only paths a host says may
+    /// have changed, `prior` is the parent checkpoint's files. Long scans
+    /// report `progress` events.
+    fn scan_working(
+        &mut self,
+        scope: Option<&[RepoPath]>,
+        prior: &FlatTree,
+    ) -> Result<WorkingState> {
+        let events = self.events.clone();
+        let report = move |done: u64, total: u64| {
+            if let Some(sink) = &events {
+                sink(EngineEvent::Progress {
+                    operation: "scan".into(),
+                    done,
+                    total,
+                });
+            }
+        };
+        let ctx = ScanContext {
+            store: &self.store,
+            trees: &mut self.flat_cache,
+            recorded: self.log.index().latest_working_tree(),
+            progress: Some(&report),
+        };
+        Ok(self.working_copy.scan(ctx, scope, prior)?)
+    }
+
     /// The files of `tree` (none for `None`). A copy is O(1).
     fn flat(&mut self, tree: Option<ObjectId>) -> Result<FlatTree> {
-        let Some(tree) = tree else {
-            return Ok(FlatTree::new());
-        };
-        if let Some(f) = self.cached_flat(&tree) {
-            return Ok(f);
-        }
-        let flat = flatten(&self.store, &tree)?;
-        self.remember_flat(tree, flat.clone());
-        Ok(flat)
-    }
-
-    /// The cached files of `tree`, if any (made the most recent).
-    fn cached_flat(&mut self, tree: &ObjectId) -> Option<FlatTree> {
-        let at = self.flat_cache.iter().position(|(t, _)| t == tree)?;
-        let hit = self.flat_cache.remove(at)?;
-        let flat = hit.1.clone();
-        self.flat_cache.push_back(hit);
-        Some(flat)
-    }
-
-    /// `base` (with its files) changed by `changes` (path → new entry, or
-    /// `None` for a deletion): the new tree, written by rewriting only the
-    /// directories on the changed paths, and its files derived from the
-    /// base's without copying them. Remembered for the next lookup.
-    fn derive_tree(
-        &mut self,
-        base: ObjectId,
-        mut files: FlatTree,
-        changes: &BTreeMap<String, Option<TreeEntry>>,
-    ) -> Result<(ObjectId, FlatTree)> {
-        if changes.is_empty() {
-            return Ok((base, files));
-        }
-        let tree = update_tree(&self.store, &base, changes)?;
-        for (path, entry) in changes {
-            match entry {
-                Some(e) => files.insert(path.clone(), *e),
-                None => files.remove(path),
-            };
-        }
-        self.remember_flat(tree, files.clone());
-        Ok((tree, files))
-    }
-
-    fn remember_flat(&mut self, tree: ObjectId, flat: FlatTree) {
-        self.flat_cache.retain(|(t, _)| *t != tree);
-        if self.flat_cache.len() >= FLAT_CACHE_TREES {
-            self.flat_cache.pop_front();
-        }
-        self.flat_cache.push_back((tree, flat));
+        Ok(self.flat_cache.files(&self.store, tree)?)
     }
 }
 

@@ -2,7 +2,7 @@
 //! take the baseline (new session) or record edits made while no sidecar
 //! ran (resume).
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
@@ -10,8 +10,8 @@ use super::{Engine, EngineError, EventSink, Result};
 use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
 use crate::session::records::StepSnapshot;
 use crate::session::{Header, SessionLog, TornTail, CUSTOM_STEP_SNAPSHOT};
-use crate::store::{project_hash, Layout, Store};
-use crate::working_copy::{ScanOptions, StatCache};
+use crate::store::{project_hash, FlatCache, Layout, Store};
+use crate::working_copy::{ScanOptions, WorkingCopy};
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineConfig {
@@ -139,12 +139,7 @@ impl Engine {
         #[cfg(target_os = "linux")]
         if config.watch {
             // Armed by the first full scan below.
-            match crate::working_copy::watch::Watcher::new(&engine.root) {
-                Ok(w) => engine.watcher = Some(w),
-                Err(err) => {
-                    tracing::warn!(%err, "no file watcher; every snapshot scans the project")
-                }
-            }
+            engine.working_copy.watch();
         }
 
         let mut recovered = torn.map(|t| match t {
@@ -241,22 +236,17 @@ impl Engine {
             .map(|paths| paths.into_iter().collect())
             .unwrap_or_default();
         Engine {
-            root,
             store,
             log,
-            scan_options: config.scan.clone(),
-            stat_cache: StatCache::load(&stat_cache_path),
-            stat_cache_path,
-            stat_cache_saved: std::time::Instant::now(),
-            staged,
-            dir_listings: Default::default(),
-            flat_cache: VecDeque::new(),
+            working_copy: WorkingCopy::new(
+                root,
+                config.scan.clone(),
+                config.fsync,
+                stat_cache_path,
+                staged,
+            ),
+            flat_cache: FlatCache::default(),
             events: None,
-            git_index: None,
-            last_scan: None,
-            rules_seen: None,
-            #[cfg(target_os = "linux")]
-            watcher: None,
             fsync: config.fsync,
         }
     }
@@ -278,7 +268,7 @@ impl Engine {
             session_id: self.log.header().id.clone(),
             session_file: self.log.path().display().to_string(),
             store_dir: self.store.root().display().to_string(),
-            project_root: self.root.display().to_string(),
+            project_root: self.working_copy.root().display().to_string(),
             leaf_id: self.leaf_id().unwrap_or_default(),
             resumed,
             baseline: BaselineInfo {

@@ -209,7 +209,7 @@ impl Engine {
     }
 
     pub fn get_file_diff(&mut self, p: FileDiffParams) -> Result<Option<FileDiff>> {
-        let path = super::parse_path(&self.root, &p.file_path)?;
+        let path = super::parse_path(self.working_copy.root(), &p.file_path)?;
         let ((from, from_tree), (to, to_tree)) =
             self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
         let old = lookup(&self.store, &from_tree, path.as_str())?;
@@ -220,8 +220,8 @@ impl Engine {
         // because it is over the size cap: say so rather than "absent".
         let disk_too_large = |pt: &Point| -> bool {
             *pt == Point::Working
-                && std::fs::symlink_metadata(path.to_fs_path(&self.root))
-                    .map(|m| m.is_file() && m.len() > self.scan_options.max_file_size)
+                && std::fs::symlink_metadata(path.to_fs_path(self.working_copy.root()))
+                    .map(|m| m.is_file() && m.len() > self.working_copy.options().max_file_size)
                     .unwrap_or(false)
         };
         let old_big = old.is_none() && disk_too_large(&from);
@@ -309,7 +309,7 @@ impl Engine {
     }
 
     pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
-        let path = super::parse_path(&self.root, &p.file_path)?;
+        let path = super::parse_path(self.working_copy.root(), &p.file_path)?;
         let index = self.log.index();
         let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
             Scope::Path => match index.leaf() {
@@ -456,7 +456,7 @@ impl Engine {
             objects: usage.objects,
             sessions: super::open::known_sessions(&self.store).len() as u64,
             snapshots,
-            project_root: self.root.display().to_string(),
+            project_root: self.working_copy.root().display().to_string(),
             store_dir: self.store.root().display().to_string(),
         })
     }

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
-use crate::durability;
 use crate::protocol::{
     serde_name, ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult,
 };
@@ -18,6 +17,7 @@ use crate::session::new_entry_id;
 use crate::session::records::{self, Record, StepSnapshot, UnrevertPoint};
 use crate::store::{diff_trees, Change, ObjectId, TreeEntry};
 use crate::working_copy::checkout::{self, CheckoutError};
+use crate::working_copy::CheckoutPlan;
 
 /// What a restore will do, computed before anything is written.
 pub(crate) struct Plan {
@@ -204,7 +204,7 @@ impl Engine {
     ) -> Option<&'static str> {
         // Parents first: looking at the path itself through a parent that
         // is a symlink would look outside the project.
-        if let Some(parent) = checkout::blocking_parent(&self.root, path) {
+        if let Some(parent) = checkout::blocking_parent(self.working_copy.root(), path) {
             return if deleting.contains(parent.as_str()) {
                 // A captured file or symlink the restore removes first.
                 None
@@ -212,10 +212,10 @@ impl Engine {
                 Some("uncaptured file in place of a parent directory")
             };
         }
-        let abs = crate::repo_path::join(&self.root, path);
+        let abs = crate::repo_path::join(self.working_copy.root(), path);
         if let Ok(m) = std::fs::symlink_metadata(&abs) {
             if m.is_dir() {
-                let below = checkout::files_below(&self.root, path);
+                let below = checkout::files_below(self.working_copy.root(), path);
                 if below.iter().any(|f| !working.contains_key(f)) {
                     return Some("directory with uncaptured files");
                 }
@@ -234,7 +234,7 @@ impl Engine {
             return Ok(None);
         }
         let spec = SnapshotSpec::forced("pre-restore", self.leaf_id());
-        let state = super::snapshot::WorkingState {
+        let state = crate::working_copy::WorkingState {
             tree: plan.working,
             scan: std::mem::take(&mut plan.scan),
             duration_ms: plan.scan_ms,
@@ -264,8 +264,12 @@ impl Engine {
         // The tree the restore leaves, and its files derived from the
         // scan's (not flattened again from the store by the next operation).
         let working_files = self.flat(Some(plan.working))?;
-        let (expected_tree, _) =
-            self.derive_tree(plan.working, working_files, &plan.expected_changes)?;
+        let (expected_tree, _) = self.flat_cache.derive(
+            &self.store,
+            plan.working,
+            working_files,
+            &plan.expected_changes,
+        )?;
         let parent = op.parent.clone().or_else(|| self.leaf_id());
         let parent_cp = match &parent {
             Some(id) => self.checkpoint_tree(id)?,
@@ -355,12 +359,14 @@ impl Engine {
         Ok(result)
     }
 
-    /// Touch the files. Deletions first (so a file can replace a directory
-    /// and vice versa), then writes. A path is only touched while it still
-    /// holds what `before` says (the state the restore was planned against);
-    /// one that changed since is left alone as a `dirty` conflict. Other
-    /// failures become `unwritable` or `untracked` conflicts; the rest goes
-    /// on.
+    /// Touch the files ([`WorkingCopy::checkout`]): deletions, then writes,
+    /// each only while the path still holds what `before` says (the state
+    /// the restore was planned against, docs/architecture.md rule 11). A path
+    /// that changed since is left alone as a `dirty` conflict; other failures
+    /// become `unwritable` or `untracked` conflicts; the rest goes on.
+    /// Returns the paths that failed, in the order they were tried.
+    ///
+    /// [`WorkingCopy::checkout`]: crate::working_copy::WorkingCopy::checkout
     pub(crate) fn apply(
         &mut self,
         writes: &[(String, TreeEntry)],
@@ -369,101 +375,37 @@ impl Engine {
         operation: &str,
         result: &mut RestoreResult,
     ) -> Vec<String> {
-        let total = (writes.len() + deletes.len()) as u64;
-        let mut done = 0u64;
         let mut last_progress = Instant::now();
-        let mut failures = Vec::new();
-        let mut fail = |path: &str, err: CheckoutError, result: &mut RestoreResult| {
-            tracing::warn!(%err, "restore could not change a file");
+        let plan = CheckoutPlan {
+            writes,
+            deletes,
+            before,
+        };
+        let outcome = self
+            .working_copy
+            .checkout(&self.store, plan, &mut |done, total| {
+                self.progress(operation, done, total, &mut last_progress)
+            });
+        let mut failures = Vec::with_capacity(outcome.failed.len());
+        for (path, err) in outcome.failed {
             let reason = match err {
                 CheckoutError::Blocked { .. } => ConflictReason::Untracked,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
                 CheckoutError::Changed { .. } => {
-                    result.dirty.push(path.to_string());
+                    result.dirty.push(path.clone());
                     ConflictReason::Dirty
                 }
             };
             result.conflicts.push(Conflict {
-                path: path.to_string(),
+                path: path.clone(),
                 reason,
             });
-            result.skipped.push(path.to_string());
-            failures.push(path.to_string());
-        };
-        let deletes_all = deletes;
-        // Deepest first, so directories empty out before their parents.
-        let mut deletes: Vec<&String> = deletes.iter().collect();
-        deletes.sort_by(|a, b| {
-            b.matches('/')
-                .count()
-                .cmp(&a.matches('/').count())
-                .then(b.cmp(a))
-        });
-        let root = self.root.clone();
-        let unchanged = |path: &str, cache: &crate::working_copy::StatCache| {
-            if checkout::matches_on_disk(&root, path, before.get(path), cache.get(path)) {
-                Ok(())
-            } else {
-                Err(CheckoutError::Changed {
-                    path: path.to_string(),
-                })
-            }
-        };
-        for path in deletes {
-            let deleted = unchanged(path, &self.stat_cache)
-                .and_then(|()| checkout::delete_entry(&self.root, path));
-            match deleted {
-                Ok(()) => {
-                    checkout::remove_empty_parents(&self.root, path);
-                    result.deleted.push(path.clone());
-                }
-                Err(e) => fail(path, e, result),
-            }
-            done += 1;
-            self.progress(operation, done, total, &mut last_progress);
+            result.skipped.push(path.clone());
+            failures.push(path);
         }
-        for (path, entry) in writes {
-            let written = unchanged(path, &self.stat_cache)
-                .and_then(|()| {
-                    self.store.get(&entry.id).map_err(|e| CheckoutError::Io {
-                        path: path.clone(),
-                        source: std::io::Error::other(e.to_string()),
-                    })
-                })
-                .and_then(|content| {
-                    // With a batch sync below, one syncfs covers every file.
-                    let fsync_each = self.fsync && !durability::BATCH_SYNC;
-                    checkout::write_entry(&self.root, path, entry, &content, fsync_each)
-                });
-            match written {
-                Ok(()) => result.restored.push(path.clone()),
-                Err(e) => fail(path, e, result),
-            }
-            done += 1;
-            self.progress(operation, done, total, &mut last_progress);
-        }
-        // Contents, renames and unlinks must be durable before the caller
-        // removes the journal, so a power loss cannot lose a restore the
-        // journal no longer describes (until then, the next start rolls it
-        // forward). One syncfs where there is one; else every directory.
-        if self.fsync {
-            if durability::BATCH_SYNC {
-                if let Err(err) = durability::sync_filesystem(&self.root) {
-                    tracing::warn!(%err, "could not sync the restored files");
-                }
-            } else {
-                let mut dirs: BTreeSet<&str> = BTreeSet::new();
-                for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
-                    dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
-                }
-                for d in dirs {
-                    if let Err(err) = durability::sync_dir(&crate::repo_path::join(&self.root, d)) {
-                        tracing::warn!(%err, dir = d, "could not sync a restored directory");
-                    }
-                }
-            }
-        }
+        result.deleted.extend(outcome.deleted);
         result.deleted.sort();
+        result.restored.extend(outcome.restored);
         result.restored.sort();
         failures
     }
@@ -487,7 +429,7 @@ impl Engine {
             return out;
         };
         let then = cp.record::<StepSnapshot>().and_then(|s| s.git);
-        let now = crate::working_copy::git::head_info(&self.root);
+        let now = crate::working_copy::git::head_info(self.working_copy.root());
         if let (Some(then), Some((branch, head))) = (then, now) {
             let (then_branch, then_head) = (then.branch, then.head);
             if then_branch != branch {

@@ -57,7 +57,7 @@ impl Engine {
     }
 
     pub fn restore_files(&mut self, p: RestoreFilesParams) -> Result<RestoreResult> {
-        let filter = parse_filter(&self.root, p.files)?;
+        let filter = parse_filter(self.working_copy.root(), p.files)?;
         let (target_entry, target) = match (p.target_entry_id, p.tree_hash) {
             (Some(_), Some(_)) => {
                 return Err(EngineError::InvalidParams(

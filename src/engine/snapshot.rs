@@ -9,8 +9,8 @@ use crate::protocol::{
 };
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
-use crate::store::{diff_trees, Change, ObjectId};
-use crate::working_copy::{git, ScanOutput};
+use crate::store::{diff_trees, Change};
+use crate::working_copy::{git, WorkingState};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -41,17 +41,6 @@ impl SnapshotSpec {
     }
 }
 
-/// A scan turned into a tree.
-pub(crate) struct WorkingState {
-    pub tree: ObjectId,
-    pub scan: ScanOutput,
-    pub duration_ms: u64,
-    /// Holds gc off from the scan until the entry recording `tree` is
-    /// appended (or the state is dropped unrecorded): until then the only
-    /// thing keeping the tree's older objects alive is this process.
-    pub gc_guard: Option<crate::store::WriterGuard>,
-}
-
 pub(crate) fn diff_lists(changes: &[Change]) -> DiffLists {
     let mut d = DiffLists::default();
     for c in changes {
@@ -69,7 +58,7 @@ impl Engine {
     pub fn snapshot(&mut self, p: SnapshotParams) -> Result<SnapshotResult> {
         let kind = p.kind.unwrap_or_default();
         let scope = match p.paths {
-            Some(paths) => Some(super::parse_paths(&self.root, &paths)?),
+            Some(paths) => Some(super::parse_paths(self.working_copy.root(), &paths)?),
             None => None,
         };
         let parent = self.parent_or_leaf(p.parent_id)?;
@@ -117,7 +106,8 @@ impl Engine {
             duration_ms: state.duration_ms,
             untracked: state.scan.untracked.clone(),
         };
-        let git = git::head_info(&self.root).map(|(branch, head)| GitInfo { branch, head });
+        let git =
+            git::head_info(self.working_copy.root()).map(|(branch, head)| GitInfo { branch, head });
         if !changed && !spec.force && spec.parent.is_some() {
             return Ok(SnapshotResult {
                 entry_id: None,
@@ -172,7 +162,10 @@ impl Engine {
                 head: g.head.clone(),
                 extra: Default::default(),
             }),
-            staged_paths: (!self.staged.is_empty()).then(|| self.staged.iter().cloned().collect()),
+            staged_paths: {
+                let staged = self.working_copy.staged();
+                (!staged.is_empty()).then(|| staged.iter().cloned().collect())
+            },
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;

@@ -1,10 +1,15 @@
 //! Engine semantics, in process (the integration tests speak the same
 //! through the binary).
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::*;
 use crate::protocol::*;
+use crate::store::TreeEntry;
+use crate::working_copy::ScanOptions;
 
 struct T {
     dir: tempfile::TempDir,
@@ -754,12 +759,12 @@ mod watched_equals_full_scan {
     /// earlier tree).
     fn rebuilt(e: &Engine) -> crate::store::ObjectId {
         let out = crate::working_copy::scan(&crate::working_copy::ScanRequest {
-            root: &e.root,
-            options: &e.scan_options,
+            root: e.working_copy.root(),
+            options: e.working_copy.options(),
             store: &e.store,
             cache: &crate::working_copy::StatCache::default(),
             prior: &FlatTree::new(),
-            staged: &e.staged,
+            staged: e.working_copy.staged(),
             scope: None,
             tracked: &[],
             progress: None,

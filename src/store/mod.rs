@@ -13,6 +13,7 @@
 mod codec;
 mod diff;
 mod error;
+mod flat_cache;
 mod generation;
 mod layout;
 mod object_id;
@@ -25,6 +26,7 @@ pub use diff::{
     build_tree, diff_trees, entries_under, flatten, lookup, update_tree, Change, FlatTree,
 };
 pub use error::StoreError;
+pub use flat_cache::FlatCache;
 pub use generation::{DeletionGuard, WriterGuard};
 pub use layout::{project_hash, Layout};
 pub use object_id::ObjectId;

@@ -1,27 +1,99 @@
 //! Turning the working directory into a tree: the full scan, the scoped
 //! scan of paths a host announced, and — with the watcher — the scoped scan
 //! of only the paths that changed since the last scan (or none at all).
+//! The steps are docs/architecture.md "A snapshot", 1–4.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::snapshot::WorkingState;
-use super::EngineEvent;
-use super::{Engine, FlatTree, Result};
+use super::copy::{FileIdentity, WorkingCopy};
+use super::{git, scan, ScanError, ScanOutput, ScanRequest};
 use crate::repo_path::RepoPath;
-use crate::store::{build_tree, entries_under, ObjectId};
-use crate::working_copy::{git, scan, ScanOutput, ScanRequest};
+use crate::store::{
+    build_tree, entries_under, FlatCache, FlatTree, ObjectId, Store, StoreError, TreeEntry,
+    WriterGuard,
+};
+
+/// A scan turned into a tree.
+pub struct WorkingState {
+    pub tree: ObjectId,
+    pub scan: ScanOutput,
+    pub duration_ms: u64,
+    /// Holds gc off from the scan until the entry recording `tree` is
+    /// appended (or the state is dropped unrecorded): until then the only
+    /// thing keeping the tree's older objects alive is this process
+    /// (docs/architecture.md rule 10).
+    pub gc_guard: Option<WriterGuard>,
+}
+
+/// Why a scan produced no tree.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkingCopyError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The recorded tree a scan derives from is not a tree hash.
+    #[error("unknown tree hash {0:?}")]
+    UnknownTree(String),
+}
+
+/// What a scan needs from the rest of the session.
+pub struct ScanContext<'a> {
+    pub store: &'a Store,
+    /// Flattened trees: the scan derives its tree from one and remembers
+    /// the result.
+    pub trees: &'a mut FlatCache,
+    /// The recorded state's tree as the session holds it (hex), parsed
+    /// only when a scan derives from it.
+    pub recorded: Option<&'a str>,
+    /// `(done, total)` of a long scan, at most every 100 ms.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+}
 
 /// What decides which files are captured besides the files themselves: the
 /// git index (tracked files) and `.git/info/exclude`. Neither lives where
 /// the watcher looks, so a change to either means a full scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RulesFingerprint(Option<(u64, i128, u64)>, Option<(u64, i128)>);
+pub(crate) struct RulesFingerprint(Option<FileIdentity>, Option<(u64, i128)>);
+
+impl RulesFingerprint {
+    /// Stats `.git/index` and `.git/info/exclude` (once per scan: the
+    /// index's identity also keys the tracked paths).
+    fn of(root: &std::path::Path) -> RulesFingerprint {
+        use std::os::unix::fs::MetadataExt;
+        let dir = git::git_dir(root);
+        let stamp = |m: std::fs::Metadata| {
+            (
+                m.size(),
+                m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+                m.ino(),
+            )
+        };
+        let index = dir
+            .as_ref()
+            .and_then(|d| std::fs::metadata(d.join("index")).ok())
+            .map(stamp);
+        let exclude = dir
+            .as_ref()
+            .and_then(|d| std::fs::metadata(d.join("info/exclude")).ok())
+            .map(|m| {
+                let (size, mtime, _) = stamp(m);
+                (size, mtime)
+            });
+        RulesFingerprint(index, exclude)
+    }
+
+    /// The identity of `.git/index`, when there is one.
+    fn index(&self) -> Option<FileIdentity> {
+        self.0
+    }
+}
 
 fn is_rules_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    name == ".gitignore" || name == crate::working_copy::REWINDIGNORE
+    name == ".gitignore" || name == super::REWINDIGNORE
 }
 
 /// The last scan's result: what the watcher's changes are relative to.
@@ -29,21 +101,21 @@ fn is_rules_file(path: &str) -> bool {
 pub(crate) struct LastScan {
     pub tree: ObjectId,
     pub files: FlatTree,
-    pub untracked: Arc<Vec<crate::working_copy::Untracked>>,
+    pub untracked: Arc<Vec<super::Untracked>>,
 }
 
-const STAT_CACHE_SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// A scan that refreshed this many stat-cache entries saves the cache at
-/// once (see `scan_into_tree`).
-const STAT_CACHE_SAVE_AFTER_UPDATES: usize = 1000;
+fn parse_recorded(recorded: Option<&str>) -> Result<Option<ObjectId>, WorkingCopyError> {
+    recorded
+        .map(|h| ObjectId::from_hex(h).map_err(|_| WorkingCopyError::UnknownTree(h.to_string())))
+        .transpose()
+}
 
 /// What turns `old` into `new` (path → new entry, `None` for a deletion), by
 /// one merge of the two sorted maps.
 fn flat_changes(
     old: &FlatTree,
-    new: &BTreeMap<String, crate::store::TreeEntry>,
-) -> BTreeMap<String, Option<crate::store::TreeEntry>> {
+    new: &BTreeMap<String, TreeEntry>,
+) -> BTreeMap<String, Option<TreeEntry>> {
     use std::cmp::Ordering;
     let mut changes = BTreeMap::new();
     let mut olds = old.iter().peekable();
@@ -79,24 +151,20 @@ fn flat_changes(
     changes
 }
 
-impl Engine {
-    pub(crate) fn save_stat_cache(&mut self) {
-        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
-            // Only an optimisation: the next scan re-hashes what it must.
-            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
-        }
-        self.stat_cache_saved = Instant::now();
-    }
-
-    /// gc deleted objects since this engine last checked what it trusts
-    /// (or the stat cache was never checked against this store): forget
-    /// every "exists" fact — the store's, the stat cache's entries whose
-    /// object is gone, the last scan's tree and the flattened trees — so the
-    /// next scan hashes and stores again what gc took (docs/architecture.md,
-    /// rule 10). Called with the writer guard held.
-    fn revalidate_after_gc(&mut self, generation: u64) -> Result<()> {
-        self.store.refresh_after_gc(generation)?;
-        let store = &self.store;
+impl WorkingCopy {
+    /// gc deleted objects since this working copy last checked what it
+    /// trusts (or the stat cache was never checked against this store):
+    /// forget every "exists" fact — the store's, the stat cache's entries
+    /// whose object is gone, the last scan's tree and the flattened trees —
+    /// so the next scan hashes and stores again what gc took
+    /// (docs/architecture.md rule 10). Called with the writer guard held.
+    fn revalidate_after_gc(
+        &mut self,
+        store: &Store,
+        trees: &mut FlatCache,
+        generation: u64,
+    ) -> Result<(), WorkingCopyError> {
+        store.refresh_after_gc(generation)?;
         let dropped = self
             .stat_cache
             .revalidate(generation, |id| store.contains_now(id));
@@ -108,7 +176,7 @@ impl Engine {
             );
         }
         self.last_scan = None;
-        self.flat_cache.clear();
+        trees.clear();
         #[cfg(target_os = "linux")]
         if let Some(w) = self.watcher.as_mut() {
             w.invalidate();
@@ -116,42 +184,19 @@ impl Engine {
         Ok(())
     }
 
-    fn rules_fingerprint(&self) -> RulesFingerprint {
-        use std::os::unix::fs::MetadataExt;
-        let dir = git::git_dir(&self.root);
-        let stamp = |m: std::fs::Metadata| {
-            (
-                m.size(),
-                m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-                m.ino(),
-            )
-        };
-        let index = dir
-            .as_ref()
-            .and_then(|d| std::fs::metadata(d.join("index")).ok())
-            .map(stamp);
-        let exclude = dir
-            .as_ref()
-            .and_then(|d| std::fs::metadata(d.join("info/exclude")).ok())
-            .map(|m| {
-                let (size, mtime, _) = stamp(m);
-                (size, mtime)
-            });
-        RulesFingerprint(index, exclude)
-    }
-
     /// The paths that may have changed since the last scan, when the
-    /// watcher can say; `None` means scan everything.
+    /// watcher can say; `None` means scan everything (docs/architecture.md
+    /// rule 12).
     fn watched_changes(&mut self, rules: &RulesFingerprint) -> Option<BTreeSet<String>> {
         #[cfg(target_os = "linux")]
         {
             let w = self.watcher.as_mut()?;
             let changes = w.drain();
             match &changes {
-                crate::working_copy::watch::Changes::Paths(p) => {
+                super::watch::Changes::Paths(p) => {
                     tracing::debug!(paths = p.len(), "watcher drained")
                 }
-                crate::working_copy::watch::Changes::Unknown => {
+                super::watch::Changes::Unknown => {
                     tracing::debug!("watcher drained: lost track, full scan")
                 }
             }
@@ -159,8 +204,8 @@ impl Engine {
                 return None;
             }
             match changes {
-                crate::working_copy::watch::Changes::Unknown => None,
-                crate::working_copy::watch::Changes::Paths(p) => {
+                super::watch::Changes::Unknown => None,
+                super::watch::Changes::Paths(p) => {
                     (!p.iter().any(|x| is_rules_file(x))).then_some(p)
                 }
             }
@@ -175,19 +220,22 @@ impl Engine {
     /// Scan the working directory into a stored tree. `scope` names the
     /// only paths a host says may have changed (the `paths` fast path:
     /// every other path comes from the recorded state). With the watcher,
-    /// only what changed since the last scan is looked at. Updates the stat
-    /// cache.
-    pub(crate) fn scan_working(
+    /// only what changed since the last scan is looked at. `prior` (the
+    /// parent checkpoint's files) lets the scan reuse what it already
+    /// knows. Updates the stat cache.
+    pub fn scan(
         &mut self,
+        ctx: ScanContext<'_>,
         scope: Option<&[RepoPath]>,
         prior: &FlatTree,
-    ) -> Result<WorkingState> {
+    ) -> Result<WorkingState, WorkingCopyError> {
         let started = Instant::now();
-        let gc_guard = self.store.writer_guard()?;
+        let store = ctx.store;
+        let gc_guard = store.writer_guard()?;
         if gc_guard.stale || self.stat_cache.generation() != Some(gc_guard.generation) {
-            self.revalidate_after_gc(gc_guard.generation)?;
+            self.revalidate_after_gc(store, ctx.trees, gc_guard.generation)?;
         }
-        let rules = self.rules_fingerprint();
+        let rules = RulesFingerprint::of(&self.root);
         let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
             match (self.watched_changes(&rules), self.last_scan.clone()) {
                 (Some(mut paths), Some(last)) => {
@@ -215,8 +263,8 @@ impl Engine {
                 }
                 _ => match scope {
                     Some(s) => {
-                        let recorded = self.recorded_tree()?;
-                        let flat = self.flat(recorded)?;
+                        let recorded = parse_recorded(ctx.recorded)?;
+                        let flat = ctx.trees.files(store, recorded)?;
                         let base = recorded.map(|tree| LastScan {
                             tree,
                             files: flat,
@@ -227,7 +275,14 @@ impl Engine {
                     None => (None, None),
                 },
             };
-        let result = self.scan_into_tree(base, scan_scope.as_deref(), prior, started);
+        let result = self.scan_into_tree(
+            ctx,
+            rules.index(),
+            base,
+            scan_scope.as_deref(),
+            prior,
+            started,
+        );
         if result.is_err() {
             // The watcher's events were consumed; without a recorded scan
             // they must not be trusted.
@@ -241,7 +296,7 @@ impl Engine {
         // A scan that wrote a pack publishes it now, also when no snapshot
         // follows (a query of `@working`), so it never sits unpublished for
         // long (gc takes an old unpublished pack for a crashed writer's).
-        self.store.publish_packs()?;
+        store.publish_packs()?;
         let untracked = Arc::new(state.scan.untracked.clone());
         let full = scan_scope.is_none();
         #[cfg(target_os = "linux")]
@@ -288,12 +343,20 @@ impl Engine {
 
     fn scan_into_tree(
         &mut self,
+        ctx: ScanContext<'_>,
+        index: Option<FileIdentity>,
         base: Option<LastScan>,
         scope: Option<&[RepoPath]>,
         prior: &FlatTree,
         started: Instant,
-    ) -> Result<(WorkingState, Vec<String>, FlatTree)> {
-        let tracked = self.tracked_paths();
+    ) -> Result<(WorkingState, Vec<String>, FlatTree), WorkingCopyError> {
+        let ScanContext {
+            store,
+            trees,
+            recorded,
+            progress,
+        } = ctx;
+        let tracked = self.tracked_paths(index);
         // A long scan (the baseline of a large project, a full scan without
         // the watcher) tells the host how far it got. The total is an
         // estimate — the files of the last scan, of the parent checkpoint or
@@ -304,20 +367,15 @@ impl Engine {
             .map_or(0, |l| l.files.len())
             .max(prior.len())
             .max(tracked.len()) as u64;
-        let events = self.events.clone();
         let report = move |done: u64| {
-            if let Some(sink) = &events {
-                sink(EngineEvent::Progress {
-                    operation: "scan".into(),
-                    done,
-                    total: estimate.max(done),
-                });
+            if let Some(progress) = progress {
+                progress(done, estimate.max(done));
             }
         };
         let mut out = scan(&ScanRequest {
             root: &self.root,
-            options: &self.scan_options,
-            store: &self.store,
+            options: &self.options,
+            store,
             cache: &self.stat_cache,
             prior,
             staged: &self.staged,
@@ -363,7 +421,7 @@ impl Engine {
                 untracked.append(&mut out.untracked);
                 untracked.sort();
                 out.untracked = untracked;
-                self.derive_tree(base.tree, base.files, &changes)?
+                trees.derive(store, base.tree, base.files, &changes)?
             }
             _ => {
                 // The common case of a full scan, nothing changed: the tree
@@ -371,8 +429,8 @@ impl Engine {
                 // encoding again.
                 let reference = match self.last_scan.clone() {
                     Some(last) => Some((last.tree, last.files)),
-                    None => match self.recorded_tree()? {
-                        Some(r) => self.cached_flat(&r).map(|f| (r, f)),
+                    None => match parse_recorded(recorded)? {
+                        Some(r) => trees.cached(&r).map(|f| (r, f)),
                         None => None,
                     },
                 };
@@ -386,28 +444,18 @@ impl Engine {
                     // map derived from the reference's.
                     Some((ref_tree, files)) => {
                         let changes = flat_changes(&files, &out.files);
-                        self.derive_tree(ref_tree, files, &changes)?
+                        trees.derive(store, ref_tree, files, &changes)?
                     }
                     None => {
-                        let tree = build_tree(&self.store, &out.files)?;
+                        let tree = build_tree(store, &out.files)?;
                         let files: FlatTree = std::mem::take(&mut out.files).into_iter().collect();
-                        self.remember_flat(tree, files.clone());
+                        trees.remember(tree, files.clone());
                         (tree, files)
                     }
                 }
             }
         };
-        // The cache file serves the next start; rewriting it (megabytes on
-        // a large tree) for every small snapshot would cost more than the
-        // snapshot. Saved after a scan that hashed many files (a cold or
-        // resumed start: losing those would mean reading the project again),
-        // at most every 30 s otherwise, and when the engine closes — a crash
-        // in between costs re-hashing the few files changed since.
-        if cache_updates >= STAT_CACHE_SAVE_AFTER_UPDATES
-            || self.stat_cache_saved.elapsed() >= STAT_CACHE_SAVE_EVERY
-        {
-            self.save_stat_cache();
-        }
+        self.after_scan_save(cache_updates);
         let dirs = std::mem::take(&mut out.dirs);
         Ok((
             WorkingState {
@@ -425,7 +473,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{EntryKind, TreeEntry};
+    use crate::store::EntryKind;
 
     fn entry(b: &[u8]) -> TreeEntry {
         TreeEntry {

@@ -1,0 +1,281 @@
+//! [`WorkingCopy`]: the project directory as one open session sees it — its
+//! root and capture options, the stat cache (with its file and save policy),
+//! the git index's tracked paths, the last scan, the watcher and the staged
+//! set. Scanning it into a tree is in `scan_tree.rs`; writing a tree's files
+//! back (`checkout`) is here. The engine decides *what* to capture or
+//! restore; this type only knows the disk (docs/architecture.md "Layers").
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::checkout::{self, CheckoutError};
+use super::scan_tree::{LastScan, RulesFingerprint};
+use super::{git, DirListings, ScanOptions, StatCache};
+use crate::durability;
+use crate::repo_path::RepoPath;
+use crate::store::{FlatTree, Store, TreeEntry};
+
+const STAT_CACHE_SAVE_EVERY: Duration = Duration::from_secs(30);
+
+/// A scan that refreshed this many stat-cache entries saves the cache at
+/// once (see [`WorkingCopy::after_scan_save`]).
+const STAT_CACHE_SAVE_AFTER_UPDATES: usize = 1000;
+
+/// Size, mtime (ns) and inode of a file: git rewrites `.git/index` by
+/// rename, so any change to it shows here.
+pub(crate) type FileIdentity = (u64, i128, u64);
+
+pub struct WorkingCopy {
+    pub(super) root: PathBuf,
+    pub(super) options: ScanOptions,
+    /// Sync restored files before a restore's journal is removed.
+    pub(super) fsync: bool,
+    pub(super) stat_cache: StatCache,
+    stat_cache_path: PathBuf,
+    stat_cache_saved: Instant,
+    pub(super) staged: BTreeSet<String>,
+    /// Directory listings the scans remember (small ignored files).
+    pub(super) dir_listings: DirListings,
+    /// The paths the user's git index tracks, kept while `.git/index` is
+    /// unchanged (size, mtime, inode), so a scan does not re-parse it.
+    git_index: Option<(FileIdentity, Arc<Vec<String>>)>,
+    /// The tree of the last scan and its files: what the watcher's changes
+    /// are relative to.
+    pub(super) last_scan: Option<LastScan>,
+    /// The capture rules outside the tree as of the last full scan.
+    pub(super) rules_seen: Option<RulesFingerprint>,
+    /// Tells a scan which paths changed, so it can skip the walk.
+    #[cfg(target_os = "linux")]
+    pub(super) watcher: Option<super::watch::Watcher>,
+}
+
+/// What a checkout writes and deletes, and what it was planned against.
+pub struct CheckoutPlan<'a> {
+    pub writes: &'a [(String, TreeEntry)],
+    pub deletes: &'a [String],
+    /// The state the plan was made from: a path is only touched while it
+    /// still holds this (docs/architecture.md rule 11).
+    pub before: &'a FlatTree,
+}
+
+/// What a checkout did; `failed` in the order the paths were tried.
+#[derive(Default)]
+pub struct CheckoutOutcome {
+    /// Written, sorted.
+    pub restored: Vec<String>,
+    /// Deleted, sorted.
+    pub deleted: Vec<String>,
+    pub failed: Vec<(String, CheckoutError)>,
+}
+
+impl WorkingCopy {
+    /// The project at `root`, its stat cache loaded from `stat_cache_path`,
+    /// `staged` as the session last recorded it. No watcher until
+    /// [`WorkingCopy::watch`].
+    pub fn new(
+        root: PathBuf,
+        options: ScanOptions,
+        fsync: bool,
+        stat_cache_path: PathBuf,
+        staged: BTreeSet<String>,
+    ) -> WorkingCopy {
+        WorkingCopy {
+            root,
+            options,
+            fsync,
+            stat_cache: StatCache::load(&stat_cache_path),
+            stat_cache_path,
+            stat_cache_saved: Instant::now(),
+            staged,
+            dir_listings: Default::default(),
+            git_index: None,
+            last_scan: None,
+            rules_seen: None,
+            #[cfg(target_os = "linux")]
+            watcher: None,
+        }
+    }
+
+    /// Watch the project (inotify, Linux) so scans look only at what
+    /// changed; armed by the next full scan. Without it every scan walks
+    /// the project.
+    pub fn watch(&mut self) {
+        #[cfg(target_os = "linux")]
+        match super::watch::Watcher::new(&self.root) {
+            Ok(w) => self.watcher = Some(w),
+            Err(err) => {
+                tracing::warn!(%err, "no file watcher; every snapshot scans the project")
+            }
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn options(&self) -> &ScanOptions {
+        &self.options
+    }
+
+    /// Paths captured even where ignore rules would leave them out.
+    pub fn staged(&self) -> &BTreeSet<String> {
+        &self.staged
+    }
+
+    /// Add to the staged set (paths already validated).
+    pub fn stage(&mut self, paths: impl IntoIterator<Item = RepoPath>) {
+        self.staged
+            .extend(paths.into_iter().map(RepoPath::into_string));
+    }
+
+    pub(crate) fn save_stat_cache(&mut self) {
+        if let Err(err) = self.stat_cache.save(&self.stat_cache_path) {
+            // Only an optimisation: the next scan re-hashes what it must.
+            tracing::warn!(%err, path = %self.stat_cache_path.display(), "could not save the stat cache");
+        }
+        self.stat_cache_saved = Instant::now();
+    }
+
+    /// The cache file serves the next start; rewriting it (megabytes on a
+    /// large tree) for every small snapshot would cost more than the
+    /// snapshot. Saved after a scan that hashed many files (a cold or
+    /// resumed start: losing those would mean reading the project again),
+    /// at most every 30 s otherwise, and when the engine closes — a crash
+    /// in between costs re-hashing the few files changed since.
+    pub(super) fn after_scan_save(&mut self, cache_updates: usize) {
+        if cache_updates >= STAT_CACHE_SAVE_AFTER_UPDATES
+            || self.stat_cache_saved.elapsed() >= STAT_CACHE_SAVE_EVERY
+        {
+            self.save_stat_cache();
+        }
+    }
+
+    /// [`git::tracked_paths`], cached by the index file's identity `index`
+    /// (stat'ed once per scan, in [`RulesFingerprint`]).
+    pub(super) fn tracked_paths(&mut self, index: Option<FileIdentity>) -> Arc<Vec<String>> {
+        let Some(key) = index else {
+            self.git_index = None;
+            return Arc::new(Vec::new());
+        };
+        if let Some((k, paths)) = &self.git_index {
+            if *k == key {
+                return paths.clone();
+            }
+        }
+        let paths = Arc::new(git::tracked_paths(&self.root));
+        self.git_index = Some((key, paths.clone()));
+        paths
+    }
+
+    /// Does `path` hold exactly `expected` (`None`: nothing)? A stat-cache
+    /// hit, else its content hashed (docs/architecture.md rule 11).
+    pub fn holds(&self, path: &str, expected: Option<&TreeEntry>) -> bool {
+        checkout::matches_on_disk(&self.root, path, expected, self.stat_cache.get(path))
+    }
+
+    /// Touch the files of `plan`. Deletions first, deepest first (so a file
+    /// can replace a directory and vice versa), then writes through temp
+    /// files. A path is only touched while it still holds what
+    /// `plan.before` says; one that changed since fails with
+    /// [`CheckoutError::Changed`] and is left alone (docs/architecture.md
+    /// rule 11). Failures do not stop the rest. `progress(done, total)` is
+    /// called after each path. With `fsync`, everything is durable on
+    /// return (the caller removes its journal next: rule 4).
+    pub fn checkout(
+        &self,
+        store: &Store,
+        plan: CheckoutPlan<'_>,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> CheckoutOutcome {
+        let CheckoutPlan {
+            writes,
+            deletes,
+            before,
+        } = plan;
+        let total = (writes.len() + deletes.len()) as u64;
+        let mut done = 0u64;
+        let mut out = CheckoutOutcome::default();
+        let deletes_all = deletes;
+        // Deepest first, so directories empty out before their parents.
+        let mut deletes: Vec<&String> = deletes.iter().collect();
+        deletes.sort_by(|a, b| {
+            b.matches('/')
+                .count()
+                .cmp(&a.matches('/').count())
+                .then(b.cmp(a))
+        });
+        let unchanged = |path: &str| {
+            if self.holds(path, before.get(path)) {
+                Ok(())
+            } else {
+                Err(CheckoutError::Changed {
+                    path: path.to_string(),
+                })
+            }
+        };
+        for path in deletes {
+            let deleted = unchanged(path).and_then(|()| checkout::delete_entry(&self.root, path));
+            match deleted {
+                Ok(()) => {
+                    checkout::remove_empty_parents(&self.root, path);
+                    out.deleted.push(path.clone());
+                }
+                Err(e) => {
+                    tracing::warn!(err = %e, "restore could not change a file");
+                    out.failed.push((path.clone(), e))
+                }
+            }
+            done += 1;
+            progress(done, total);
+        }
+        for (path, entry) in writes {
+            let written = unchanged(path)
+                .and_then(|()| {
+                    store.get(&entry.id).map_err(|e| CheckoutError::Io {
+                        path: path.clone(),
+                        source: std::io::Error::other(e.to_string()),
+                    })
+                })
+                .and_then(|content| {
+                    // With a batch sync below, one syncfs covers every file.
+                    let fsync_each = self.fsync && !durability::BATCH_SYNC;
+                    checkout::write_entry(&self.root, path, entry, &content, fsync_each)
+                });
+            match written {
+                Ok(()) => out.restored.push(path.clone()),
+                Err(e) => {
+                    tracing::warn!(err = %e, "restore could not change a file");
+                    out.failed.push((path.clone(), e))
+                }
+            }
+            done += 1;
+            progress(done, total);
+        }
+        // Contents, renames and unlinks must be durable before the caller
+        // removes the journal, so a power loss cannot lose a restore the
+        // journal no longer describes (until then, the next start rolls it
+        // forward). One syncfs where there is one; else every directory.
+        if self.fsync {
+            if durability::BATCH_SYNC {
+                if let Err(err) = durability::sync_filesystem(&self.root) {
+                    tracing::warn!(%err, "could not sync the restored files");
+                }
+            } else {
+                let mut dirs: BTreeSet<&str> = BTreeSet::new();
+                for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
+                    dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
+                }
+                for d in dirs {
+                    if let Err(err) = durability::sync_dir(&crate::repo_path::join(&self.root, d)) {
+                        tracing::warn!(%err, dir = d, "could not sync a restored directory");
+                    }
+                }
+            }
+        }
+        out.deleted.sort();
+        out.restored.sort();
+        out
+    }
+}
