@@ -1,0 +1,212 @@
+//! One agent hook event that takes a full snapshot (a `PreToolUse` before a
+//! shell tool), run exactly as an agent runs it — a new `rewind hook`
+//! process with the payload on stdin — against `git status` on the same
+//! tree, with no change and with three files changed (issue 12, point 2:
+//! targets 1.5x and 2x). Also the first hook of a project (the cold
+//! baseline) against a shadow-git `add -A && commit`.
+//!
+//! `cargo bench --bench hooks` (release build). `REWIND_BENCH_SIZES`
+//! (default `3000,20000,100000`) and `REWIND_BENCH_RUNS` (default 9)
+//! scale it; `cargo test --benches` runs a small smoke version.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+#[path = "common/corpus.rs"]
+mod corpus;
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{median_of, ms};
+
+fn git(dir: &Path, git_dir: Option<&Path>, args: &[&str]) -> Result<Output> {
+    let mut c = Command::new("git");
+    c.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+        .current_dir(dir);
+    if let Some(g) = git_dir {
+        c.env("GIT_DIR", g).env("GIT_WORK_TREE", dir);
+    }
+    let out = c.args(args).output().context("running git")?;
+    if !out.status.success() {
+        bail!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(out)
+}
+
+/// One `rewind hook` process as the agent runs it; its wall time.
+fn hook(home: &Path, root: &Path, event: &str, extra: &str) -> Result<Duration> {
+    let payload = format!(
+        r#"{{"session_id":"bench","cwd":{},"hook_event_name":"{event}"{extra}}}"#,
+        serde_json::to_string(&root.to_string_lossy())?
+    );
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
+        .args(["hook", "--agent", "claude-code"])
+        .env("REWIND_HOME", home)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(payload.as_bytes())?;
+    let out = child.wait_with_output()?;
+    let took = start.elapsed();
+    if !out.status.success() || !out.stdout.is_empty() {
+        bail!("rewind hook failed");
+    }
+    Ok(took)
+}
+
+const SHELL_TOOL: &str = r#","tool_name":"Bash","tool_input":{"command":"make"}"#;
+
+fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
+    let start = Instant::now();
+    f()?;
+    Ok(start.elapsed())
+}
+
+struct Row {
+    files: usize,
+    status_same: Duration,
+    hook_same: Duration,
+    status_three: Duration,
+    hook_three: Duration,
+    cold_hook: Duration,
+    cold_shadow: Duration,
+}
+
+fn run_size(n: usize, runs: usize) -> Result<Row> {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("project");
+    std::fs::create_dir(&root)?;
+    let written = corpus::write_tree(&root, n, n as u64 * 4_000, 7, "hooks")?;
+    let root = root.canonicalize()?;
+    git(&root, None, &["init", "-q"])?;
+    git(&root, None, &["add", "-A"])?;
+    git(&root, None, &["commit", "-q", "-m", "base"])?;
+    git(&root, None, &["status", "--porcelain"])?; // warm the index
+
+    // The first hook of a project: the cold baseline, against a shadow
+    // repository's first add -A && commit (same page cache state: both
+    // right after the tree was read by git above).
+    let home = dir.path().join("home");
+    // The corpus just written is flushed first, so the cold hook's sync
+    // pays for its own writes only.
+    Command::new("sync").status()?;
+    let cold_hook = hook(&home, &root, "SessionStart", "")?;
+    Command::new("sync").status()?;
+    let shadow = dir.path().join("shadow.git");
+    git(
+        &root,
+        None,
+        &["init", "-q", "--bare", shadow.to_str().context("path")?],
+    )?;
+    let cold_shadow = timed(|| {
+        git(&root, Some(&shadow), &["add", "-A"])?;
+        git(&root, Some(&shadow), &["commit", "-q", "-m", "cold"])?;
+        Ok(())
+    })?;
+
+    let mut status_same = Vec::new();
+    let mut hook_same = Vec::new();
+    let mut status_three = Vec::new();
+    let mut hook_three = Vec::new();
+    hook(&home, &root, "PreToolUse", SHELL_TOOL)?; // warm
+    for round in 0..runs {
+        status_same.push(timed(|| {
+            git(&root, None, &["status", "--porcelain"]).map(drop)
+        })?);
+        hook_same.push(hook(&home, &root, "PreToolUse", SHELL_TOOL)?);
+        // Three files changed, then the same measurement.
+        let edit = |k: usize| -> Result<()> {
+            for i in 0..3 {
+                let f = &written.files[(round * 3 + i + k * 7919) % written.files.len()];
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(root.join(&f.rel))?;
+                writeln!(file, "edit {round} {k}")?;
+            }
+            Ok(())
+        };
+        edit(0)?;
+        status_three.push(timed(|| {
+            git(&root, None, &["status", "--porcelain"]).map(drop)
+        })?);
+        edit(1)?;
+        hook_three.push(hook(&home, &root, "PreToolUse", SHELL_TOOL)?);
+    }
+    Ok(Row {
+        files: written.files.len(),
+        status_same: median_of(&status_same),
+        hook_same: median_of(&hook_same),
+        status_three: median_of(&status_three),
+        hook_three: median_of(&hook_three),
+        cold_hook,
+        cold_shadow,
+    })
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64().max(1e-9))
+}
+
+fn main() -> Result<()> {
+    let smoke = std::env::args().any(|a| a == "--test" || a == "--list")
+        || std::env::var_os("REWIND_BENCH_SMOKE").is_some();
+    if std::env::args().any(|a| a == "--list") {
+        return Ok(());
+    }
+    let sizes: Vec<usize> = match std::env::var("REWIND_BENCH_SIZES") {
+        Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) if smoke => vec![300],
+        Err(_) => vec![3_000, 20_000, 100_000],
+    };
+    let runs: usize = std::env::var("REWIND_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(if smoke { 2 } else { 9 });
+    println!("rewind hook (a new process per event, payload on stdin) vs git status; medians of {runs} runs");
+    println!(
+        "{:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6}",
+        "files",
+        "git status",
+        "hook",
+        "ratio",
+        "status +3",
+        "hook +3",
+        "ratio",
+        "cold hook",
+        "shadow add+ci",
+        "ratio"
+    );
+    for n in sizes {
+        let r = run_size(n, runs)?;
+        println!(
+            "{:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6}",
+            r.files,
+            ms(r.status_same),
+            ms(r.hook_same),
+            ratio(r.hook_same, r.status_same),
+            ms(r.status_three),
+            ms(r.hook_three),
+            ratio(r.hook_three, r.status_three),
+            ms(r.cold_hook),
+            ms(r.cold_shadow),
+            ratio(r.cold_shadow, r.cold_hook),
+        );
+    }
+    println!("targets: hook <= 1.5x git status (no change), <= 2x (3 changed); shadow/cold >= 5x");
+    Ok(())
+}
