@@ -42,9 +42,18 @@ impl Project {
     }
 
     fn hook_raw(&self, agent: &str, payload: &[u8]) -> (i32, String) {
+        self.hook_env(agent, payload, &[])
+    }
+
+    fn hook_env(&self, agent: &str, payload: &[u8], env: &[(&str, &Path)]) -> (i32, String) {
         let mut child = Command::new(common::bin())
             .args(["hook", "--agent", agent])
             .env("REWIND_HOME", self.home.path())
+            // Set by the agents themselves; a test run inside one must not
+            // inherit them.
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("GEMINI_PROJECT_DIR")
+            .envs(env.iter().copied())
             .current_dir(self.dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -420,4 +429,37 @@ fn parallel_hooks_of_one_session_all_record() {
     assert_eq!(added.len(), 8, "{added:?}");
     let status = p.cli(&["status"]);
     assert!(status.contains("no failures recorded"), "{status}");
+}
+
+#[test]
+fn a_shell_that_changes_directory_stays_in_the_agents_project() {
+    let p = Project::new();
+    p.write("sub/keep.txt", "k");
+    let root = p.root();
+    let start = p.payload("cd", "SessionStart", json!({}));
+    let env = [("CLAUDE_PROJECT_DIR", root.as_path())];
+    assert_eq!(
+        p.hook_env("claude-code", start.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    // After `cd sub`, Claude Code's payloads carry the new cwd.
+    p.write("sub/made.txt", "m");
+    let mut after = p.payload(
+        "cd",
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "echo m > made.txt"}}),
+    );
+    after["cwd"] = json!(root.join("sub"));
+    assert_eq!(
+        p.hook_env("claude-code", after.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1, "one project, one session: {sessions:?}");
+    let last = entries(&sessions[0]).pop().unwrap();
+    assert_eq!(
+        last["data"]["diff"]["added"],
+        json!(["sub/made.txt"]),
+        "{last}"
+    );
 }

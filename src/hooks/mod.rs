@@ -80,11 +80,17 @@ pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
     let Some(work) = work_of(agent, &event) else {
         return Ok(Recorded::default());
     };
+    let project = project_dir(agent, &event);
+    let root = project
+        .canonicalize()
+        .map_err(|source| HookError::Project {
+            path: project.display().to_string(),
+            source,
+        })?;
+    // Where the tool ran (a `cd` in a shell moves it): relative tool paths
+    // are relative to it.
     let cwd = PathBuf::from(&event.cwd);
-    let root = cwd.canonicalize().map_err(|source| HookError::Project {
-        path: event.cwd.clone(),
-        source,
-    })?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
     let store = default_store_dir(&root);
     let layout = Layout::new(&store);
     let sessions = Sessions::lock(&layout)?;
@@ -126,7 +132,7 @@ pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
         }
         Work::Tool { name, input, paths } => Some(SnapshotParams {
             kind: Some(SnapshotKind::Tool),
-            paths: paths.and_then(|p| relative_paths(&root, &cwd, &p)),
+            paths: paths.and_then(|p| relative_paths(&[&root, &project], &cwd, &p)),
             tool: Some(ToolInfo {
                 name,
                 input: Some(tools::recorded_input(&input)),
@@ -213,9 +219,26 @@ fn short_label(prompt: &str) -> String {
     }
 }
 
-/// The agent's paths relative to the project root; `None` (a full
-/// snapshot) when one is outside the project or not plain.
-fn relative_paths(root: &Path, cwd: &Path, paths: &[String]) -> Option<Vec<String>> {
+/// The project: the directory the agent was started in, which Claude Code
+/// and Gemini CLI pass to hooks (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`)
+/// and which stays the same when a shell tool `cd`s elsewhere; else the
+/// payload's `cwd` (Codex passes no such variable).
+fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
+    let var = match agent {
+        Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
+        Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
+        Agent::Codex => None,
+    };
+    var.and_then(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(&event.cwd))
+}
+
+/// The agent's paths relative to the project root (given canonical and as
+/// the agent spells it); `None` (a full snapshot) when one is outside the
+/// project or not plain.
+fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<String>> {
     paths
         .iter()
         .map(|p| {
@@ -231,10 +254,7 @@ fn relative_paths(root: &Path, cwd: &Path, paths: &[String]) -> Option<Vec<Strin
             {
                 return None;
             }
-            let rel = abs
-                .strip_prefix(root)
-                .or_else(|_| abs.strip_prefix(cwd))
-                .ok()?;
+            let rel = roots.iter().find_map(|r| abs.strip_prefix(r).ok())?;
             let rel = rel.to_str()?;
             (!rel.is_empty()).then(|| rel.to_string())
         })
@@ -281,11 +301,11 @@ mod tests {
 
     #[test]
     fn agent_paths_become_project_paths_or_a_full_snapshot() {
-        let root = Path::new("/real/p");
-        let cwd = Path::new("/link/p");
+        let roots = [Path::new("/real/p"), Path::new("/link/p")];
+        let cwd = Path::new("/real/p");
         let rel = |p: &[&str]| {
             let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
-            relative_paths(root, cwd, &p)
+            relative_paths(&roots, cwd, &p)
         };
         assert_eq!(
             rel(&["/real/p/a.txt", "b/c.txt", "/link/p/d"]),
@@ -294,5 +314,11 @@ mod tests {
         assert_eq!(rel(&["/elsewhere/x"]), None);
         assert_eq!(rel(&["../x"]), None);
         assert_eq!(rel(&["/real/p"]), None);
+        // A tool run in a subdirectory (a shell that `cd`ed).
+        let p = vec!["x.txt".to_string()];
+        assert_eq!(
+            relative_paths(&roots, Path::new("/real/p/sub"), &p),
+            Some(vec!["sub/x.txt".into()])
+        );
     }
 }
