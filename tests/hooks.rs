@@ -463,3 +463,28 @@ fn a_shell_that_changes_directory_stays_in_the_agents_project() {
         "{last}"
     );
 }
+
+#[test]
+fn a_failed_shell_command_is_recorded_as_its_own_step() {
+    // Claude Code sends PostToolUseFailure, not PostToolUse, when a tool
+    // fails; a shell may have deleted files before it exited non-zero.
+    let p = Project::new();
+    p.write("doomed.txt", "d");
+    let ok = |v: Value| assert_eq!(p.hook("claude-code", &v), (0, String::new()), "{v}");
+    ok(p.payload("f", "SessionStart", json!({})));
+    ok(p.payload("f", "UserPromptSubmit", json!({"prompt": "clean"})));
+    let bash = json!({"tool_name": "Bash", "tool_input": {"command": "rm doomed.txt; exit 3"}});
+    ok(p.payload("f", "PreToolUse", bash.clone()));
+    std::fs::remove_file(p.dir.path().join("doomed.txt")).unwrap();
+    let mut failed = p.payload("f", "PostToolUseFailure", bash);
+    failed["error"] = json!("Exit code 3");
+    ok(failed);
+    let sessions = p.store_sessions();
+    let last = entries(&sessions[0]).pop().unwrap();
+    assert_eq!(last["data"]["kind"], "tool", "{last}");
+    assert_eq!(
+        last["data"]["diff"]["deleted"],
+        json!(["doomed.txt"]),
+        "{last}"
+    );
+}

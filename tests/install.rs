@@ -93,6 +93,15 @@ const CLAUDE: &[&str] = &[
     "UserPromptSubmit",
     "PreToolUse",
     "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SessionEnd",
+];
+const CODEX: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
     "Stop",
     "SessionEnd",
 ];
@@ -133,7 +142,7 @@ fn user_install_of_all_agents_and_uninstall() {
     let codex = json(&h.p("codex-home/hooks.json"));
     assert_eq!(
         commands(&codex),
-        sorted(CLAUDE, &format!("\"{b}\" hook --agent codex"))
+        sorted(CODEX, &format!("\"{b}\" hook --agent codex"))
     );
     assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 3);
     assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["timeout"], 60);

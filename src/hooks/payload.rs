@@ -104,12 +104,12 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
                 input: raw.tool_input.clone(),
             }
         }
-        (Agent::ClaudeCode | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => {
-            Step::AfterTool {
-                tool: tool(),
-                input: raw.tool_input.clone(),
-            }
-        }
+        (Agent::ClaudeCode | Agent::Codex, "PostToolUse")
+        | (Agent::ClaudeCode, "PostToolUseFailure")
+        | (Agent::Gemini, "AfterTool") => Step::AfterTool {
+            tool: tool(),
+            input: raw.tool_input.clone(),
+        },
         (Agent::ClaudeCode | Agent::Codex, "Stop") | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
         _ => Step::Other,
     };
@@ -178,6 +178,13 @@ mod tests {
             assert_eq!(event(agent, base("SessionEnd")).step, Step::SessionEnd);
             assert_eq!(event(agent, base("Notification")).step, Step::Other);
         }
+        // Claude Code's event after a tool that failed.
+        let mut failed = base("PostToolUseFailure");
+        failed["tool_name"] = json!("Bash");
+        assert!(matches!(
+            event(Agent::ClaudeCode, failed).step,
+            Step::AfterTool { .. }
+        ));
         // Another agent's name for an event is not taken for it.
         assert_eq!(event(Agent::Gemini, base("Stop")).step, Step::Other);
     }

@@ -11,11 +11,14 @@ use anyhow::Result;
 use super::json_merge::Json;
 use super::{Agent, Edit, Paths, Scope};
 
-pub const EVENTS: [&str; 6] = [
+pub const EVENTS: [&str; 7] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
     "PostToolUse",
+    // Instead of PostToolUse when the tool failed (a shell exiting non-zero
+    // may have deleted files before it did).
+    "PostToolUseFailure",
     "Stop",
     "SessionEnd",
 ];

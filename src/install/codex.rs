@@ -20,8 +20,16 @@ use toml_edit::{DocumentMut, Item, Table, Value};
 use super::json_merge::{self, Json};
 use super::{Action, Agent, Edit, Paths, Scope, State};
 
-/// The events we register: the same names as Claude Code's.
-pub const EVENTS: [&str; 6] = super::claude::EVENTS;
+/// The events we register: Claude Code's names, without PostToolUseFailure
+/// (Codex 0.169.0 has no such event: a failed tool still gets PostToolUse).
+pub const EVENTS: [&str; 6] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SessionEnd",
+];
 
 /// Seconds; Codex clamps SessionEnd hooks to 3 s (and warns if asked for
 /// more).

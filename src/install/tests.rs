@@ -134,7 +134,7 @@ fn claude_install_keeps_foreign_entries_and_uninstall_restores_the_file() {
     let plan = e.install(&[Agent::ClaudeCode], &e.project());
     assert_eq!(
         plan.edits[0].changes,
-        ["added hooks SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd"]
+        ["added hooks SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop, SessionEnd"]
     );
     let text = read(&file);
     // Foreign text kept byte for byte, ours appended after it.
@@ -184,7 +184,7 @@ fn claude_install_keeps_foreign_entries_and_uninstall_restores_the_file() {
     assert_eq!(
         un.edits[0].changes,
         // In file order.
-        ["removed hooks PreToolUse, SessionStart, UserPromptSubmit, PostToolUse, Stop, SessionEnd"]
+        ["removed hooks PreToolUse, SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd"]
     );
     assert_eq!(read(&file), CLAUDE_FOREIGN);
     let un = e.uninstall(&[Agent::ClaudeCode], &e.project());
