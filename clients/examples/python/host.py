@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[2]
+REPO_ROOT = HERE.parents[2] if len(HERE.parents) > 2 else HERE
 
 try:
     import rewind_client
@@ -60,18 +60,22 @@ write plan.md: step one && append notes.md: with a footnote
 """
 
 
-def find_binary(explicit: str | None) -> str:
-    """--rewind, else $REWIND_BIN, else this repository's build, else ``rewind`` on PATH."""
+def find_binary(explicit: str | None) -> str | None:
+    """--rewind, else $REWIND_BIN, else this repository's build (when the host runs from
+    the repository), else None: the client's default, ``rewind`` on PATH or the binary the
+    ``rewind-sidecar`` package installed."""
     if explicit:
         return explicit
     if os.environ.get("REWIND_BIN"):
         return os.environ["REWIND_BIN"]
+    if not (REPO_ROOT / "Cargo.toml").is_file():
+        return None
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO_ROOT / "target")
     for profile in ("release", "debug"):
         candidate = target / profile / "rewind"
         if candidate.is_file():
             return str(candidate)
-    return "rewind"
+    return None
 
 
 class Host:
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--project", type=Path, help="project directory (default: a demo one)")
     parser.add_argument("--store", type=Path, help="rewind store directory")
-    parser.add_argument("--rewind", help="rewind binary (default: $REWIND_BIN, repo build, PATH)")
+    parser.add_argument("--rewind", help="rewind binary (default: $REWIND_BIN, repo build, PATH, the packaged one)")
     parser.add_argument("--script", help="file with one message or /command per line; - for stdin")
     args = parser.parse_args(argv)
 

@@ -24,8 +24,11 @@ function option(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-/** $REWIND_BIN, else the repository's target/release or target/debug build, else PATH. */
-function findRewind(): string {
+/**
+ * $REWIND_BIN, else the repository's target/release or target/debug build, else undefined:
+ * the client's default (the rewind-sidecar-<platform> package's binary, else PATH).
+ */
+function findRewind(): string | undefined {
   const fromEnv = process.env["REWIND_BIN"];
   if (fromEnv) return fromEnv;
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -35,7 +38,7 @@ function findRewind(): string {
       if (existsSync(p)) return p;
     }
   }
-  return "rewind";
+  return undefined;
 }
 
 function demoProject(): string {

@@ -13,7 +13,7 @@ dicts at runtime, with the exact camelCase keys of the wire.
 
 from ._generated import *  # noqa: F403 (the generated models; see _generated.__all__)
 from ._generated import __all__ as _generated_all
-from ._wire import STREAM_LIMIT, LineSplitter, build_command, default_binary
+from ._wire import STREAM_LIMIT, LineSplitter, build_command, default_binary, packaged_binary
 from .aio import AsyncRewindClient
 from .client import RewindClient
 from .paths import decode_path, encode_path
@@ -58,4 +58,5 @@ __all__ = [
     "UnknownEntryError",
     "build_command",
     "default_binary",
+    "packaged_binary",
 ]

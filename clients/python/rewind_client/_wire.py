@@ -6,6 +6,9 @@ import json
 import logging
 import math
 import os
+import shutil
+import sys
+import sysconfig
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -105,9 +108,28 @@ def effective_timeout(default: float | None, per_call: float | None) -> float | 
     return value
 
 
+def packaged_binary() -> str | None:
+    """The ``rewind`` the ``rewind-sidecar`` wheel installed next to this environment's
+    scripts (``sysconfig.get_path("scripts")``, i.e. the venv's ``bin/``), if it is there."""
+    scripts = sysconfig.get_path("scripts")
+    if not scripts:
+        return None
+    exe = "rewind.exe" if sys.platform == "win32" else "rewind"
+    candidate = os.path.join(scripts, exe)
+    return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+
+
 def default_binary() -> str:
-    """``$REWIND_BIN`` if set, else ``rewind`` (looked up on PATH)."""
-    return os.environ.get("REWIND_BIN") or "rewind"
+    """The binary to run when none is given: ``$REWIND_BIN`` if set, else ``rewind`` on
+    ``PATH``, else the one installed with this package (the environment's scripts
+    directory, which is not on ``PATH`` when the venv is not activated), else ``rewind``
+    (so starting it fails with ``FileNotFoundError`` naming it)."""
+    env = os.environ.get("REWIND_BIN")
+    if env:
+        return env
+    if shutil.which("rewind") is not None:
+        return "rewind"
+    return packaged_binary() or "rewind"
 
 
 def build_command(

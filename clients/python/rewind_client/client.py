@@ -54,7 +54,8 @@ class RewindClient(SyncMethods):
     ``RuntimeError`` instead) — hand work to another thread if needed.
 
     Args:
-        binary: the rewind executable (default ``$REWIND_BIN``, else ``rewind`` on PATH).
+        binary: the rewind executable (default ``$REWIND_BIN``, else ``rewind`` on PATH, else
+            the one this package installed; see ``default_binary``).
         cwd / store / session: passed as ``--cwd`` / ``--store`` / ``--session``.
         args: extra arguments appended after ``serve`` and the options above.
         command: the whole argv instead (excludes binary/cwd/store/session).

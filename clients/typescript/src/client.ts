@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { defaultBinary } from "./binary.js";
 import { RewindAbortError, RewindClosedError, RewindError, RewindTimeoutError } from "./errors.js";
 import { encodeLine, LineDecoder } from "./framing.js";
 import {
@@ -12,7 +13,10 @@ import {
 import type { CallOptions } from "./types.js";
 
 export interface RewindClientOptions {
-  /** The rewind executable. Default: `$REWIND_BIN`, else `rewind` on PATH. */
+  /**
+   * The rewind executable. Default: `$REWIND_BIN`, else the binary of the platform package
+   * (`rewind-sidecar-linux-x64`, ...), else `rewind` on PATH (see `defaultBinary`).
+   */
   binary?: string;
   /**
    * Full argument list. Default: `["serve"]` plus `--cwd`/`--store`/`--session` from
@@ -112,7 +116,7 @@ export class RewindClient extends RewindMethods {
     this.stderrTailLines = options.stderrTailLines ?? 50;
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
 
-    const binary = options.binary ?? process.env["REWIND_BIN"] ?? "rewind";
+    const binary = options.binary ?? defaultBinary();
     const args = options.args ?? serveArgs(options);
     this.child = spawn(binary, args, {
       cwd: options.cwd,

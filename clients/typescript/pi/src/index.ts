@@ -111,7 +111,13 @@ export default function rewindExtension(pi: ExtensionAPI): void {
     // `.jsonl` directly in pi's session directory would be listed by /resume and picked by
     // `pi --continue`. Without a pi session file (--no-session) rewind picks its own.
     const sessionFile = piFile === undefined ? undefined : join(dirname(piFile), "rewind", basename(piFile));
-    const rw = new RewindClient();
+    let rw: RewindClient;
+    try {
+      rw = new RewindClient(); // throws when no binary is found (defaultBinary)
+    } catch (err) {
+      ctx.ui.notify(`rewind could not start, file checkpoints are off: ${errorText(err)}`, "error");
+      return;
+    }
     try {
       const init = await rw.initialize({ cwd: ctx.cwd, ...(sessionFile === undefined ? {} : { sessionFile }) });
       // Resuming: what rewind already holds of pi's session.
