@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 mod cli_unhooked;
+mod mcp;
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +45,13 @@ enum Command {
         /// Longest accepted input line, in bytes.
         #[arg(long, default_value_t = 64 * 1024 * 1024)]
         max_line_bytes: usize,
+    },
+    /// Serve the checkpoints as Model Context Protocol tools on
+    /// stdin/stdout (for MCP clients: Claude Code, Codex, Gemini CLI, IDEs);
+    /// logs on stderr. Restores and undos ask for a confirmation token.
+    Mcp {
+        #[command(flatten)]
+        at: Location,
     },
     /// Print the protocol's JSON Schema.
     Schema,
@@ -216,6 +224,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {
         Command::Serve { at, max_line_bytes } => cli::serve(at, max_line_bytes),
+        Command::Mcp { at } => mcp::run(at),
         Command::Schema => {
             print!("{}", rewind::schema::protocol_schema_text());
             Ok(())
