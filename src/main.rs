@@ -186,6 +186,12 @@ enum Command {
         /// be `rewind`.
         #[arg(long, value_name = "PATH")]
         bin: Option<PathBuf>,
+        /// Register `rewind mcp` as the agent's MCP server `rewind`
+        /// instead of installing the hooks (Claude Code: ~/.claude.json or
+        /// DIR/.mcp.json; Codex: config.toml, user only; Gemini CLI:
+        /// settings.json).
+        #[arg(long)]
+        mcp: bool,
     },
     /// Remove the hooks `rewind install` wrote, and the settings it turned
     /// on for them.
@@ -195,6 +201,10 @@ enum Command {
         /// Edit the project's settings instead of the user's.
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
+        /// Remove the MCP server `rewind install --mcp` registered instead
+        /// of the hooks.
+        #[arg(long)]
+        mcp: bool,
     },
 }
 
@@ -284,8 +294,19 @@ fn main() -> ExitCode {
             agent,
             project,
             bin,
+            mcp: false,
         } => cli::install(agent, project, bin),
-        Command::Uninstall { agent, project } => cli::uninstall(agent, project),
+        Command::Install {
+            agent,
+            project,
+            bin,
+            mcp: true,
+        } => cli::install_mcp(agent, project, bin),
+        Command::Uninstall {
+            agent,
+            project,
+            mcp,
+        } => cli::uninstall(agent, project, mcp),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
