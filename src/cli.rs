@@ -708,12 +708,37 @@ pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf
     Ok(())
 }
 
-pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>) -> Result<()> {
-    let plan = install::plan_uninstall(
+/// `rewind install AGENT --mcp`: register `rewind mcp` as the agent's MCP
+/// server.
+pub fn install_mcp(
+    agent: AgentChoice,
+    project: Option<PathBuf>,
+    bin: Option<PathBuf>,
+) -> Result<()> {
+    let bin = hook_binary(bin)?;
+    let plan = install::mcp::plan(
         &agent.agents(),
         &install_scope(project),
+        Some(&bin),
         &install::Paths::from_env(),
     )?;
+    plan.apply()?;
+    print_install_plan(&plan, "already registered");
+    let quoted = install::shell_quote(&bin.to_string_lossy());
+    println!(
+        "The agent starts {quoted} mcp in the project and sees its checkpoints as tools (docs/mcp.md); \
+         `rewind uninstall AGENT --mcp` removes it. Restart the agent to load it."
+    );
+    Ok(())
+}
+
+pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Result<()> {
+    let paths = install::Paths::from_env();
+    let plan = if mcp {
+        install::mcp::plan(&agent.agents(), &install_scope(project), None, &paths)?
+    } else {
+        install::plan_uninstall(&agent.agents(), &install_scope(project), &paths)?
+    };
     plan.apply()?;
     print_install_plan(&plan, "nothing to remove");
     Ok(())

@@ -13,8 +13,10 @@ use rewind::store::Layout;
 
 use crate::Location;
 
-/// The newest session of the project's store, or a new one.
-fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
+/// Where `at` points: the canonical project root, its store, and the
+/// session (`--session`, else the store's newest, else none: `Engine::open`
+/// starts one).
+pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> {
     let cwd = at.cwd.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = cwd
         .canonicalize()
@@ -27,15 +29,20 @@ fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
         Some(s) => Some(s.clone()),
         None => newest(&Layout::new(&store).sessions_dir()),
     };
-    let config = EngineConfig {
+    Ok(EngineConfig {
         cwd: Some(root),
         session_file: session,
         store_dir: Some(store),
         fsync: true,
         watch,
         ..Default::default()
-    };
-    match Engine::open(config) {
+    })
+}
+
+/// The newest session of the project's store (or `--session`), or a new
+/// one with its baseline: `run`, `watch` and `mcp` record into it.
+pub(crate) fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
+    match Engine::open(locate_newest(at, watch)?) {
         Ok((engine, _)) => Ok(engine),
         Err(e) if e.is_locked() => {
             bail!("{e}: a sidecar or another `rewind watch` is recording this session")
@@ -89,8 +96,10 @@ pub fn run(at: Location, command: Vec<String>) -> Result<i32> {
     snapshot(&mut engine, SnapshotKind::Message, label.clone(), true)?;
     // The session stays locked while the command runs: nothing else
     // records into it meanwhile.
+    // In the project (`--cwd`), whatever directory rewind was started in.
     let status = std::process::Command::new(program)
         .args(args)
+        .current_dir(engine.project_root())
         .status()
         .with_context(|| format!("running {program}"))?;
     let code = status.code().unwrap_or(1);

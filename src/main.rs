@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 mod cli_unhooked;
+mod mcp;
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +45,13 @@ enum Command {
         /// Longest accepted input line, in bytes.
         #[arg(long, default_value_t = 64 * 1024 * 1024)]
         max_line_bytes: usize,
+    },
+    /// Serve the checkpoints as Model Context Protocol tools on
+    /// stdin/stdout (for MCP clients: Claude Code, Codex, Gemini CLI, IDEs);
+    /// logs on stderr. Restores and undos ask for a confirmation token.
+    Mcp {
+        #[command(flatten)]
+        at: Location,
     },
     /// Print the protocol's JSON Schema.
     Schema,
@@ -178,6 +186,12 @@ enum Command {
         /// be `rewind`.
         #[arg(long, value_name = "PATH")]
         bin: Option<PathBuf>,
+        /// Register `rewind mcp` as the agent's MCP server `rewind`
+        /// instead of installing the hooks (Claude Code: ~/.claude.json or
+        /// DIR/.mcp.json; Codex: config.toml, user only; Gemini CLI:
+        /// settings.json).
+        #[arg(long)]
+        mcp: bool,
     },
     /// Remove the hooks `rewind install` wrote, and the settings it turned
     /// on for them.
@@ -187,6 +201,10 @@ enum Command {
         /// Edit the project's settings instead of the user's.
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
+        /// Remove the MCP server `rewind install --mcp` registered instead
+        /// of the hooks.
+        #[arg(long)]
+        mcp: bool,
     },
 }
 
@@ -216,6 +234,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {
         Command::Serve { at, max_line_bytes } => cli::serve(at, max_line_bytes),
+        Command::Mcp { at } => mcp::run(at),
         Command::Schema => {
             print!("{}", rewind::schema::protocol_schema_text());
             Ok(())
@@ -275,8 +294,19 @@ fn main() -> ExitCode {
             agent,
             project,
             bin,
+            mcp: false,
         } => cli::install(agent, project, bin),
-        Command::Uninstall { agent, project } => cli::uninstall(agent, project),
+        Command::Install {
+            agent,
+            project,
+            bin,
+            mcp: true,
+        } => cli::install_mcp(agent, project, bin),
+        Command::Uninstall {
+            agent,
+            project,
+            mcp,
+        } => cli::uninstall(agent, project, mcp),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

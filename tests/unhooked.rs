@@ -133,3 +133,36 @@ fn watch_records_a_checkpoint_once_a_burst_of_writes_settles() {
         "{snaps:?}"
     );
 }
+
+#[test]
+fn run_runs_the_command_in_the_project_given_by_cwd() {
+    let project = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_str().unwrap();
+    let out = rewind(
+        home.path(),
+        elsewhere.path(),
+        &[
+            "run",
+            "--cwd",
+            cwd,
+            "--",
+            "sh",
+            "-c",
+            "echo made > made.txt",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(project.path().join("made.txt").exists());
+    assert!(!elsewhere.path().join("made.txt").exists());
+    let snaps = step_snapshots(home.path());
+    assert_eq!(
+        snaps.last().unwrap()["diff"]["added"],
+        serde_json::json!(["made.txt"])
+    );
+}

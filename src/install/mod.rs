@@ -21,6 +21,7 @@ mod claude;
 mod codex;
 mod gemini;
 pub mod json_merge;
+pub mod mcp;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

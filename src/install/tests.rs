@@ -410,3 +410,122 @@ fn symlinked_settings_are_edited_through_the_link() {
         .is_symlink());
     assert!(read(&real).contains("hook --agent claude-code"));
 }
+
+// ------------------------------------------------------- install --mcp
+
+fn mcp(e: &Env, agents: &[Agent], scope: &Scope, install: bool) -> Plan {
+    let plan =
+        mcp::plan(agents, scope, install.then_some(Path::new(BIN)), &e.paths).expect("plan mcp");
+    plan.apply().expect("apply mcp");
+    plan
+}
+
+#[test]
+fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
+    let e = env();
+    let gemini = e.root.join("home/.gemini/settings.json");
+    let gemini_before = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"other-server\"\n    }\n  }\n}\n";
+    write(&gemini, gemini_before);
+    let codex = e.root.join("home/.codex/config.toml");
+    let codex_before =
+        "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"other-server\"\n";
+    write(&codex, codex_before);
+    let claude = e.root.join("home/.claude.json");
+    write(&claude, CLAUDE_FOREIGN);
+
+    let plan = mcp(&e, &Agent::ALL, &Scope::User, true);
+    assert!(plan.edits.iter().all(|x| x.changed()), "{plan:?}");
+    let g: serde_json::Value = serde_json::from_str(&read(&gemini)).expect("gemini json");
+    assert_eq!(
+        g["mcpServers"]["rewind"],
+        serde_json::json!({"command": BIN, "args": ["mcp"]})
+    );
+    assert_eq!(g["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(g["theme"], "dark");
+    let c: serde_json::Value = serde_json::from_str(&read(&claude)).expect("claude json");
+    assert_eq!(
+        c["mcpServers"]["rewind"],
+        serde_json::json!({"type": "stdio", "command": BIN, "args": ["mcp"]})
+    );
+    assert_eq!(c["model"], "opus");
+    let t = read(&codex);
+    assert!(t.starts_with(codex_before), "{t}");
+    let doc: toml_edit::DocumentMut = t.parse().expect("toml");
+    assert_eq!(doc["mcp_servers"]["rewind"]["command"].as_str(), Some(BIN));
+    assert_eq!(
+        doc["mcp_servers"]["rewind"]["args"]
+            .as_array()
+            .and_then(|a| a.get(0))
+            .and_then(|v| v.as_str()),
+        Some("mcp")
+    );
+
+    // Twice changes nothing.
+    let again = mcp(&e, &Agent::ALL, &Scope::User, true);
+    assert!(again.edits.iter().all(|x| !x.changed()), "{again:?}");
+
+    mcp(&e, &Agent::ALL, &Scope::User, false);
+    assert_eq!(read(&gemini), gemini_before);
+    assert_eq!(read(&codex), codex_before);
+    assert_eq!(read(&claude), CLAUDE_FOREIGN);
+    // The hooks' settings were never touched.
+    assert!(!e.root.join("home/.claude/settings.json").exists());
+}
+
+#[test]
+fn mcp_project_files_are_created_and_removed_and_codex_projects_are_refused() {
+    let e = env();
+    mcp(&e, &[Agent::ClaudeCode, Agent::Gemini], &e.project(), true);
+    let claude = e.root.join("project/.mcp.json");
+    let gemini = e.root.join("project/.gemini/settings.json");
+    assert!(read(&claude).contains("\"rewind\""));
+    assert!(read(&gemini).contains("\"rewind\""));
+    let un = mcp(&e, &[Agent::ClaudeCode, Agent::Gemini], &e.project(), false);
+    assert!(un.edits.iter().all(|x| x.deletes()), "{un:?}");
+    assert!(!claude.exists() && !gemini.exists());
+
+    let err = mcp::plan(
+        &[Agent::Codex],
+        &e.project(),
+        Some(Path::new(BIN)),
+        &e.paths,
+    )
+    .expect_err("codex project");
+    assert!(format!("{err:#}").contains("without --project"));
+}
+
+#[test]
+fn a_foreign_rewind_mcp_server_is_refused_not_replaced() {
+    let e = env();
+    let gemini = e.root.join("home/.gemini/settings.json");
+    let foreign =
+        "{\"mcpServers\": {\"rewind\": {\"command\": \"npx\", \"args\": [\"rewind-mcp\"]}}}";
+    write(&gemini, foreign);
+    for install in [true, false] {
+        let err = mcp::plan(
+            &[Agent::Gemini],
+            &Scope::User,
+            install.then_some(Path::new(BIN)),
+            &e.paths,
+        )
+        .expect_err("foreign server");
+        assert!(format!("{err:#}").contains("did not write"), "{err:#}");
+    }
+    assert_eq!(read(&gemini), foreign);
+    let err = mcp::codex_toml(
+        Some("[mcp_servers.rewind]\ncommand = \"/usr/bin/rewind\"\nargs = [\"serve\"]\n"),
+        Some(BIN),
+    )
+    .expect_err("foreign toml server");
+    assert!(err.contains("did not write"), "{err}");
+    // Ours, at another path: pointed at this binary.
+    let (text, what) = mcp::codex_toml(
+        Some("[mcp_servers.rewind]\ncommand = \"/old/rewind\"\nargs = [\"mcp\"]\n"),
+        Some(BIN),
+    )
+    .expect("ours")
+    .expect("a change");
+    assert!(what.contains("pointed"), "{what}");
+    assert!(text.contains(BIN), "{text}");
+    assert!(!text.contains("/old/rewind"), "{text}");
+}

@@ -108,8 +108,14 @@ impl Sidecar {
 
     /// Spawn `rewind serve <args>` with extra environment variables.
     pub fn spawn_env(args: &[&str], envs: &[(&str, &Path)]) -> Sidecar {
+        Sidecar::spawn_command("serve", args, envs)
+    }
+
+    /// Spawn `rewind <command> <args>` (a line-based server on stdio: `serve`,
+    /// `mcp`) with extra environment variables.
+    pub fn spawn_command(command: &str, args: &[&str], envs: &[(&str, &Path)]) -> Sidecar {
         let mut cmd = Command::new(bin());
-        cmd.arg("serve")
+        cmd.arg(command)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

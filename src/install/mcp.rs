@@ -1,0 +1,253 @@
+//! `rewind install AGENT --mcp` / `rewind uninstall AGENT --mcp`: register
+//! `rewind mcp` as the MCP server `rewind` of Claude Code (`mcpServers` in
+//! `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`; a project's
+//! `.mcp.json`), Gemini CLI (`mcpServers` in `.gemini/settings.json`) and
+//! Codex (`[mcp_servers.rewind]` in `$CODEX_HOME/config.toml`), merged with
+//! what is there. The entry is ours when its command is a binary named
+//! `rewind` and its arguments are `["mcp"]`, so uninstall needs no record;
+//! a `rewind` server that is not ours is refused, never replaced.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use toml_edit::{Array, DocumentMut, Item, Table};
+
+use super::json_merge::Json;
+use super::{load, resolve_scope, Action, Agent, Edit, Paths, Plan, Scope};
+
+/// The server's name in every agent's configuration.
+pub const NAME: &str = "rewind";
+
+/// Whether a server entry (command, arguments) is the one we write.
+pub fn is_rewind_mcp(command: &str, args: &[&str]) -> bool {
+    let name = Path::new(command).file_name().and_then(|n| n.to_str());
+    matches!(name, Some("rewind" | "rewind.exe")) && args == ["mcp"]
+}
+
+fn claude_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    Ok(match scope {
+        Scope::Project(dir) => dir.join(".mcp.json"),
+        Scope::User => match &paths.claude_config_dir {
+            Some(d) => d.join(".claude.json"),
+            None => paths.home()?.join(".claude.json"),
+        },
+    })
+}
+
+fn gemini_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    super::gemini::settings_file(scope, paths)
+}
+
+fn codex_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    match scope {
+        Scope::User => Ok(paths.codex_home()?.join("config.toml")),
+        // Codex's project `.codex/config.toml` was not verified (see
+        // `codex`): register it in the user's config instead.
+        Scope::Project(_) => bail!(
+            "Codex: a project's MCP servers are not supported by rewind install; \
+             run `rewind install codex --mcp` without --project"
+        ),
+    }
+}
+
+fn utf8(bin: &Path) -> Result<&str> {
+    bin.to_str()
+        .ok_or_else(|| anyhow!("the binary path {} is not UTF-8", bin.display()))
+}
+
+/// The JSON entry's (command, args), if it has that shape.
+fn json_server(v: &Json) -> Option<(&str, Vec<&str>)> {
+    let command = v.get("command")?.as_str()?;
+    let args = match v.get("args") {
+        None => Vec::new(),
+        Some(Json::Array(a)) => a.iter().map(Json::as_str).collect::<Option<Vec<_>>>()?,
+        Some(_) => return None,
+    };
+    Some((command, args))
+}
+
+/// Install (`bin: Some`) or remove our entry in a JSON file's `mcpServers`.
+fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, claude: bool) -> Result<Edit> {
+    let loaded = load(file)?;
+    if bin.is_none() && loaded.text.is_none() {
+        return Ok(loaded.edit(agent, Action::Keep, Vec::new()));
+    }
+    let mut root = loaded.json()?;
+    let mut changes = Vec::new();
+    let servers = root.get("mcpServers");
+    if servers.is_some_and(|s| !matches!(s, Json::Object(_))) {
+        return Err(loaded.refuse("`mcpServers` is not an object"));
+    }
+    let existing = servers.and_then(|s| s.get(NAME));
+    let ours = match existing {
+        None => None,
+        Some(v) => match json_server(v) {
+            Some((command, args)) if is_rewind_mcp(command, &args) => Some(command.to_owned()),
+            _ => {
+                return Err(loaded.refuse(format!(
+                    "`mcpServers.{NAME}` is a server rewind did not write"
+                )))
+            }
+        },
+    };
+    match bin {
+        Some(bin) => {
+            if ours.as_deref() != Some(bin) {
+                let mut entry = Vec::new();
+                if claude {
+                    entry.push(("type".to_owned(), Json::str("stdio")));
+                }
+                entry.push(("command".to_owned(), Json::str(bin)));
+                entry.push(("args".to_owned(), Json::Array(vec![Json::str("mcp")])));
+                if root.get("mcpServers").is_none() {
+                    root.insert("mcpServers", Json::object());
+                }
+                if let Some(s) = root.get_mut("mcpServers") {
+                    s.insert(NAME, Json::Object(entry));
+                }
+                changes.push(if ours.is_some() {
+                    format!("pointed the MCP server {NAME} at this binary")
+                } else {
+                    format!("added the MCP server {NAME}")
+                });
+            }
+        }
+        None => {
+            if ours.is_some() {
+                if let Some(s) = root.get_mut("mcpServers") {
+                    s.remove(NAME);
+                    if s.is_empty_container() {
+                        root.remove("mcpServers");
+                    }
+                }
+                changes.push(format!("removed the MCP server {NAME}"));
+            }
+        }
+    }
+    Ok(loaded.json_edit(agent, &root, changes, bin.is_none()))
+}
+
+/// `config.toml`'s new text with our `[mcp_servers.rewind]` (`bin: Some`)
+/// or without it (`None`), and what changed; `Ok(None)` when nothing does.
+pub fn codex_toml(
+    text: Option<&str>,
+    bin: Option<&str>,
+) -> Result<Option<(String, String)>, String> {
+    let mut doc: DocumentMut = text
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("not valid TOML: {e}"))?;
+    let existing = match doc.get("mcp_servers") {
+        None => None,
+        Some(item) => {
+            let table = item.as_table_like().ok_or("`mcp_servers` is not a table")?;
+            match table.get(NAME) {
+                None => None,
+                Some(server) => {
+                    let server = server
+                        .as_table_like()
+                        .ok_or(format!("`mcp_servers.{NAME}` is not a table"))?;
+                    let command = server.get("command").and_then(|c| c.as_str());
+                    let args: Option<Vec<&str>> = match server.get("args") {
+                        None => Some(Vec::new()),
+                        Some(a) => a
+                            .as_array()
+                            .and_then(|a| a.iter().map(|v| v.as_str()).collect()),
+                    };
+                    match (command, args) {
+                        (Some(c), Some(a)) if is_rewind_mcp(c, &a) => Some(c.to_owned()),
+                        _ => {
+                            return Err(format!(
+                                "`mcp_servers.{NAME}` is a server rewind did not write"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let change = match bin {
+        Some(bin) => {
+            if existing.as_deref() == Some(bin) {
+                return Ok(None);
+            }
+            if doc.get("mcp_servers").is_none() {
+                let mut t = Table::new();
+                t.set_implicit(true);
+                doc.insert("mcp_servers", Item::Table(t));
+            }
+            let servers = doc
+                .get_mut("mcp_servers")
+                .and_then(|i| i.as_table_like_mut())
+                .ok_or("`mcp_servers` is not a table")?;
+            let mut server = Table::new();
+            server.insert("command", toml_edit::value(bin));
+            let mut args = Array::new();
+            args.push("mcp");
+            server.insert("args", toml_edit::value(args));
+            let what = if existing.is_some() {
+                format!("pointed the MCP server {NAME} at this binary")
+            } else {
+                format!("added the MCP server {NAME}")
+            };
+            servers.insert(NAME, Item::Table(server));
+            what
+        }
+        None => {
+            if existing.is_none() {
+                return Ok(None);
+            }
+            let servers = doc
+                .get_mut("mcp_servers")
+                .and_then(|i| i.as_table_like_mut())
+                .ok_or("`mcp_servers` is not a table")?;
+            servers.remove(NAME);
+            if servers.is_empty() {
+                doc.remove("mcp_servers");
+            }
+            format!("removed the MCP server {NAME}")
+        }
+    };
+    Ok(Some((doc.to_string(), change)))
+}
+
+fn codex_edit(file: &Path, bin: Option<&str>) -> Result<Edit> {
+    let loaded = load(file)?;
+    if bin.is_none() && loaded.text.is_none() {
+        return Ok(loaded.edit(Agent::Codex, Action::Keep, Vec::new()));
+    }
+    match codex_toml(loaded.text.as_deref(), bin).map_err(|e| loaded.refuse(e))? {
+        None => Ok(loaded.edit(Agent::Codex, Action::Keep, Vec::new())),
+        Some((text, change)) => {
+            let action = if bin.is_none() && text.trim().is_empty() {
+                Action::Delete
+            } else {
+                Action::Write(text)
+            };
+            Ok(loaded.edit(Agent::Codex, action, vec![change]))
+        }
+    }
+}
+
+/// Plan registering (`bin: Some`) or removing (`None`) the MCP server for
+/// `agents` in `scope`.
+pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) -> Result<Plan> {
+    let scope = resolve_scope(scope)?;
+    let bin = bin.map(utf8).transpose()?;
+    let mut edits = Vec::new();
+    for &agent in agents {
+        edits.push(match agent {
+            Agent::ClaudeCode => json_edit(agent, &claude_file(&scope, paths)?, bin, true)?,
+            Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, false)?,
+            Agent::Codex => codex_edit(&codex_file(&scope, paths)?, bin)?,
+        });
+    }
+    // No record in installed.json: our entries are known by their content.
+    let state = super::load_state(paths)?;
+    Ok(Plan {
+        edits,
+        state_file: paths.state_file(),
+        state_before: state.clone(),
+        state_after: state,
+    })
+}
