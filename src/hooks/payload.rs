@@ -18,6 +18,8 @@ pub enum Agent {
 }
 
 impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
     /// The name on the command line and in the store.
     pub fn name(self) -> &'static str {
         match self {

@@ -33,26 +33,9 @@ use serde::{Deserialize, Serialize};
 
 use json_merge::Json;
 
-/// An agent whose hooks we install.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Agent {
-    ClaudeCode,
-    Codex,
-    Gemini,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
-
-    /// The name `rewind hook --agent` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
-    }
-}
+/// The agents, as `rewind hook --agent` names them: one type for the hook
+/// that reads their payloads and the installer that wires it in.
+pub use crate::hooks::Agent;
 
 /// Whose configuration to edit.
 #[derive(Clone, Debug, PartialEq, Eq)]
