@@ -56,9 +56,9 @@ fn absolute(p: PathBuf) -> Result<PathBuf> {
     }
 }
 
-/// Find the session a terminal command means: `--session`, else the newest
-/// session file in the project's store.
-fn locate(at: &Location) -> Result<EngineConfig> {
+/// The canonical project root `at` names (default: the current directory)
+/// and its store (`--store`, else the project's default store).
+pub(crate) fn project_and_store(at: &Location) -> Result<(PathBuf, PathBuf)> {
     let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
     let root = cwd
         .canonicalize()
@@ -67,6 +67,13 @@ fn locate(at: &Location) -> Result<EngineConfig> {
         Some(s) => absolute(s.clone())?,
         None => default_store_dir(&root),
     };
+    Ok((root, store))
+}
+
+/// Find the session a terminal command means: `--session`, else the newest
+/// session file in the project's store.
+fn locate(at: &Location) -> Result<EngineConfig> {
+    let (root, store) = project_and_store(at)?;
     let session = match &at.session {
         Some(s) => absolute(s.clone())?,
         None => newest_session(&Layout::new(&store).sessions_dir())?,
@@ -81,25 +88,29 @@ fn locate(at: &Location) -> Result<EngineConfig> {
 }
 
 fn newest_session(dir: &Path) -> Result<PathBuf> {
-    let mut sessions: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
-        .with_context(|| {
-            format!(
-                "no sessions in {} (run `rewind serve` first, or pass --session)",
-                dir.display()
-            )
-        })?
-        .flatten()
-        .filter(|e| Layout::is_session_file(&e.path()))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    sessions.sort();
-    match sessions.pop() {
-        Some((_, p)) => Ok(p),
+    let listing = std::fs::read_dir(dir).with_context(|| {
+        format!(
+            "no sessions in {} (run `rewind serve` first, or pass --session)",
+            dir.display()
+        )
+    })?;
+    match newest_of(listing) {
+        Some(p) => Ok(p),
         None => bail!(
             "no sessions in {} (run `rewind serve` first, or pass --session)",
             dir.display()
         ),
     }
+}
+
+/// The session file of `listing` modified last.
+pub(crate) fn newest_of(listing: std::fs::ReadDir) -> Option<PathBuf> {
+    listing
+        .flatten()
+        .filter(|e| Layout::is_session_file(&e.path()))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
 }
 
 pub fn log(at: Location, all: bool) -> Result<()> {
@@ -468,14 +479,7 @@ pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()>
 /// The store `at` names (its default for the project when none is given),
 /// which must exist.
 fn existing_store(at: &Location, what: &str) -> Result<rewind::store::Store> {
-    let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
-    let root = cwd
-        .canonicalize()
-        .with_context(|| format!("project root {}", cwd.display()))?;
-    let store_dir = match &at.store {
-        Some(s) => absolute(s.clone())?,
-        None => default_store_dir(&root),
-    };
+    let (_, store_dir) = project_and_store(at)?;
     if !store_dir.exists() {
         bail!("no store at {} ({what})", store_dir.display());
     }
@@ -564,14 +568,7 @@ pub fn hook(agent: &str) {
 }
 
 pub fn status(at: Location) -> Result<()> {
-    let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
-    let root = cwd
-        .canonicalize()
-        .with_context(|| format!("project root {}", cwd.display()))?;
-    let store = match &at.store {
-        Some(s) => absolute(s.clone())?,
-        None => default_store_dir(&root),
-    };
+    let (root, store) = project_and_store(&at)?;
     let layout = Layout::new(&store);
     println!("project  {}", root.display());
     println!("store    {}", store.display());

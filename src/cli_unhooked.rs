@@ -3,11 +3,10 @@
 //! `rewind watch` records a checkpoint each time a burst of writes settles.
 //! Both resume the project's newest session, or start one.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rewind::engine::{default_store_dir, Engine, EngineConfig};
+use rewind::engine::{Engine, EngineConfig};
 use rewind::protocol::{SnapshotKind, SnapshotParams};
 use rewind::store::Layout;
 
@@ -17,17 +16,16 @@ use crate::Location;
 /// session (`--session`, else the store's newest, else none: `Engine::open`
 /// starts one).
 pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> {
-    let cwd = at.cwd.clone().unwrap_or_else(|| PathBuf::from("."));
-    let root = cwd
-        .canonicalize()
-        .with_context(|| format!("project root {}", cwd.display()))?;
-    let store = match &at.store {
-        Some(s) => s.canonicalize().unwrap_or_else(|_| s.clone()),
-        None => default_store_dir(&root),
+    let (root, store) = crate::cli::project_and_store(at)?;
+    let store = match at.store {
+        Some(_) => store.canonicalize().unwrap_or(store),
+        None => store,
     };
     let session = match &at.session {
         Some(s) => Some(s.clone()),
-        None => newest(&Layout::new(&store).sessions_dir()),
+        None => std::fs::read_dir(Layout::new(&store).sessions_dir())
+            .ok()
+            .and_then(crate::cli::newest_of),
     };
     Ok(EngineConfig {
         cwd: Some(root),
@@ -49,16 +47,6 @@ pub(crate) fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
         }
         Err(e) => Err(e.into()),
     }
-}
-
-fn newest(dir: &std::path::Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter(|e| Layout::is_session_file(&e.path()))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .max()
-        .map(|(_, p)| p)
 }
 
 /// A checkpoint of `kind`, recorded changed or not; `new_turn` starts the
