@@ -244,16 +244,21 @@ pub(super) fn capture_ignored(
             join(req.root, dir)
         };
         let produced_here = produced.get(dir).copied().unwrap_or(0);
-        // Counted by the walk (the root is counted here).
-        let counted = if dir.is_empty() {
-            list_files(&abs_dir).map(|n| n.len())
+        // Counted by the walk; the root, which the walk does not count, is
+        // listed here once and that listing is used.
+        let root_listing = if dir.is_empty() {
+            list_files(&abs_dir)
         } else {
-            sink.listed.get(dir).copied()
+            None
+        };
+        let counted = match &root_listing {
+            Some(names) => Some(names.len()),
+            None => sink.listed.get(dir).copied(),
         };
         if counted.is_none_or(|n| n <= produced_here) {
             continue;
         }
-        let Some(names) = list_files(&abs_dir) else {
+        let Some(names) = root_listing.or_else(|| list_files(&abs_dir)) else {
             // Gone or unreadable since the walk: the walk's verdict stands.
             continue;
         };
