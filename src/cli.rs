@@ -72,7 +72,7 @@ pub(crate) fn project_and_store(at: &Location) -> Result<(PathBuf, PathBuf)> {
 
 /// Find the session a terminal command means: `--session`, else the newest
 /// session file in the project's store.
-fn locate(at: &Location) -> Result<EngineConfig> {
+pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     let (root, store) = project_and_store(at)?;
     let session = match &at.session {
         Some(s) => absolute(s.clone())?,
@@ -258,7 +258,7 @@ impl From<ConflictMode> for OnConflict {
 }
 
 /// Open the session for writing (a running sidecar holding it refuses us).
-fn open_for_writing(at: &Location) -> Result<Engine> {
+pub(crate) fn open_for_writing(at: &Location) -> Result<Engine> {
     let config = locate(at)?;
     match Engine::open(config) {
         Ok((engine, _)) => Ok(engine),
@@ -319,7 +319,7 @@ fn confirmed(plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
-fn print_done(r: &RestoreResult) {
+pub(crate) fn print_done(r: &RestoreResult) {
     println!(
         "Wrote {} file(s), deleted {} file(s){}.",
         r.restored.len(),
@@ -378,6 +378,7 @@ pub fn restore(
         files: (!files.is_empty()).then(|| files.clone()),
         preview: Some(preview),
         on_conflict: Some(confirm.on_conflict.into()),
+        hunks: None,
     };
     let plan = view.restore_files(params(true))?;
     if !confirmed(&plan, &confirm)? {
@@ -390,7 +391,7 @@ pub fn restore(
 }
 
 /// The checkpoints on the path to the leaf, oldest first.
-fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::protocol::CheckpointInfo>> {
+pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::protocol::CheckpointInfo>> {
     Ok(view
         .list_checkpoints(ListCheckpointsParams {
             scope: Some(Scope::Path),
@@ -402,7 +403,7 @@ fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::protocol::CheckpointInf
 /// Kinds an agent's turn records (through hooks or a host).
 const TURN_KINDS: [&str; 3] = ["message", "tool", "turn"];
 /// Kinds of the unrevert-points `undo` reverts.
-const ROLLBACK_KINDS: [&str; 4] = ["restore", "navigate", "undo", "reset"];
+const ROLLBACK_KINDS: [&str; 5] = ["restore", "navigate", "undo", "reset", "revert"];
 
 /// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
 /// `rewind log` numbers them).

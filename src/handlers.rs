@@ -271,10 +271,12 @@ pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::Regi
     method!(m, "get_modified_files", opt RangeParams, |e, p| e.get_modified_files(p));
     method!(m, "get_file_diff", req FileDiffParams, |e, p| e.get_file_diff(p));
     method!(m, "get_file_history", req FileHistoryParams, |e, p| e.get_file_history(p));
+    method!(m, "get_file_blame", req FileBlameParams, |e, p| e.get_file_blame(p));
     method!(m, "get_status", opt NoParams, |e, _p| e.get_status());
     method!(m, "stats", opt NoParams, |e, _p| e.stats());
     method!(m, "restore_files", opt RestoreFilesParams, |e, p| e.restore_files(p));
     method!(m, "navigate_tree", req NavigateTreeParams, |e, p| e.navigate_tree(p));
+    method!(m, "revert", req RevertParams, |e, p| e.revert(p));
     method!(m, "undo", opt UndoParams, |e, p| e.undo(p));
     method!(m, "approve", opt ApproveParams, |e, p| e.approve(p));
     method!(m, "reset", opt ResetParams, |e, p| e.reset(p));

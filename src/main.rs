@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cli;
+mod cli_revert;
 mod cli_unhooked;
 mod mcp;
 
@@ -91,8 +92,46 @@ enum Command {
         /// counted as `rewind log` numbers them (1 = the first).
         #[arg(long, value_name = "N")]
         before_step: Option<usize>,
+        /// Choose hunks: show each hunk of the diff from TARGET to the
+        /// working directory and ask whether to take it back (y, n, a: this
+        /// and the rest of the file, d: none of the rest, q: stop), as
+        /// `git checkout -p` does. Answers are read from stdin.
+        #[arg(long, short = 'p', conflicts_with = "before_step")]
+        patch: bool,
         #[command(flatten)]
         confirm: Confirm,
+    },
+    /// Take the changes of one checkpoint (an entry id) or one agent turn
+    /// (a turn number, as `rewind log` shows it) out of the working
+    /// directory, keeping everything after it: a three-way merge per file.
+    /// Shows the plan first and asks before writing; `rewind undo` reverts it.
+    Revert {
+        #[command(flatten)]
+        at: Location,
+        /// An entry id, or a turn number.
+        entry: String,
+        /// The last checkpoint of a range starting at ENTRY (an entry id).
+        #[arg(long, value_name = "ENTRY")]
+        to: Option<String>,
+        /// Only these files or directories.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+        /// What to do when later changes overlap the reverted ones.
+        #[arg(long, value_enum, default_value = "abort")]
+        on_conflict: RevertConflictMode,
+        /// Do not ask: write right after showing the plan.
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Show which checkpoint (turn, label or prompt) introduced each line of
+    /// a file, like `git blame`.
+    Blame {
+        #[command(flatten)]
+        at: Location,
+        file: String,
+        /// An entry id (default: the working directory).
+        #[arg(long = "at", value_name = "ENTRY")]
+        at_entry: Option<String>,
     },
     /// Revert the last restore, navigation, reset or undo (or the named
     /// unrevert-point); when an agent's turn came after the last of those,
@@ -208,6 +247,17 @@ enum Command {
     },
 }
 
+/// `rewind revert --on-conflict`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevertConflictMode {
+    /// Write nothing if any file conflicts.
+    Abort,
+    /// Write the files that merge cleanly, leave the others.
+    Skip,
+    /// Write conflicting files with conflict markers.
+    Markers,
+}
+
 #[derive(clap::Args, Clone, Debug)]
 pub struct Confirm {
     /// What to do with files changed since the sidecar last recorded them.
@@ -250,9 +300,26 @@ fn main() -> ExitCode {
             at,
             target,
             files,
+            patch: true,
+            ..
+        } => cli_revert::restore_patch(at, target, files),
+        Command::Restore {
+            at,
+            target,
+            files,
             before_step,
             confirm,
+            patch: false,
         } => cli::restore(at, target, files, before_step, confirm),
+        Command::Revert {
+            at,
+            entry,
+            to,
+            files,
+            on_conflict,
+            yes,
+        } => cli_revert::revert(at, entry, to, files, on_conflict, yes),
+        Command::Blame { at, file, at_entry } => cli_revert::blame(at, file, at_entry),
         Command::Undo { at, entry, confirm } => cli::undo(at, entry, confirm),
         Command::Gc {
             at,

@@ -733,6 +733,7 @@ impl RewindMcp {
                         files: files.clone(),
                         preview: Some(preview),
                         on_conflict: None,
+                        hunks: None,
                     })
                 },
             )

@@ -396,6 +396,24 @@ pub struct FileDiff {
     /// minimal one, and `additions`/`deletions` over-count.
     pub is_approximate: bool,
     pub encoding: ContentEncoding,
+    /// The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
+    /// hunk-level `restore_files` selects, by `index` and `hash`.
+    pub hunks: Vec<DiffHunk>,
+}
+
+/// One hunk of a unified diff; starts and counts as its `@@` header gives them (1-based;
+/// an empty side names the line before it).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffHunk {
+    pub index: u32,
+    pub old_start: u64,
+    pub old_lines: u64,
+    pub new_start: u64,
+    pub new_lines: u64,
+    /// Hash of the hunk's text (header and lines), so that a selection made on a diff
+    /// that is no longer current is refused rather than misapplied.
+    pub hash: String,
 }
 
 // ---------------------------------------------------------- get_file_history
@@ -494,6 +512,27 @@ pub struct RestoreFilesParams {
     pub files: Option<Vec<String>>,
     pub preview: Option<bool>,
     pub on_conflict: Option<OnConflict>,
+    /// Take back only some hunks of these files: the hunks of `get_file_diff` from the
+    /// restore's target to `@working`. Without `files`, only these files are touched.
+    pub hunks: Option<Vec<HunkSelection>>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HunkSelection {
+    pub path: String,
+    /// The hunks to take back, as `get_file_diff` numbered and hashed them.
+    pub hunks: Vec<HunkRef>,
+    /// The `contextLines` the diff was asked with (default 3): it decides how changes
+    /// group into hunks.
+    pub context_lines: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HunkRef {
+    pub index: u32,
+    pub hash: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -506,6 +545,8 @@ pub enum ConflictReason {
     Untracked,
     /// Could not be written or removed (permissions, in use).
     Unwritable,
+    /// `revert`: later changes touched what the reverted entry changed.
+    Merge,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -528,6 +569,123 @@ pub struct RestoreResult {
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<String>,
     pub warnings: Vec<String>,
+}
+
+// --------------------------------------------------------------------- revert
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RevertOnConflict {
+    /// Write nothing if any file conflicts.
+    #[default]
+    Abort,
+    /// Write the files that merge cleanly; leave the others as they are.
+    Skip,
+    /// Write the clean files, and conflicting text files with conflict markers (as git
+    /// does).
+    Markers,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevertParams {
+    /// The checkpoint whose changes (against the checkpoint before it) are taken out.
+    pub entry_id: String,
+    /// The last checkpoint of a range starting at `entryId` (a descendant of it): the
+    /// changes of the whole range are taken out.
+    pub to_entry_id: Option<String>,
+    /// Only these files (or directories: everything below).
+    pub files: Option<Vec<String>>,
+    pub preview: Option<bool>,
+    pub on_conflict: Option<RevertOnConflict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RevertStatus {
+    /// Reverts cleanly (or is already as the revert leaves it).
+    Clean,
+    /// Later changes overlap the reverted ones.
+    Conflict,
+    /// Left alone: see `reason`.
+    Skip,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictHunk {
+    /// The lines as they are now.
+    pub current: String,
+    /// The lines as the reverted entry left them.
+    pub reverted: String,
+    /// The lines as they were before the reverted entry.
+    pub before: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertFile {
+    pub path: String,
+    pub status: RevertStatus,
+    /// What the revert does to the file: `write`, `delete` or `none`.
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Unified diff from the file now to what the revert writes (with conflict markers
+    /// for a conflict); empty when nothing is written or the file is binary.
+    pub diff: String,
+    pub conflicts: Vec<ConflictHunk>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertResult {
+    pub preview: bool,
+    pub files: Vec<RevertFile>,
+    /// Files written (created or overwritten).
+    pub restored: Vec<String>,
+    /// Files removed.
+    pub deleted: Vec<String>,
+    /// Files that could not be touched at write time (changed under our feet,
+    /// unwritable).
+    pub failed: Vec<Conflict>,
+    pub unrevert_entry_id: Option<String>,
+}
+
+// ------------------------------------------------------------- get_file_blame
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileBlameParams {
+    pub path: String,
+    /// An entry id, or `@working` (the default).
+    pub at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlameLine {
+    /// 1-based.
+    pub line: u64,
+    /// The checkpoint that introduced the line; null for a line not yet in any
+    /// checkpoint (`at: "@working"`).
+    pub entry_id: Option<String>,
+    pub turn_index: u64,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub timestamp: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileBlameResult {
+    pub path: String,
+    pub lines: Vec<BlameLine>,
+    /// Some line diff ran out of its budget: lines of a stretch shown as replaced
+    /// wholesale are attributed to the later checkpoint.
+    pub is_approximate: bool,
 }
 
 // -------------------------------------------------------------- navigate_tree
@@ -675,6 +833,7 @@ pub enum ChangeReason {
     Navigate,
     Undo,
     Reset,
+    Revert,
 }
 
 /// `files_changed`: sent once per operation that changed the working

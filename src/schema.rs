@@ -125,6 +125,14 @@ pub fn protocol_schema() -> Value {
             mutating: false,
         },
         MethodSpec {
+            name: "get_file_blame",
+            summary: "For each line of a file (at an entry or @working), the checkpoint that introduced it.",
+            params: Some(sub::<FileBlameParams>(&mut gens.params)),
+            params_required: true,
+            result: sub::<FileBlameResult>(&mut gens.results),
+            mutating: false,
+        },
+        MethodSpec {
             name: "get_status",
             summary: "Working-directory changes since the last approval (or the baseline).",
             params: None,
@@ -157,8 +165,16 @@ pub fn protocol_schema() -> Value {
             mutating: true,
         },
         MethodSpec {
+            name: "revert",
+            summary: "Take one checkpoint's changes (or a range's) out of the working directory, keeping later ones: a three-way merge per file; preview returns the plan only; undoable.",
+            params: Some(sub::<RevertParams>(&mut gens.params)),
+            params_required: true,
+            result: sub::<RevertResult>(&mut gens.results),
+            mutating: true,
+        },
+        MethodSpec {
             name: "undo",
-            summary: "Revert the last restore/navigate/reset/undo (an undo is itself undoable).",
+            summary: "Revert the last restore/navigate/reset/revert/undo (an undo is itself undoable).",
             params: Some(sub::<UndoParams>(&mut gens.params)),
             params_required: false,
             result: sub::<RestoreResult>(&mut gens.results),
@@ -257,7 +273,8 @@ pub fn protocol_schema() -> Value {
             "1002": "restore aborted: conflicts; data.conflicts lists them",
             "1003": "store corruption detected (hash mismatch); data.object names it",
             "1004": "session locked by another process",
-            "1005": "I/O error; data.path names the file"
+            "1005": "I/O error; data.path names the file",
+            "1006": "a hunk selection no longer matches the file's diff; data.path and data.index name it"
         },
         "$defs": Value::Object(defs),
     })

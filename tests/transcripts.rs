@@ -7,6 +7,7 @@
 //! - `> write PATH CONTENT` (CONTENT is a JSON string literal), `> write-hex
 //!   PATH HEX`, `> rm PATH`, `> mkdir PATH`, `> chmod +x PATH`, `> chmod -x
 //!   PATH`, `> symlink TARGET PATH` — file operations on the project;
+//! - `> cat PATH` — the file's content (or `<absent>`) into the snapshot;
 //! - anything else is a request line sent as-is (JSON-RPC, a pi command, or
 //!   deliberately malformed). `${CWD}` and `${STORE}` are the fixture's
 //!   paths; `${N.path.to.field}` is a field of the response to the earlier
@@ -336,6 +337,19 @@ fn run(name: &str) {
             out.push('\n');
             continue;
         }
+        if let Some(path) = raw.strip_prefix("> cat ") {
+            out.push_str(raw);
+            out.push('\n');
+            match fx.read(path) {
+                Some(bytes) => {
+                    for line in String::from_utf8_lossy(&bytes).lines() {
+                        out.push_str(&format!("  | {}\n", red.string(line)));
+                    }
+                }
+                None => out.push_str("  <absent>\n"),
+            }
+            continue;
+        }
         if let Some(op) = raw.strip_prefix("> ") {
             file_op(&fx, op);
             out.push_str(raw);
@@ -418,6 +432,7 @@ transcripts!(
     paths_fast_path,
     bad_input,
     file_kinds,
+    revert,
 );
 
 #[test]

@@ -29,6 +29,8 @@ pub enum EngineError {
     Scan(#[from] ScanError),
     #[error("gc failed: {0}")]
     Gc(#[from] crate::gc::GcError),
+    #[error("hunk {index} of {path} is not the one get_file_diff gave: the file changed since (diff it again)")]
+    StaleHunk { path: String, index: u32 },
     #[error("restore aborted: {} conflicting file(s)", .0.len())]
     Conflicts(Vec<crate::protocol::Conflict>),
     #[error("{context} {}: {source}", path.display())]

@@ -16,7 +16,7 @@ pub enum EngineEvent {
         deleted: Vec<String>,
     },
     /// A long operation's progress, at most every 100 ms: `"restore"`,
-    /// `"navigate"`, `"undo"`, `"reset"` (files written) or `"scan"`
+    /// `"navigate"`, `"undo"`, `"reset"`, `"revert"` (files written) or `"scan"`
     /// (paths walked; `total` is an estimate, never below `done`).
     Progress {
         operation: String,

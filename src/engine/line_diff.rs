@@ -102,6 +102,17 @@ pub(crate) struct LineDiff {
     /// Some changed stretch is shown replaced wholesale (see the module docs), so the
     /// counts are upper bounds.
     pub(crate) approximate: bool,
+    /// The hunks of `text`, in order: what a hunk-level restore selects.
+    pub(crate) hunks: Vec<Hunk>,
+}
+
+/// One hunk of a unified diff: the lines it covers on each side (context included,
+/// 0-based, half-open) and its text (the `@@` header and its lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hunk {
+    pub(crate) old: Range<usize>,
+    pub(crate) new: Range<usize>,
+    pub(crate) text: String,
 }
 
 /// Unified diff of `old` to `new` with `context` lines around each change, within `budget`.
@@ -136,14 +147,34 @@ pub(crate) fn unified(
             additions: 0,
             deletions: 0,
             approximate: false,
+            hunks: Vec::new(),
         };
     }
+    let hunks = hunks(&old_lines, &new_lines, ops, context);
+    let mut text = format!("--- a/{path}\n+++ b/{path}\n");
+    for h in &hunks {
+        text.push_str(&h.text);
+    }
     LineDiff {
-        text: format_unified(path, &old_lines, &new_lines, ops, context),
+        text,
         additions,
         deletions,
         approximate,
+        hunks,
     }
+}
+
+/// The hash that names a hunk in `get_file_diff` and a hunk-level restore: xxh3-64 of
+/// its text, 16 hex digits.
+pub(crate) fn hunk_hash(text: &str) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+}
+
+/// The line diff of `old` to `new` (lines as `tokenize_lines` cuts them) as `similar`
+/// ops over both whole sides, within `budget`, and whether it is approximate: for callers
+/// that walk the ops themselves (blame).
+pub(crate) fn line_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>, bool) {
+    diff_ops(old, new, budget)
 }
 
 /// The diff as `similar` ops over the whole of both sides, and whether it is approximate.
@@ -409,39 +440,39 @@ impl Ops {
     }
 }
 
-/// Renders ops as `similar`'s `UnifiedDiff` does for a `TextDiff::from_lines`, headers
-/// `a/<path>` and `b/<path>` (a unit test holds the two to the same output).
-fn format_unified(
-    path: &str,
-    old: &[&str],
-    new: &[&str],
-    ops: Vec<DiffOp>,
-    context: usize,
-) -> String {
+/// Groups ops into hunks rendered as `similar`'s `UnifiedDiff` does for a
+/// `TextDiff::from_lines` (a unit test holds the two to the same output).
+fn hunks(old: &[&str], new: &[&str], ops: Vec<DiffOp>, context: usize) -> Vec<Hunk> {
     // More context than the longer side changes nothing, and `group_diff_ops` doubles it.
     let context = context.min(old.len().max(new.len()));
-    let mut out = String::new();
+    let mut out = Vec::new();
     for group in group_diff_ops(ops, context) {
-        if group.is_empty() {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
-        }
-        if out.is_empty() {
-            out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
-        }
-        out.push_str(&format!("{}\n", UnifiedHunkHeader::new(&group)));
+        };
+        // As the `@@` header computes them (a range never runs backwards).
+        let span = |start: usize, end: usize| start..end.max(start);
+        let old_range = span(first.old_range().start, last.old_range().end);
+        let new_range = span(first.new_range().start, last.new_range().end);
+        let mut text = format!("{}\n", UnifiedHunkHeader::new(&group));
         for op in &group {
             let removed = old.get(op.old_range()).unwrap_or_default();
             let added = new.get(op.new_range()).unwrap_or_default();
             match op.tag() {
-                DiffTag::Equal => push_lines(&mut out, ' ', removed),
-                DiffTag::Delete => push_lines(&mut out, '-', removed),
-                DiffTag::Insert => push_lines(&mut out, '+', added),
+                DiffTag::Equal => push_lines(&mut text, ' ', removed),
+                DiffTag::Delete => push_lines(&mut text, '-', removed),
+                DiffTag::Insert => push_lines(&mut text, '+', added),
                 DiffTag::Replace => {
-                    push_lines(&mut out, '-', removed);
-                    push_lines(&mut out, '+', added);
+                    push_lines(&mut text, '-', removed);
+                    push_lines(&mut text, '+', added);
                 }
             }
         }
+        out.push(Hunk {
+            old: old_range,
+            new: new_range,
+            text,
+        });
     }
     out
 }
@@ -490,12 +521,44 @@ mod tests {
                 .header(&format!("a/{path}"), &format!("b/{path}"))
                 .to_string()
         };
+        let hunks = hunks_of_text(&text);
         LineDiff {
             text,
             additions,
             deletions,
             approximate: false,
+            hunks,
         }
+    }
+
+    /// The hunks of a unified diff's text, ranges read off the `@@` headers.
+    fn hunks_of_text(text: &str) -> Vec<Hunk> {
+        let mut out: Vec<Hunk> = Vec::new();
+        for line in text.split_inclusive('\n').skip(2) {
+            if let Some(header) = line.strip_prefix("@@ -") {
+                let mut sides = header.split(' ').take(2).map(|side| {
+                    let side = side.trim_start_matches(['-', '+']);
+                    let (start, len) = match side.split_once(',') {
+                        Some((s, l)) => (s.parse::<usize>().unwrap(), l.parse::<usize>().unwrap()),
+                        None => (side.parse::<usize>().unwrap(), 1),
+                    };
+                    let start = if len == 0 { start } else { start - 1 };
+                    start..start + len
+                });
+                let old = sides.next().unwrap();
+                let new = sides.next().unwrap();
+                out.push(Hunk {
+                    old,
+                    new,
+                    text: String::new(),
+                });
+            }
+            out.last_mut()
+                .expect("a hunk header first")
+                .text
+                .push_str(line);
+        }
+        out
     }
 
     /// Applies a unified diff produced here to `old`: proves a (coarse) diff is a

@@ -4,14 +4,18 @@
 //! the unrevert-point, what is recorded. Handlers only translate to and
 //! from the wire.
 
+mod blame;
 mod entries;
 mod error;
 mod events;
+mod hunks;
 mod journal;
 mod line_diff;
+mod merge;
 mod open;
 mod queries;
 mod restore;
+mod revert;
 mod rollback;
 mod snapshot;
 
@@ -40,6 +44,8 @@ pub struct Engine {
     flat_cache: FlatCache,
     /// Where notifications go (`files_changed`, `progress`).
     events: Option<EventSink>,
+    /// Line origins of files blamed before, by file.
+    blame_cache: blame::BlameCache,
     fsync: bool,
 }
 

@@ -247,6 +247,7 @@ impl Engine {
             ),
             flat_cache: FlatCache::default(),
             events: None,
+            blame_cache: Default::default(),
             fsync: config.fsync,
         }
     }

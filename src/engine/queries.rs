@@ -9,7 +9,7 @@ use super::{
     Result, WORKING,
 };
 use crate::protocol::{
-    CheckpointInfo, ContentEncoding, FileDiff, FileDiffParams, FileHistoryParams,
+    CheckpointInfo, ContentEncoding, DiffHunk, FileDiff, FileDiffParams, FileHistoryParams,
     FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
@@ -18,11 +18,27 @@ use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{diff_trees, lookup, ObjectId, TreeEntry};
 
 /// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
-const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
+pub(super) const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Git's heuristic: a NUL in the first 8000 bytes, or not UTF-8.
-fn is_binary(bytes: &[u8]) -> bool {
+pub(super) fn is_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8000).any(|&b| b == 0) || std::str::from_utf8(bytes).is_err()
+}
+
+/// A hunk as `get_file_diff` shows it: numbered, with the header's 1-based starts.
+fn wire_hunk((index, h): (usize, &line_diff::Hunk)) -> DiffHunk {
+    let start = |r: &std::ops::Range<usize>| {
+        // As the `@@` header: an empty side names the line before it.
+        (if r.is_empty() { r.start } else { r.start + 1 }) as u64
+    };
+    DiffHunk {
+        index: index as u32,
+        old_start: start(&h.old),
+        old_lines: h.old.len() as u64,
+        new_start: start(&h.new),
+        new_lines: h.new.len() as u64,
+        hash: line_diff::hunk_hash(&h.text),
+    }
 }
 
 impl Engine {
@@ -267,6 +283,7 @@ impl Engine {
             is_too_large: too_large,
             is_approximate: false,
             encoding: ContentEncoding::Utf8,
+            hunks: Vec::new(),
         };
         if too_large {
             return Ok(out);
@@ -303,6 +320,7 @@ impl Engine {
         out.additions = diff.additions;
         out.deletions = diff.deletions;
         out.is_approximate = diff.approximate;
+        out.hunks = diff.hunks.iter().enumerate().map(wire_hunk).collect();
         out.old_content = old_text;
         out.new_content = new_text;
         Ok(out)

@@ -21,7 +21,8 @@ use crate::working_copy::CheckoutPlan;
 
 /// What a restore will do, computed before anything is written.
 pub(crate) struct Plan {
-    pub target: ObjectId,
+    /// The tree restored to (none for a revert, whose files are merged).
+    pub target: Option<ObjectId>,
     /// The working directory as scanned now.
     pub working: ObjectId,
     pub writes: Vec<(String, TreeEntry)>,
@@ -72,6 +73,16 @@ pub(crate) struct Operation {
     pub target_id: Option<String>,
     /// Undo only: the unrevert-point undone.
     pub undone_entry_id: Option<String>,
+    /// Revert only: the first and last checkpoint whose changes were taken out.
+    pub reverted: Option<(String, String)>,
+}
+
+/// The working directory scanned for a plan, with the state the sidecar last
+/// recorded (what "changed since" is judged against).
+pub(crate) struct Scanned {
+    pub recorded: FlatTree,
+    pub working: FlatTree,
+    pub state: crate::working_copy::WorkingState,
 }
 
 fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
@@ -83,6 +94,19 @@ fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
 }
 
 impl Engine {
+    /// Scan the working directory for a plan.
+    pub(crate) fn scan_for_plan(&mut self) -> Result<Scanned> {
+        let recorded_tree = self.recorded_tree()?;
+        let recorded = self.flat(recorded_tree)?;
+        let state = self.scan_working(None, &recorded)?;
+        let working = self.flat(Some(state.tree))?;
+        Ok(Scanned {
+            recorded,
+            working,
+            state,
+        })
+    }
+
     /// Plan restoring `target` (only `filter`'s paths when given).
     pub(crate) fn plan_restore(
         &mut self,
@@ -90,18 +114,47 @@ impl Engine {
         filter: Option<&[RepoPath]>,
         mode: OnConflict,
     ) -> Result<Plan> {
-        let recorded_tree = self.recorded_tree()?;
-        let recorded = self.flat(recorded_tree)?;
-        let mut state = self.scan_working(None, &recorded)?;
-        let working = self.flat(Some(state.tree))?;
+        let scanned = self.scan_for_plan()?;
+        self.plan_in(scanned, Some(target), filter, mode, BTreeMap::new())
+    }
+
+    /// Plan against a scan: restore `target`'s files (those in `filter`),
+    /// and set each path of `merged` to its entry (`None`: delete). The
+    /// `merged` outcomes were computed from the scanned files themselves
+    /// (a revert, a hunk-level restore), so they lose nothing that changed
+    /// since the last checkpoint and get no `dirty` check; only an
+    /// uncaptured file in the way stops them.
+    pub(crate) fn plan_in(
+        &mut self,
+        scanned: Scanned,
+        target: Option<ObjectId>,
+        filter: Option<&[RepoPath]>,
+        mode: OnConflict,
+        merged: BTreeMap<String, Option<TreeEntry>>,
+    ) -> Result<Plan> {
+        let Scanned {
+            recorded,
+            working,
+            mut state,
+        } = scanned;
         let in_filter = |p: &str| filter.is_none_or(|f| f.iter().any(|r| r.is_prefix_of(p)));
         // Only the paths that differ: the tree diff descends into directories
         // whose ids differ, so planning costs what the restore changes, not
         // what the project holds.
-        let changes: Vec<Change> = diff_trees(&self.store, Some(&state.tree), Some(&target))?
-            .into_iter()
-            .filter(|c| in_filter(&c.path))
-            .collect();
+        let mut changes: Vec<Change> = match &target {
+            Some(target) => diff_trees(&self.store, Some(&state.tree), Some(target))?
+                .into_iter()
+                .filter(|c| in_filter(&c.path) && !merged.contains_key(&c.path))
+                .collect(),
+            None => Vec::new(),
+        };
+        let from_working: BTreeSet<String> = merged.keys().cloned().collect();
+        changes.extend(merged.into_iter().map(|(path, new)| Change {
+            old: working.get(&path).copied(),
+            path,
+            new,
+        }));
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
 
         let mut plan = Plan {
             target,
@@ -142,7 +195,7 @@ impl Engine {
                     continue;
                 }
             }
-            let dirty = !entry_eq(w, recorded.get(path));
+            let dirty = !from_working.contains(path) && !entry_eq(w, recorded.get(path));
             if dirty {
                 plan.dirty.push(path.to_string());
                 if mode != OnConflict::Overwrite {
@@ -196,7 +249,7 @@ impl Engine {
 
     /// Is an uncaptured file (or a directory holding uncaptured files, or a
     /// parent that is not a directory) standing where `path` must go?
-    fn uncaptured_in_the_way(
+    pub(crate) fn uncaptured_in_the_way(
         &self,
         path: &str,
         working: &FlatTree,
@@ -287,7 +340,7 @@ impl Engine {
         let record = UnrevertPoint {
             kind: Some(serde_name(&op.kind)),
             pre_rollback_tree_hash: Some(plan.working.to_hex()),
-            target_tree_hash: Some(plan.target.to_hex()),
+            target_tree_hash: plan.target.map(|t| t.to_hex()),
             rolled_back_to_leaf: op.target_entry,
             restored_files: touched.into_iter().map(str::to_string).collect(),
             working_tree_hash: Some(expected_tree.to_hex()),
@@ -300,6 +353,8 @@ impl Engine {
             old_leaf_id: op.old_leaf_id,
             target_id: op.target_id,
             undone_entry_id: op.undone_entry_id,
+            reverted_entry_id: op.reverted.as_ref().map(|r| r.0.clone()),
+            reverted_to_entry_id: op.reverted.map(|r| r.1),
             extra: Default::default(),
         };
         let entry_id = new_entry_id(|c| self.log.index().contains(c));

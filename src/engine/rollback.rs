@@ -81,20 +81,57 @@ impl Engine {
                 (Some(leaf), t)
             }
         };
-        self.restore_to(
-            target,
-            filter.as_deref(),
-            p.on_conflict.unwrap_or_default(),
-            p.preview.unwrap_or(false),
-            Operation {
-                kind: ChangeReason::Restore,
-                target_entry,
-                parent: None,
-                old_leaf_id: None,
-                target_id: None,
-                undone_entry_id: None,
-            },
-        )
+        let op = Operation {
+            kind: ChangeReason::Restore,
+            target_entry,
+            parent: None,
+            old_leaf_id: None,
+            target_id: None,
+            undone_entry_id: None,
+            reverted: None,
+        };
+        let mode = p.on_conflict.unwrap_or_default();
+        let preview = p.preview.unwrap_or(false);
+        match p.hunks {
+            Some(h) if h.is_empty() => Err(EngineError::InvalidParams(
+                "hunks is empty: name at least one file's hunks, or omit it".into(),
+            )),
+            Some(h) => self.restore_hunks(target, filter.as_deref(), h, mode, preview, op),
+            None => self.restore_to(target, filter.as_deref(), mode, preview, op),
+        }
+    }
+
+    /// A restore that takes back chosen hunks of some files (and `whole`
+    /// files entirely): the same plan, snapshot, journal and unrevert-point
+    /// as any restore.
+    fn restore_hunks(
+        &mut self,
+        target: ObjectId,
+        whole: Option<&[crate::repo_path::RepoPath]>,
+        selections: Vec<crate::protocol::HunkSelection>,
+        mode: OnConflict,
+        preview: bool,
+        op: Operation,
+    ) -> Result<RestoreResult> {
+        let scanned = self.scan_for_plan()?;
+        let writes = self.hunk_writes(&scanned, &target, selections, whole)?;
+        // Without `files`, only the files named in `hunks` are touched.
+        let whole = whole.unwrap_or(&[]);
+        let mut plan = self.plan_in(scanned, Some(target), Some(whole), mode, writes.outcomes)?;
+        let warnings = self.git_warnings(op.target_entry.as_deref());
+        if preview {
+            let mut r = plan.preview_result();
+            r.warnings = warnings;
+            return Ok(r);
+        }
+        check_abort(&plan, mode)?;
+        for bytes in &writes.blobs {
+            self.store.put(bytes)?;
+        }
+        self.pre_restore_snapshot(&mut plan)?;
+        let mut r = self.execute(plan, op)?;
+        r.warnings = warnings;
+        Ok(r)
     }
 
     pub fn navigate_tree(&mut self, p: NavigateTreeParams) -> Result<NavigateTreeResult> {
@@ -190,6 +227,7 @@ impl Engine {
                         old_leaf_id: Some(old_leaf_id.clone()),
                         target_id: Some(p.target_id.clone()),
                         undone_entry_id: None,
+                        reverted: None,
                     },
                 )?;
                 r.warnings = warnings;
@@ -305,6 +343,7 @@ impl Engine {
                 old_leaf_id: None,
                 target_id: None,
                 undone_entry_id: Some(unrevert.id),
+                reverted: None,
             },
         )
     }
@@ -372,6 +411,7 @@ impl Engine {
                 old_leaf_id: None,
                 target_id: None,
                 undone_entry_id: None,
+                reverted: None,
             },
         )?;
         Ok(ResetResult {

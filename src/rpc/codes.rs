@@ -19,6 +19,7 @@ pub const CONFLICTS: i32 = 1002;
 pub const CORRUPT: i32 = 1003;
 pub const LOCKED: i32 = 1004;
 pub const IO_ERROR: i32 = 1005;
+pub const STALE: i32 = 1006;
 
 /// The protocol error code of an engine failure (docs/protocol.md "Error
 /// codes").
@@ -48,6 +49,7 @@ pub fn code(err: &EngineError) -> i32 {
         EngineError::Scan(_) => IO_ERROR,
         EngineError::Io { .. } => IO_ERROR,
         EngineError::Conflicts(_) => CONFLICTS,
+        EngineError::StaleHunk { .. } => STALE,
         EngineError::Gc(crate::gc::GcError::InvalidParams(_)) => INVALID_PARAMS,
         EngineError::Gc(_) => IO_ERROR,
     }
@@ -82,6 +84,7 @@ pub fn data(err: &EngineError) -> Option<Value> {
         },
         EngineError::Io { path, .. } => Some(json!({ "path": path.display().to_string() })),
         EngineError::Conflicts(c) => Some(json!({ "conflicts": c })),
+        EngineError::StaleHunk { path, index } => Some(json!({ "path": path, "index": index })),
         _ => None,
     }
 }

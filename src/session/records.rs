@@ -206,7 +206,7 @@ impl Record for StepSnapshot {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnrevertPoint {
-    /// `"restore"`, `"navigate"`, `"undo"` or `"reset"`.
+    /// `"restore"`, `"navigate"`, `"undo"`, `"reset"` or `"revert"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,6 +233,12 @@ pub struct UnrevertPoint {
     /// Undo only: the unrevert-point undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undone_entry_id: Option<String>,
+    /// Revert only: the first checkpoint whose changes were taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted_entry_id: Option<String>,
+    /// Revert only: the last checkpoint of the range taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted_to_entry_id: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

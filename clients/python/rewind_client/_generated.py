@@ -53,7 +53,20 @@ class BaselineInfo(TypedDict):
     treeHash: str
 
 
-ChangeReason: TypeAlias = Literal["restore", "navigate", "undo", "reset"]
+class BlameLine(TypedDict):
+    #: The checkpoint that introduced the line; null for a line not yet in any
+    #: checkpoint (`at: "@working"`).
+    entryId: str | None
+    kind: str
+    label: NotRequired[str | None]
+    #: 1-based.
+    line: int
+    text: str
+    timestamp: str | None
+    turnIndex: int
+
+
+ChangeReason: TypeAlias = Literal["restore", "navigate", "undo", "reset", "revert"]
 
 
 class CheckpointInfo(TypedDict):
@@ -80,7 +93,9 @@ class CheckpointInfo(TypedDict):
 #: but standing where the target has a file.
 #:
 #: "unwritable": Could not be written or removed (permissions, in use).
-ConflictReason: TypeAlias = Literal["dirty", "untracked", "unwritable"]
+#:
+#: "merge": `revert`: later changes touched what the reverted entry changed.
+ConflictReason: TypeAlias = Literal["dirty", "untracked", "unwritable", "merge"]
 
 
 class Conflict(TypedDict):
@@ -88,7 +103,30 @@ class Conflict(TypedDict):
     reason: ConflictReason
 
 
+class ConflictHunk(TypedDict):
+    #: The lines as they were before the reverted entry.
+    before: str
+    #: The lines as they are now.
+    current: str
+    #: The lines as the reverted entry left them.
+    reverted: str
+
+
 ContentEncoding: TypeAlias = Literal["utf8", "base64"]
+
+
+class DiffHunk(TypedDict):
+    """One hunk of a unified diff; starts and counts as its `@@` header gives them (1-based;
+    an empty side names the line before it).
+    """
+    #: Hash of the hunk's text (header and lines), so that a selection made on a diff
+    #: that is no longer current is refused rather than misapplied.
+    hash: str
+    index: int
+    newLines: int
+    newStart: int
+    oldLines: int
+    oldStart: int
 
 
 class DiffLists(TypedDict):
@@ -106,11 +144,30 @@ class EntryIdResult(TypedDict):
     entryId: str
 
 
+class FileBlameParams(TypedDict, total=False):
+    """Used as: params of ``get_file_blame``."""
+    #: An entry id, or `@working` (the default).
+    at: str | None
+    path: Required[str]
+
+
+class FileBlameResult(TypedDict):
+    """Used as: result of ``get_file_blame``."""
+    #: Some line diff ran out of its budget: lines of a stretch shown as replaced
+    #: wholesale are attributed to the later checkpoint.
+    isApproximate: bool
+    lines: list[BlameLine]
+    path: str
+
+
 class FileDiff(TypedDict):
     """Used as: result of ``get_file_diff``."""
     additions: int
     deletions: int
     encoding: ContentEncoding
+    #: The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
+    #: hunk-level `restore_files` selects, by `index` and `hash`.
+    hunks: list[DiffHunk]
     #: The line diff ran out of its work or time budget, so some changed stretch is shown
     #: as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
     #: minimal one, and `additions`/`deletions` over-count.
@@ -217,6 +274,20 @@ class GetTreeResult(TypedDict):
 class GitInfo(TypedDict):
     branch: str | None
     head: str | None
+
+
+class HunkRef(TypedDict, total=False):
+    hash: Required[str]
+    index: Required[int]
+
+
+class HunkSelection(TypedDict, total=False):
+    #: The `contextLines` the diff was asked with (default 3): it decides how changes
+    #: group into hunks.
+    contextLines: int | None
+    #: The hunks to take back, as `get_file_diff` numbered and hashed them.
+    hunks: Required[list[HunkRef]]
+    path: Required[str]
 
 
 class InitializeOptions(TypedDict, total=False):
@@ -416,11 +487,70 @@ class RestoreFilesParams(TypedDict, total=False):
     """Used as: params of ``restore_files``."""
     #: Only these files (or directories: everything below).
     files: list[str] | None
+    #: Take back only some hunks of these files: the hunks of `get_file_diff` from the
+    #: restore's target to `@working`. Without `files`, only these files are touched.
+    hunks: list[HunkSelection] | None
     onConflict: OnConflict | None
     preview: bool | None
     #: Default: the leaf (discard changes since the last checkpoint).
     targetEntryId: str | None
     treeHash: str | None
+
+
+#: "clean": Reverts cleanly (or is already as the revert leaves it).
+#:
+#: "conflict": Later changes overlap the reverted ones.
+#:
+#: "skip": Left alone: see `reason`.
+RevertStatus: TypeAlias = Literal["clean", "conflict", "skip"]
+
+
+class RevertFile(TypedDict):
+    #: What the revert does to the file: `write`, `delete` or `none`.
+    action: str
+    conflicts: list[ConflictHunk]
+    #: Unified diff from the file now to what the revert writes (with conflict markers
+    #: for a conflict); empty when nothing is written or the file is binary.
+    diff: str
+    path: str
+    reason: NotRequired[str | None]
+    status: RevertStatus
+
+
+#: "abort": Write nothing if any file conflicts.
+#:
+#: "skip": Write the files that merge cleanly; leave the others as they are.
+#:
+#: "markers": Write the clean files, and conflicting text files with conflict markers (as git
+#: does).
+RevertOnConflict: TypeAlias = Literal["abort", "skip", "markers"]
+
+
+class RevertParams(TypedDict, total=False):
+    """Used as: params of ``revert``."""
+    #: The checkpoint whose changes (against the checkpoint before it) are taken out.
+    entryId: Required[str]
+    #: Only these files (or directories: everything below).
+    files: list[str] | None
+    onConflict: RevertOnConflict | None
+    preview: bool | None
+    #: The last checkpoint of a range starting at `entryId` (a descendant of it): the
+    #: changes of the whole range are taken out.
+    toEntryId: str | None
+
+
+class RevertResult(TypedDict):
+    """Used as: result of ``revert``."""
+    #: Files removed.
+    deleted: list[str]
+    #: Files that could not be touched at write time (changed under our feet,
+    #: unwritable).
+    failed: list[Conflict]
+    files: list[RevertFile]
+    preview: bool
+    #: Files written (created or overwritten).
+    restored: list[str]
+    unrevertEntryId: str | None
 
 
 SnapshotKind: TypeAlias = Literal["turn", "message", "tool", "manual"]
@@ -578,6 +708,7 @@ METHOD_NAMES: Final[tuple[str, ...]] = (
     "append_entry",
     "approve",
     "gc",
+    "get_file_blame",
     "get_file_diff",
     "get_file_history",
     "get_modified_files",
@@ -589,6 +720,7 @@ METHOD_NAMES: Final[tuple[str, ...]] = (
     "navigate_tree",
     "reset",
     "restore_files",
+    "revert",
     "shutdown",
     "snapshot",
     "stage_files",
@@ -614,6 +746,7 @@ ERROR_CODES: Final[Mapping[int, str]] = {
     1003: "store corruption detected (hash mismatch); data.object names it",
     1004: "session locked by another process",
     1005: "I/O error; data.path names the file",
+    1006: "a hunk selection no longer matches the file's diff; data.path and data.index name it",
 }
 
 
@@ -660,6 +793,15 @@ class SyncMethods:
         ``timeout`` (seconds) overrides the client's default for this call.
         """
         return cast("GcResult", self._call("gc", params, timeout))
+
+    def get_file_blame(
+        self, params: FileBlameParams, *, timeout: float | None = None
+    ) -> FileBlameResult:
+        """For each line of a file (at an entry or @working), the checkpoint that introduced it.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("FileBlameResult", self._call("get_file_blame", params, timeout))
 
     def get_file_diff(
         self, params: FileDiffParams, *, timeout: float | None = None
@@ -756,6 +898,15 @@ class SyncMethods:
         """
         return cast("RestoreResult", self._call("restore_files", params, timeout))
 
+    def revert(
+        self, params: RevertParams, *, timeout: float | None = None
+    ) -> RevertResult:
+        """Take one checkpoint's changes (or a range's) out of the working directory, keeping later ones: a three-way merge per file; preview returns the plan only; undoable.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("RevertResult", self._call("revert", params, timeout))
+
     def shutdown(self, *, timeout: float | None = None) -> EmptyResult:
         """Flush, release locks, exit after replying.
 
@@ -791,7 +942,7 @@ class SyncMethods:
     def undo(
         self, params: UndoParams | None = None, *, timeout: float | None = None
     ) -> RestoreResult:
-        """Revert the last restore/navigate/reset/undo (an undo is itself undoable).
+        """Revert the last restore/navigate/reset/revert/undo (an undo is itself undoable).
 
         ``timeout`` (seconds) overrides the client's default for this call.
         """
@@ -868,6 +1019,15 @@ class AsyncMethods:
         ``timeout`` (seconds) overrides the client's default for this call.
         """
         return cast("GcResult", await self._call("gc", params, timeout))
+
+    async def get_file_blame(
+        self, params: FileBlameParams, *, timeout: float | None = None
+    ) -> FileBlameResult:
+        """For each line of a file (at an entry or @working), the checkpoint that introduced it.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("FileBlameResult", await self._call("get_file_blame", params, timeout))
 
     async def get_file_diff(
         self, params: FileDiffParams, *, timeout: float | None = None
@@ -964,6 +1124,15 @@ class AsyncMethods:
         """
         return cast("RestoreResult", await self._call("restore_files", params, timeout))
 
+    async def revert(
+        self, params: RevertParams, *, timeout: float | None = None
+    ) -> RevertResult:
+        """Take one checkpoint's changes (or a range's) out of the working directory, keeping later ones: a three-way merge per file; preview returns the plan only; undoable.
+
+        ``timeout`` (seconds) overrides the client's default for this call.
+        """
+        return cast("RevertResult", await self._call("revert", params, timeout))
+
     async def shutdown(self, *, timeout: float | None = None) -> EmptyResult:
         """Flush, release locks, exit after replying.
 
@@ -999,7 +1168,7 @@ class AsyncMethods:
     async def undo(
         self, params: UndoParams | None = None, *, timeout: float | None = None
     ) -> RestoreResult:
-        """Revert the last restore/navigate/reset/undo (an undo is itself undoable).
+        """Revert the last restore/navigate/reset/revert/undo (an undo is itself undoable).
 
         ``timeout`` (seconds) overrides the client's default for this call.
         """
@@ -1042,15 +1211,20 @@ __all__ = [
     "ApproveResult",
     "AsyncMethods",
     "BaselineInfo",
+    "BlameLine",
     "ChangeReason",
     "CheckpointInfo",
     "Conflict",
+    "ConflictHunk",
     "ConflictReason",
     "ContentEncoding",
+    "DiffHunk",
     "DiffLists",
     "ERROR_CODES",
     "EmptyResult",
     "EntryIdResult",
+    "FileBlameParams",
+    "FileBlameResult",
     "FileDiff",
     "FileDiffParams",
     "FileHistoryParams",
@@ -1063,6 +1237,8 @@ __all__ = [
     "GetTreeResult",
     "GitInfo",
     "HostEntryType",
+    "HunkRef",
+    "HunkSelection",
     "InitializeOptions",
     "InitializeParams",
     "InitializeResult",
@@ -1086,6 +1262,11 @@ __all__ = [
     "ResetResult",
     "RestoreFilesParams",
     "RestoreResult",
+    "RevertFile",
+    "RevertOnConflict",
+    "RevertParams",
+    "RevertResult",
+    "RevertStatus",
     "Scope",
     "SnapshotKind",
     "SnapshotParams",

@@ -17,10 +17,11 @@ export const ERROR_CODES = {
   "1003": "store corruption detected (hash mismatch); data.object names it",
   "1004": "session locked by another process",
   "1005": "I/O error; data.path names the file",
+  "1006": "a hunk selection no longer matches the file's diff; data.path and data.index name it",
 } as const;
 
 /** A code from the protocol's error table. */
-export type ProtocolErrorCode = -32700 | -32602 | -32601 | -32600 | 1001 | 1002 | 1003 | 1004 | 1005;
+export type ProtocolErrorCode = -32700 | -32602 | -32601 | -32600 | 1001 | 1002 | 1003 | 1004 | 1005 | 1006;
 
 // ---- types ($defs) ----
 
@@ -62,7 +63,22 @@ export interface BaselineInfo {
   treeHash: string;
 }
 
-export type ChangeReason = "restore" | "navigate" | "undo" | "reset";
+export interface BlameLine {
+  /**
+   * The checkpoint that introduced the line; null for a line not yet in any
+   * checkpoint (`at: "@working"`).
+   */
+  entryId: string | null;
+  kind: string;
+  label?: string | null;
+  /** 1-based. */
+  line: number;
+  text: string;
+  timestamp: string | null;
+  turnIndex: number;
+}
+
+export type ChangeReason = "restore" | "navigate" | "undo" | "reset" | "revert";
 
 export interface CheckpointInfo {
   added: number;
@@ -89,14 +105,41 @@ export interface Conflict {
   reason: ConflictReason;
 }
 
+export interface ConflictHunk {
+  /** The lines as they were before the reverted entry. */
+  before: string;
+  /** The lines as they are now. */
+  current: string;
+  /** The lines as the reverted entry left them. */
+  reverted: string;
+}
+
 /**
  * - "dirty": Changed on disk since the sidecar last recorded it.
  * - "untracked": Never captured (ignored, or reported in a snapshot's `untracked`) but standing where the target has a file.
  * - "unwritable": Could not be written or removed (permissions, in use).
+ * - "merge": `revert`: later changes touched what the reverted entry changed.
  */
-export type ConflictReason = "dirty" | "untracked" | "unwritable";
+export type ConflictReason = "dirty" | "untracked" | "unwritable" | "merge";
 
 export type ContentEncoding = "utf8" | "base64";
+
+/**
+ * One hunk of a unified diff; starts and counts as its `@@` header gives them (1-based;
+ * an empty side names the line before it).
+ */
+export interface DiffHunk {
+  /**
+   * Hash of the hunk's text (header and lines), so that a selection made on a diff
+   * that is no longer current is refused rather than misapplied.
+   */
+  hash: string;
+  index: number;
+  newLines: number;
+  newStart: number;
+  oldLines: number;
+  oldStart: number;
+}
 
 export interface DiffLists {
   added: string[];
@@ -110,10 +153,31 @@ export interface EntryIdResult {
   entryId: string;
 }
 
+export interface FileBlameParams {
+  /** An entry id, or `@working` (the default). */
+  at?: string | null;
+  path: string;
+}
+
+export interface FileBlameResult {
+  /**
+   * Some line diff ran out of its budget: lines of a stretch shown as replaced
+   * wholesale are attributed to the later checkpoint.
+   */
+  isApproximate: boolean;
+  lines: BlameLine[];
+  path: string;
+}
+
 export interface FileDiff {
   additions: number;
   deletions: number;
   encoding: ContentEncoding;
+  /**
+   * The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
+   * hunk-level `restore_files` selects, by `index` and `hash`.
+   */
+  hunks: DiffHunk[];
   /**
    * The line diff ran out of its work or time budget, so some changed stretch is shown
    * as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
@@ -205,6 +269,22 @@ export interface GitInfo {
 }
 
 export type HostEntryType = "message" | "custom";
+
+export interface HunkRef {
+  hash: string;
+  index: number;
+}
+
+export interface HunkSelection {
+  /**
+   * The `contextLines` the diff was asked with (default 3): it decides how changes
+   * group into hunks.
+   */
+  contextLines?: number | null;
+  /** The hunks to take back, as `get_file_diff` numbered and hashed them. */
+  hunks: HunkRef[];
+  path: string;
+}
 
 export interface InitializeOptions {
   /** Exclude node_modules, target, .venv, ... (default true). */
@@ -393,6 +473,11 @@ export interface ResetResult {
 export interface RestoreFilesParams {
   /** Only these files (or directories: everything below). */
   files?: string[] | null;
+  /**
+   * Take back only some hunks of these files: the hunks of `get_file_diff` from the
+   * restore's target to `@working`. Without `files`, only these files are touched.
+   */
+  hunks?: HunkSelection[] | null;
   onConflict?: OnConflict | null;
   preview?: boolean | null;
   /** Default: the leaf (discard changes since the last checkpoint). */
@@ -412,6 +497,63 @@ export interface RestoreResult {
   unrevertEntryId: string | null;
   warnings: string[];
 }
+
+export interface RevertFile {
+  /** What the revert does to the file: `write`, `delete` or `none`. */
+  action: string;
+  conflicts: ConflictHunk[];
+  /**
+   * Unified diff from the file now to what the revert writes (with conflict markers
+   * for a conflict); empty when nothing is written or the file is binary.
+   */
+  diff: string;
+  path: string;
+  reason?: string | null;
+  status: RevertStatus;
+}
+
+/**
+ * - "abort": Write nothing if any file conflicts.
+ * - "skip": Write the files that merge cleanly; leave the others as they are.
+ * - "markers": Write the clean files, and conflicting text files with conflict markers (as git does).
+ */
+export type RevertOnConflict = "abort" | "skip" | "markers";
+
+export interface RevertParams {
+  /** The checkpoint whose changes (against the checkpoint before it) are taken out. */
+  entryId: string;
+  /** Only these files (or directories: everything below). */
+  files?: string[] | null;
+  onConflict?: RevertOnConflict | null;
+  preview?: boolean | null;
+  /**
+   * The last checkpoint of a range starting at `entryId` (a descendant of it): the
+   * changes of the whole range are taken out.
+   */
+  toEntryId?: string | null;
+}
+
+export interface RevertResult {
+  /** Files removed. */
+  deleted: string[];
+  /**
+   * Files that could not be touched at write time (changed under our feet,
+   * unwritable).
+   */
+  failed: Conflict[];
+  files: RevertFile[];
+  preview: boolean;
+  /** Files written (created or overwritten). */
+  restored: string[];
+  unrevertEntryId: string | null;
+}
+
+/**
+ * - "clean": Reverts cleanly (or is already as the revert leaves it).
+ * - "conflict": Later changes overlap the reverted ones.
+ * - "skip": Left alone: see `reason`.
+ */
+export type RevertStatus = "clean" | "conflict" | "skip";
 
 export type Scope = "path" | "all";
 
@@ -573,6 +715,12 @@ export interface MethodMap {
     paramsRequired: false;
     mutating: true;
   };
+  get_file_blame: {
+    params: FileBlameParams;
+    result: FileBlameResult;
+    paramsRequired: true;
+    mutating: false;
+  };
   get_file_diff: {
     params: FileDiffParams;
     result: FileDiff | null;
@@ -639,6 +787,12 @@ export interface MethodMap {
     paramsRequired: false;
     mutating: true;
   };
+  revert: {
+    params: RevertParams;
+    result: RevertResult;
+    paramsRequired: true;
+    mutating: true;
+  };
   shutdown: {
     params: undefined;
     result: EmptyResult;
@@ -686,6 +840,7 @@ export const METHODS = {
   append_entry: { hasParams: true, paramsRequired: false, mutating: true },
   approve: { hasParams: true, paramsRequired: false, mutating: true },
   gc: { hasParams: true, paramsRequired: false, mutating: true },
+  get_file_blame: { hasParams: true, paramsRequired: true, mutating: false },
   get_file_diff: { hasParams: true, paramsRequired: true, mutating: false },
   get_file_history: { hasParams: true, paramsRequired: true, mutating: false },
   get_modified_files: { hasParams: true, paramsRequired: false, mutating: false },
@@ -697,6 +852,7 @@ export const METHODS = {
   navigate_tree: { hasParams: true, paramsRequired: true, mutating: true },
   reset: { hasParams: true, paramsRequired: false, mutating: true },
   restore_files: { hasParams: true, paramsRequired: false, mutating: true },
+  revert: { hasParams: true, paramsRequired: true, mutating: true },
   shutdown: { hasParams: false, paramsRequired: false, mutating: false },
   snapshot: { hasParams: true, paramsRequired: false, mutating: true },
   stage_files: { hasParams: true, paramsRequired: true, mutating: true },
@@ -756,6 +912,15 @@ export abstract class RewindMethods extends EventEmitter {
    */
   gc(params?: GcParams, opts?: CallOptions): Promise<GcResult> {
     return this.call("gc", params, opts);
+  }
+
+  /**
+   * For each line of a file (at an entry or @working), the checkpoint that introduced it.
+   *
+   * `get_file_blame` (read-only)
+   */
+  getFileBlame(params: FileBlameParams, opts?: CallOptions): Promise<FileBlameResult> {
+    return this.call("get_file_blame", params, opts);
   }
 
   /**
@@ -858,6 +1023,15 @@ export abstract class RewindMethods extends EventEmitter {
   }
 
   /**
+   * Take one checkpoint's changes (or a range's) out of the working directory, keeping later ones: a three-way merge per file; preview returns the plan only; undoable.
+   *
+   * `revert` (mutating; applied in order)
+   */
+  revert(params: RevertParams, opts?: CallOptions): Promise<RevertResult> {
+    return this.call("revert", params, opts);
+  }
+
+  /**
    * Flush, release locks, exit after replying.
    *
    * `shutdown` (read-only)
@@ -894,7 +1068,7 @@ export abstract class RewindMethods extends EventEmitter {
   }
 
   /**
-   * Revert the last restore/navigate/reset/undo (an undo is itself undoable).
+   * Revert the last restore/navigate/reset/revert/undo (an undo is itself undoable).
    *
    * `undo` (mutating; applied in order)
    */

@@ -1,0 +1,343 @@
+//! The terminal side of selective rollback: `rewind revert` (one turn's
+//! changes out, later ones kept), `rewind blame` (the turn behind each line)
+//! and `rewind restore -p` (take back chosen hunks). Each asks the engine;
+//! none decides anything itself.
+
+use std::io::{BufRead, Write};
+
+use anyhow::{bail, Result};
+
+use crate::cli::{locate, open_for_writing, path_checkpoints, print_done};
+use crate::{Location, RevertConflictMode};
+use rewind::engine::Engine;
+use rewind::protocol::{
+    FileBlameParams, FileDiffParams, HunkRef, HunkSelection, RangeParams, RestoreFilesParams,
+    RevertOnConflict, RevertParams, RevertResult, RevertStatus,
+};
+
+impl From<RevertConflictMode> for RevertOnConflict {
+    fn from(m: RevertConflictMode) -> Self {
+        match m {
+            RevertConflictMode::Abort => RevertOnConflict::Abort,
+            RevertConflictMode::Skip => RevertOnConflict::Skip,
+            RevertConflictMode::Markers => RevertOnConflict::Markers,
+        }
+    }
+}
+
+/// Kinds of the checkpoints that hold an agent turn's own changes (the
+/// prompt's checkpoint holds what happened before the turn).
+const TURN_CHANGE_KINDS: [&str; 2] = ["tool", "turn"];
+
+/// An entry id as given, or a turn number: the first and last checkpoint
+/// of that turn's changes on the current path.
+fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String, Option<String>)> {
+    if view.log().index().contains(arg) {
+        return Ok((arg.to_string(), to));
+    }
+    let Ok(turn) = arg.parse::<u64>() else {
+        bail!("{arg} is neither an entry id of this session nor a turn number (see `rewind log`)");
+    };
+    if to.is_some() {
+        bail!("--to takes an entry id; a turn number names its whole range already");
+    }
+    let path = path_checkpoints(view)?;
+    let of_turn: Vec<_> = path
+        .iter()
+        .filter(|c| c.turn_index == turn && TURN_CHANGE_KINDS.contains(&c.kind.as_str()))
+        .collect();
+    match (of_turn.first(), of_turn.last()) {
+        (Some(first), Some(last)) => Ok((first.entry_id.clone(), Some(last.entry_id.clone()))),
+        _ => bail!("turn {turn} has no checkpoint on the current path (see `rewind log`)"),
+    }
+}
+
+fn print_revert(r: &RevertResult, with_diffs: bool) {
+    for f in &r.files {
+        let status = match f.status {
+            RevertStatus::Clean => "clean",
+            RevertStatus::Conflict => "CONFLICT",
+            RevertStatus::Skip => "skip",
+        };
+        let reason = f
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        println!("  {status:<8} {:<6} {}{reason}", f.action, f.path);
+        for c in &f.conflicts {
+            println!("    now:");
+            print_indented(&c.current, "      | ");
+            println!("    before the reverted change:");
+            print_indented(&c.before, "      | ");
+        }
+    }
+    if with_diffs {
+        for f in r.files.iter().filter(|f| !f.diff.is_empty()) {
+            print!("{}", f.diff);
+        }
+    }
+}
+
+fn print_indented(text: &str, prefix: &str) {
+    for line in text.lines() {
+        println!("{prefix}{line}");
+    }
+}
+
+/// Ask a yes/no question on stdin; `false` without a terminal.
+fn ask(question: &str) -> Result<bool> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        println!("Nothing written (no terminal to ask; pass --yes to proceed).");
+        return Ok(false);
+    }
+    print!("{question} [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+pub fn revert(
+    at: Location,
+    entry: String,
+    to: Option<String>,
+    files: Vec<String>,
+    on_conflict: RevertConflictMode,
+    yes: bool,
+) -> Result<()> {
+    // The preview from a read-only view: nothing is appended until the
+    // person says yes.
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let (entry_id, to_entry_id) = resolve_range(&view, &entry, to)?;
+    let params = |preview: bool| RevertParams {
+        entry_id: entry_id.clone(),
+        to_entry_id: to_entry_id.clone(),
+        files: (!files.is_empty()).then(|| files.clone()),
+        preview: Some(preview),
+        on_conflict: Some(on_conflict.into()),
+    };
+    let plan = view.revert(params(true))?;
+    match &to_entry_id {
+        Some(to) if *to != entry_id => println!("Reverting checkpoints {entry_id}..{to}:"),
+        _ => println!("Reverting checkpoint {entry_id}:"),
+    }
+    print_revert(&plan, true);
+    let conflicts = plan
+        .files
+        .iter()
+        .filter(|f| f.status == RevertStatus::Conflict)
+        .count();
+    if conflicts > 0 && on_conflict == RevertConflictMode::Abort {
+        bail!(
+            "{conflicts} file(s) conflict with later changes; nothing written \
+             (--on-conflict skip writes the rest, markers writes conflict markers)"
+        );
+    }
+    if plan.restored.is_empty() && plan.deleted.is_empty() {
+        println!("Nothing to change.");
+        return Ok(());
+    }
+    println!(
+        "This will write {} file(s) and delete {} file(s).",
+        plan.restored.len(),
+        plan.deleted.len()
+    );
+    if !yes && !ask("Proceed?")? {
+        return Ok(());
+    }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
+    let done = engine.revert(params(false))?;
+    println!(
+        "Wrote {} file(s), deleted {} file(s){}.",
+        done.restored.len(),
+        done.deleted.len(),
+        done.unrevert_entry_id
+            .as_ref()
+            .map(|id| format!("; `rewind undo` reverts it (unrevert-point {id})"))
+            .unwrap_or_default()
+    );
+    for c in &done.failed {
+        println!("  kept    {} ({:?})", c.path, c.reason);
+    }
+    Ok(())
+}
+
+pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()> {
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let r = view.get_file_blame(FileBlameParams {
+        path: file,
+        at: at_entry,
+    })?;
+    let width = r.lines.len().to_string().len();
+    for l in &r.lines {
+        let who = match &l.entry_id {
+            Some(id) => format!("{id:<8} turn {:>3}", l.turn_index),
+            None => format!("{:<8} {:>8}", "working", ""),
+        };
+        let label: String = l
+            .label
+            .as_deref()
+            .unwrap_or(&l.kind)
+            .chars()
+            .take(24)
+            .collect();
+        println!("{who} {label:<24} {:>width$}| {}", l.line, l.text);
+    }
+    if r.is_approximate {
+        eprintln!(
+            "rewind: some diff was too large to compute exactly: lines of a stretch shown \
+             replaced wholesale are attributed to the later checkpoint"
+        );
+    }
+    Ok(())
+}
+
+/// `rewind restore -p`: for each hunk of each file's diff from the target
+/// to the working directory, ask whether to take it back (answers from
+/// stdin: y, n, a = this and the rest of the file, d = none of the rest of
+/// the file, q = stop asking), then restore the chosen hunks.
+pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -> Result<()> {
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let target = target.unwrap_or_else(|| {
+        view.log()
+            .index()
+            .leaf()
+            .map(|e| e.id.clone())
+            .unwrap_or_default()
+    });
+    let changed = view.get_modified_files(RangeParams {
+        from_entry_id: Some(target.clone()),
+        to_entry_id: Some("@working".into()),
+        from_hash: None,
+        to_hash: None,
+    })?;
+    let wanted = |p: &str| {
+        files.is_empty()
+            || files
+                .iter()
+                .any(|f| p == f || p.starts_with(&format!("{}/", f.trim_end_matches('/'))))
+    };
+    let mut selections = Vec::new();
+    let mut whole = Vec::new();
+    let stdin = std::io::stdin();
+    let mut answers = stdin.lock().lines();
+    let mut next_answer = |question: &str| -> Result<String> {
+        print!("{question} ");
+        std::io::stdout().flush()?;
+        Ok(match answers.next() {
+            Some(line) => line?.trim().to_string(),
+            None => "q".into(),
+        })
+    };
+    'files: for f in changed.files.iter().filter(|f| wanted(&f.path)) {
+        let Some(d) = view.get_file_diff(FileDiffParams {
+            file_path: f.path.clone(),
+            from_entry_id: Some(target.clone()),
+            to_entry_id: Some("@working".into()),
+            from_hash: None,
+            to_hash: None,
+            context_lines: None,
+        })?
+        else {
+            continue;
+        };
+        if d.is_binary || d.is_too_large || d.hunks.is_empty() {
+            let what = if d.is_binary { "binary" } else { "too large" };
+            println!("{} ({what}): no hunks", d.path);
+            match next_answer("Restore the whole file [y,n,q]?")?.as_str() {
+                "y" => whole.push(d.path.clone()),
+                "q" => break 'files,
+                _ => {}
+            }
+            continue;
+        }
+        // The hunks' texts, split from the unified diff they came from.
+        let texts = split_hunks(&d.unified_diff);
+        let mut chosen = Vec::new();
+        let mut rest: Option<bool> = None;
+        for (h, text) in d.hunks.iter().zip(&texts) {
+            let take = match rest {
+                Some(all) => all,
+                None => {
+                    println!("--- {}", d.path);
+                    print!("{text}");
+                    match next_answer(&format!(
+                        "Take back this hunk ({}/{}) [y,n,a,d,q]?",
+                        h.index + 1,
+                        d.hunks.len()
+                    ))?
+                    .as_str()
+                    {
+                        "y" => true,
+                        "a" => {
+                            rest = Some(true);
+                            true
+                        }
+                        "d" => {
+                            rest = Some(false);
+                            false
+                        }
+                        "q" => {
+                            if !chosen.is_empty() {
+                                selections.push(selection(&d.path, chosen));
+                            }
+                            break 'files;
+                        }
+                        _ => false,
+                    }
+                }
+            };
+            if take {
+                chosen.push(HunkRef {
+                    index: h.index,
+                    hash: h.hash.clone(),
+                });
+            }
+        }
+        if !chosen.is_empty() {
+            selections.push(selection(&d.path, chosen));
+        }
+    }
+    if selections.is_empty() && whole.is_empty() {
+        println!("Nothing chosen; nothing written.");
+        return Ok(());
+    }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
+    let done = engine.restore_files(RestoreFilesParams {
+        target_entry_id: Some(target),
+        files: (!whole.is_empty()).then_some(whole),
+        hunks: (!selections.is_empty()).then_some(selections),
+        // The answers were the confirmation; changes since the last
+        // checkpoint are kept in the pre-restore snapshot.
+        on_conflict: Some(rewind::protocol::OnConflict::Overwrite),
+        ..Default::default()
+    })?;
+    print_done(&done);
+    Ok(())
+}
+
+fn selection(path: &str, hunks: Vec<HunkRef>) -> HunkSelection {
+    HunkSelection {
+        path: path.to_string(),
+        hunks,
+        context_lines: None,
+    }
+}
+
+/// The hunks of a unified diff, each with its `@@` header.
+fn split_hunks(diff: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in diff.split_inclusive('\n') {
+        if line.starts_with("@@ ") {
+            out.push(String::new());
+        }
+        if let Some(h) = out.last_mut() {
+            h.push_str(line);
+        }
+    }
+    out
+}

@@ -1,0 +1,270 @@
+//! `get_file_blame`: for each line of a file, the checkpoint that introduced
+//! it (docs/architecture.md "Blame by turn").
+//!
+//! The file's versions are read along the path from the root to the point
+//! asked for: the baseline's, then each checkpoint whose recorded diff names
+//! the file. Each version is line-diffed against the one before it; equal
+//! lines keep their origin and new ones take the checkpoint's. A version
+//! whose content an earlier one already had (a restore, an undo) takes that
+//! version's origins whole, so restored lines keep the turn that wrote them.
+//! The origins at a checkpoint never change (the log is append-only), so
+//! the last result per file is kept and the next request starts from it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use similar::{DiffTag, DiffableStr};
+
+use super::line_diff::{self, DiffBudget};
+use super::queries::{is_binary, MAX_DIFF_BYTES};
+use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
+use super::{Result, WORKING};
+use crate::protocol::{BlameLine, FileBlameParams, FileBlameResult};
+use crate::store::{lookup, EntryKind, ObjectId};
+
+/// How many files' origins are remembered between requests.
+const CACHED_FILES: usize = 32;
+
+/// The origin of each line of one version of a file: indexes into `entries`.
+#[derive(Debug, Clone, Default)]
+struct Origins {
+    /// The content these origins are for (`None`: the file is absent).
+    blob: Option<ObjectId>,
+    entries: Vec<Arc<str>>,
+    lines: Vec<u32>,
+    approximate: bool,
+}
+
+impl Origins {
+    fn origin_index(&mut self, entry: &Arc<str>) -> u32 {
+        match self.entries.iter().rposition(|e| e == entry) {
+            Some(i) => i as u32,
+            None => {
+                self.entries.push(entry.clone());
+                (self.entries.len() - 1) as u32
+            }
+        }
+    }
+}
+
+/// Origins computed by earlier requests, by file and checkpoint.
+#[derive(Default)]
+pub(crate) struct BlameCache {
+    by_file: HashMap<String, (String, Arc<Origins>)>,
+}
+
+impl BlameCache {
+    fn get(&self, path: &str, entry: &str) -> Option<Arc<Origins>> {
+        self.by_file
+            .get(path)
+            .filter(|(e, _)| e == entry)
+            .map(|(_, o)| o.clone())
+    }
+
+    fn put(&mut self, path: &str, entry: &str, origins: Arc<Origins>) {
+        if self.by_file.len() >= CACHED_FILES && !self.by_file.contains_key(path) {
+            self.by_file.clear();
+        }
+        self.by_file
+            .insert(path.to_string(), (entry.to_string(), origins));
+    }
+}
+
+/// One version of the file along the history.
+struct Version {
+    entry: Arc<str>,
+    blob: Option<ObjectId>,
+}
+
+fn text_of(path: &str, bytes: Vec<u8>) -> Result<String> {
+    if is_binary(&bytes) {
+        return Err(EngineError::InvalidParams(format!(
+            "{path} is binary (or not UTF-8): it has no lines to blame"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        EngineError::InvalidParams(format!("{path} is not UTF-8: it has no lines to blame"))
+    })
+}
+
+/// The origins of `new`'s lines given `old`'s: equal lines keep theirs, the
+/// rest are `entry`'s.
+fn carry(
+    old: &Origins,
+    old_text: &str,
+    new_text: &str,
+    entry: &Arc<str>,
+    blob: Option<ObjectId>,
+    budget: &mut DiffBudget,
+) -> Origins {
+    let old_lines = old_text.tokenize_lines();
+    let new_lines = new_text.tokenize_lines();
+    let (ops, approximate) = line_diff::line_ops(&old_lines, &new_lines, budget);
+    let mut out = Origins {
+        blob,
+        entries: old.entries.clone(),
+        lines: Vec::with_capacity(new_lines.len()),
+        approximate: old.approximate || approximate,
+    };
+    let mine = out.origin_index(entry);
+    for op in ops {
+        match op.tag() {
+            DiffTag::Equal => out.lines.extend_from_slice(&old.lines[op.old_range()]),
+            DiffTag::Delete => {}
+            DiffTag::Insert | DiffTag::Replace => out
+                .lines
+                .extend(std::iter::repeat_n(mine, op.new_range().len())),
+        }
+    }
+    out
+}
+
+impl Engine {
+    pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
+        let path = parse_path(self.working_copy.root(), &p.path)?;
+        let path = path.as_str().to_string();
+        let at = p.at.unwrap_or_else(|| WORKING.to_string());
+        let working = at == WORKING;
+        let end = if working {
+            self.leaf_id()
+        } else {
+            if !self.log.index().contains(&at) {
+                return Err(EngineError::UnknownEntry(at));
+            }
+            Some(at.clone())
+        };
+        let versions = match &end {
+            Some(end) => self.versions_of(&path, end)?,
+            None => Vec::new(),
+        };
+        let mut budget = DiffBudget::for_request();
+        // Start from the latest version whose origins an earlier request
+        // left, else from nothing.
+        let (start, mut origins) = versions
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, v)| Some((i + 1, self.blame_cache.get(&path, &v.entry)?)))
+            .unwrap_or((0, Arc::new(Origins::default())));
+        let mut text = match origins.blob {
+            Some(id) => text_of(&path, self.store.get(&id)?)?,
+            None => String::new(),
+        };
+        let mut seen: HashMap<ObjectId, Arc<Origins>> = HashMap::new();
+        for v in &versions[start..] {
+            if v.blob == origins.blob {
+                continue;
+            }
+            let Some(id) = v.blob else {
+                origins = Arc::new(Origins {
+                    approximate: origins.approximate,
+                    ..Origins::default()
+                });
+                text.clear();
+                continue;
+            };
+            let new_text = text_of(&path, self.store.get(&id)?)?;
+            let next = match seen.get(&id) {
+                Some(earlier) => earlier.clone(),
+                None => Arc::new(carry(
+                    &origins,
+                    &text,
+                    &new_text,
+                    &v.entry,
+                    Some(id),
+                    &mut budget,
+                )),
+            };
+            seen.insert(id, next.clone());
+            text = new_text;
+            origins = next;
+        }
+        if let Some(last) = versions.last() {
+            self.blame_cache.put(&path, &last.entry, origins.clone());
+        }
+        // Past the last checkpoint: the file on disk.
+        let (lines_text, origins) = if working {
+            let disk = self.working_file(&path)?;
+            let new_text = match disk {
+                Some(bytes) => text_of(&path, bytes)?,
+                None => String::new(),
+            };
+            // Lines no checkpoint holds yet: the empty origin.
+            let pending: Arc<str> = Arc::from("");
+            let next = carry(&origins, &text, &new_text, &pending, None, &mut budget);
+            (new_text, next)
+        } else {
+            (text, (*origins).clone())
+        };
+        let index = self.log.index();
+        let lines = lines_text
+            .tokenize_lines()
+            .into_iter()
+            .zip(&origins.lines)
+            .enumerate()
+            .map(|(i, (line, &o))| {
+                let id = &origins.entries[o as usize];
+                let entry = (!id.is_empty()).then(|| index.get(id)).flatten();
+                BlameLine {
+                    line: i as u64 + 1,
+                    entry_id: entry.map(|e| e.id.clone()),
+                    turn_index: entry.map_or(0, turn_of),
+                    kind: entry.map_or_else(|| "working".to_string(), kind_of),
+                    label: entry.and_then(|e| label_for(index, e)),
+                    timestamp: entry.map(|e| e.timestamp.clone()),
+                    text: line.trim_end_matches(['\n', '\r']).to_string(),
+                }
+            })
+            .collect();
+        Ok(FileBlameResult {
+            path,
+            lines,
+            is_approximate: origins.approximate,
+        })
+    }
+
+    /// The file's versions along the path to `end`: the first checkpoint's,
+    /// then each later checkpoint whose diff names it.
+    fn versions_of(&self, path: &str, end: &str) -> Result<Vec<Version>> {
+        let index = self.log.index();
+        let mut out = Vec::new();
+        let mut first = true;
+        for e in index.path_to_root(end) {
+            if !e.is_tree_recording() || e.recorded_tree().is_none() {
+                continue;
+            }
+            if !first && !diff_of(e).iter().any(|(p, _)| p == path) {
+                continue;
+            }
+            first = false;
+            let blob = lookup(&self.store, &tree_of(e)?, path)?
+                .filter(|t| matches!(t.kind, EntryKind::File | EntryKind::Executable));
+            if let Some(t) = blob {
+                if t.size > MAX_DIFF_BYTES {
+                    return Err(EngineError::InvalidParams(format!(
+                        "{path} is too large to blame ({} bytes at {})",
+                        t.size, e.id
+                    )));
+                }
+            }
+            out.push(Version {
+                entry: Arc::from(e.id.as_str()),
+                blob: blob.map(|t| t.id),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The file on disk now (`None` when absent or not a regular file).
+    fn working_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let abs = crate::repo_path::join(self.working_copy.root(), path);
+        match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_file() => std::fs::read(&abs)
+                .map(Some)
+                .map_err(|e| EngineError::io("reading", abs, e)),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(EngineError::io("reading", abs, e)),
+        }
+    }
+}
