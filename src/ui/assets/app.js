@@ -394,7 +394,8 @@ function cutNote(hunks) {
 }
 
 function unifiedTable(hunks, lang) {
-  const t = el('table', { class: 'diff unified' });
+  const t = el('table', { class: 'diff unified' },
+    el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', { class: 'c-ln' }), el('col', {})));
   for (const h of hunks) {
     t.append(el('tr', { class: 'hunk' }, el('td', { colspan: '3', text: h.header })));
     for (const l of h.lines) {
@@ -412,7 +413,8 @@ function unifiedTable(hunks, lang) {
 }
 
 function splitTable(hunks, lang) {
-  const t = el('table', { class: 'diff split' });
+  const t = el('table', { class: 'diff split' },
+    el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', {}), el('col', { class: 'c-ln' }), el('col', {})));
   const cell = (l, side) => l
     ? [el('td', { class: 'ln', text: String(side === 'o' ? l.o : l.n) }), el('td', { class: `line ${l.t === ' ' ? 'ctx' : side === 'o' ? 'del' : 'ins'}` }, code(l.text, lang))]
     : [el('td', { class: 'ln' }), el('td', { class: 'line void' })];
