@@ -231,7 +231,7 @@ async fn sessions(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
                 }),
             ));
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
         Ok(found.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
     })
     .await?;
@@ -415,7 +415,7 @@ fn write_step(
                     ..p.clone()
                 })
             })?;
-            answer(step, |plan| plan_files(plan))
+            answer(step, plan_files)
         }
         "undo" => {
             let p: UndoParams = typed(&params)?;
@@ -425,7 +425,7 @@ fn write_step(
                     ..p.clone()
                 })
             })?;
-            answer(step, |plan| plan_files(plan))
+            answer(step, plan_files)
         }
         "navigate_tree" => {
             let p: NavigateTreeParams = typed(&params)?;

@@ -82,6 +82,7 @@ function jsWrite(files) {
       `fs.mkdirSync(path.dirname(${JSON.stringify(rel)}), { recursive: true }); fs.writeFileSync(${JSON.stringify(rel)}, ${JSON.stringify(c)});`).join('\n') + '\n';
 }
 
+let gitBranch = null;
 let server;
 let url;
 let origin;
@@ -122,6 +123,7 @@ before(async () => {
   // A git repository, so checkpoints record a branch.
   try {
     execFileSync('git', ['init', '-q', '-b', 'feature/ui-demo', project], { stdio: 'ignore' });
+    gitBranch = 'feature/ui-demo';
   } catch { /* no git: no branch shown */ }
   turn('turn1', jsWrite({ 'src/main.rs': TURN1['src/main.rs'], 'src/lib.rs': TURN1['src/lib.rs'] }));
   turn('turn2', jsWrite({
@@ -187,6 +189,7 @@ test('the timeline shows every checkpoint, the current one marked', async () => 
   const text = await page.locator('#timeline').innerText();
   assert.match(text, /baseline/);
   assert.match(text, /turn3\.mjs/);
+  if (gitBranch) assert.ok(text.includes(gitBranch), 'the git branch of the checkpoints');
   // The first load set the cookie; later loads need no token in the URL.
   const cookies = await context.cookies(origin);
   assert.ok(cookies.some((c) => c.name.startsWith('rewind-ui-') && c.httpOnly && c.sameSite === 'Strict'));
