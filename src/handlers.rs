@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-use jsonrpsee::types::{ErrorObjectOwned, Params};
+use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 
@@ -88,15 +88,15 @@ fn invalid(msg: String) -> ErrorObjectOwned {
 
 /// Params for methods whose params are all optional: absent or null means
 /// all defaults.
-fn parse_opt<T: DeserializeOwned + Default>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
-    match params.as_str() {
+fn parse_opt<T: DeserializeOwned + Default>(params: Option<&str>) -> Result<T, ErrorObjectOwned> {
+    match params {
         None | Some("null") => Ok(T::default()),
         Some(raw) => serde_json::from_str(raw).map_err(|e| invalid(format!("invalid params: {e}"))),
     }
 }
 
-fn parse_req<T: DeserializeOwned>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
-    match params.as_str() {
+fn parse_req<T: DeserializeOwned>(params: Option<&str>) -> Result<T, ErrorObjectOwned> {
+    match params {
         None | Some("null") => Err(invalid("invalid params: this method needs params".into())),
         Some(raw) => serde_json::from_str(raw).map_err(|e| invalid(format!("invalid params: {e}"))),
     }
@@ -236,51 +236,107 @@ impl Server {
     }
 }
 
-macro_rules! method {
-    ($module:ident, $name:literal, opt $ty:ty, |$e:ident, $p:ident| $body:expr) => {
-        $module.register_blocking_method($name, |params, ctx, _| {
-            let $p: $ty = parse_opt(&params)?;
-            ctx.with_engine(|$e| $body)
-        })?;
+/// Whether a method only reads the session and the files, or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodAccess {
+    Read,
+    Write,
+}
+
+macro_rules! parse {
+    (opt, $params:expr) => {
+        parse_opt($params)
     };
-    ($module:ident, $name:literal, req $ty:ty, |$e:ident, $p:ident| $body:expr) => {
-        $module.register_blocking_method($name, |params, ctx, _| {
-            let $p: $ty = parse_req(&params)?;
-            ctx.with_engine(|$e| $body)
-        })?;
+    (req, $params:expr) => {
+        parse_req($params)
     };
+}
+
+/// The one table of engine methods: the sidecar registers every one of
+/// them (`module`), and front ends that hold their own engine (`rewind ui`)
+/// call them by name through [`call`], with the same param and result
+/// types, so no method has a second implementation.
+macro_rules! engine_methods {
+    ($($name:literal, $kind:ident $ty:ty, $access:ident, |$e:ident, $p:ident| $body:expr;)*) => {
+        fn register_engine_methods(
+            m: &mut RpcModule<Server>,
+        ) -> Result<(), jsonrpsee::core::RegisterMethodError> {
+            $(
+                m.register_blocking_method($name, |params, ctx, _| {
+                    let $p: $ty = parse!($kind, params.as_str())?;
+                    ctx.with_engine(|$e| $body)
+                })?;
+            )*
+            Ok(())
+        }
+
+        /// Whether `method` is an engine method, and whether it writes.
+        pub fn access(method: &str) -> Option<MethodAccess> {
+            match method {
+                $( $name => Some(MethodAccess::$access), )*
+                _ => None,
+            }
+        }
+
+        /// Run the engine method `method` on `engine` with `params` (JSON
+        /// text, or none), as the sidecar would; `None` for a method that
+        /// is not an engine method.
+        pub fn call(
+            engine: &mut Engine,
+            method: &str,
+            params: Option<&str>,
+        ) -> Option<Result<serde_json::Value, ErrorObjectOwned>> {
+            match method {
+                $(
+                    $name => Some((|| {
+                        let $p: $ty = parse!($kind, params)?;
+                        let $e = engine;
+                        let result = $body.map_err(to_rpc)?;
+                        serde_json::to_value(result).map_err(|err| {
+                            ErrorObjectOwned::owned(codes::INTERNAL_ERROR, format!("serializing the result: {err}"), None::<()>)
+                        })
+                    })()),
+                )*
+                _ => None,
+            }
+        }
+    };
+}
+
+engine_methods! {
+    "snapshot", opt SnapshotParams, Write, |e, p| e.snapshot(p);
+    "append_entry", opt AppendEntryParams, Write, |e, p| e.append_entry(p);
+    "label", req LabelParams, Write, |e, p| e.label(p);
+    "stage_files", req StageFilesParams, Write, |e, p| e.stage_files(p);
+    "get_tree", opt NoParams, Read, |e, _p| e.get_tree();
+    "list_checkpoints", opt ListCheckpointsParams, Read, |e, p| e.list_checkpoints(p);
+    "get_modified_files", opt RangeParams, Read, |e, p| e.get_modified_files(p);
+    "get_file_diff", req FileDiffParams, Read, |e, p| e.get_file_diff(p);
+    "get_file_history", req FileHistoryParams, Read, |e, p| e.get_file_history(p);
+    "get_file_blame", req FileBlameParams, Read, |e, p| e.get_file_blame(p);
+    "get_status", opt NoParams, Read, |e, _p| e.get_status();
+    "stats", opt NoParams, Read, |e, _p| e.stats();
+    "restore_files", opt RestoreFilesParams, Write, |e, p| e.restore_files(p);
+    "navigate_tree", req NavigateTreeParams, Write, |e, p| e.navigate_tree(p);
+    "revert", req RevertParams, Write, |e, p| e.revert(p);
+    "undo", opt UndoParams, Write, |e, p| e.undo(p);
+    "approve", opt ApproveParams, Write, |e, p| e.approve(p);
+    "reset", opt ResetParams, Write, |e, p| e.reset(p);
+    "gc", opt GcParams, Write, |e, p| e.gc(p);
+    "verify", opt NoParams, Read, |e, _p| e.verify();
 }
 
 /// Every method of PROTOCOL.md this build implements.
 pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::RegisterMethodError> {
     let mut m = RpcModule::new(server);
     m.register_blocking_method("initialize", |params, ctx, _| {
-        let p: InitializeParams = parse_opt(&params)?;
+        let p: InitializeParams = parse_opt(params.as_str())?;
         ctx.initialize(p).map_err(to_rpc)
     })?;
     m.register_blocking_method(
         "shutdown",
         |_params, ctx, _| -> Result<EmptyResult, ErrorObjectOwned> { Ok(ctx.shutdown()) },
     )?;
-    method!(m, "snapshot", opt SnapshotParams, |e, p| e.snapshot(p));
-    method!(m, "append_entry", opt AppendEntryParams, |e, p| e.append_entry(p));
-    method!(m, "label", req LabelParams, |e, p| e.label(p));
-    method!(m, "stage_files", req StageFilesParams, |e, p| e.stage_files(p));
-    method!(m, "get_tree", opt NoParams, |e, _p| e.get_tree());
-    method!(m, "list_checkpoints", opt ListCheckpointsParams, |e, p| e.list_checkpoints(p));
-    method!(m, "get_modified_files", opt RangeParams, |e, p| e.get_modified_files(p));
-    method!(m, "get_file_diff", req FileDiffParams, |e, p| e.get_file_diff(p));
-    method!(m, "get_file_history", req FileHistoryParams, |e, p| e.get_file_history(p));
-    method!(m, "get_file_blame", req FileBlameParams, |e, p| e.get_file_blame(p));
-    method!(m, "get_status", opt NoParams, |e, _p| e.get_status());
-    method!(m, "stats", opt NoParams, |e, _p| e.stats());
-    method!(m, "restore_files", opt RestoreFilesParams, |e, p| e.restore_files(p));
-    method!(m, "navigate_tree", req NavigateTreeParams, |e, p| e.navigate_tree(p));
-    method!(m, "revert", req RevertParams, |e, p| e.revert(p));
-    method!(m, "undo", opt UndoParams, |e, p| e.undo(p));
-    method!(m, "approve", opt ApproveParams, |e, p| e.approve(p));
-    method!(m, "reset", opt ResetParams, |e, p| e.reset(p));
-    method!(m, "gc", opt GcParams, |e, p| e.gc(p));
-    method!(m, "verify", opt NoParams, |e, _p| e.verify());
+    register_engine_methods(&mut m)?;
     Ok(m)
 }

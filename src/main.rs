@@ -9,7 +9,9 @@ use clap::{Parser, Subcommand};
 mod cli;
 mod cli_revert;
 mod cli_unhooked;
+mod frontend;
 mod mcp;
+mod ui;
 
 #[derive(Parser)]
 #[command(
@@ -53,6 +55,24 @@ enum Command {
     Mcp {
         #[command(flatten)]
         at: Location,
+    },
+    /// Browse the project's sessions in a web page served from this binary
+    /// on 127.0.0.1: the timeline, diffs between any two points, file
+    /// histories, and restores (plan first, then a confirmation). Prints
+    /// the page's URL (with its secret) and opens the browser.
+    Ui {
+        #[command(flatten)]
+        at: Location,
+        /// The port to listen on (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser; only print the URL.
+        #[arg(long)]
+        no_open: bool,
+        /// Refuse every write (restore, undo, navigate, label); the page
+        /// hides them.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Print the protocol's JSON Schema.
     Schema,
@@ -285,6 +305,19 @@ fn main() -> ExitCode {
     let result = match args.command {
         Command::Serve { at, max_line_bytes } => cli::serve(at, max_line_bytes),
         Command::Mcp { at } => mcp::run(at),
+        Command::Ui {
+            at,
+            port,
+            no_open,
+            read_only,
+        } => ui::run(
+            at,
+            ui::Options {
+                port,
+                open: !no_open,
+                read_only,
+            },
+        ),
         Command::Schema => {
             print!("{}", rewind::schema::protocol_schema_text());
             Ok(())

@@ -11,10 +11,10 @@
 //! time.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rewind::engine::{Engine, EngineError, ResumeMode};
+use rewind::engine::{Engine, EngineError};
 use rewind::protocol::{
     FileDiffParams, FileHistoryParams, ListCheckpointsParams, RangeParams, RestoreFilesParams,
     RestoreResult, SnapshotKind, SnapshotParams, UndoParams,
@@ -28,6 +28,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::frontend::{self, plan_files, point, Access, FrontError, Step};
 use crate::Location;
 
 /// The longest unified diff `diff` returns by default, in bytes.
@@ -80,16 +81,6 @@ pub struct RewindMcp {
     /// One engine call at a time.
     turn: Arc<Mutex<()>>,
     tool_router: ToolRouter<Self>,
-}
-
-/// How a call opens the session.
-#[derive(Clone, Copy)]
-enum Access {
-    /// Read-only: no lock, nothing appended.
-    Read,
-    /// Locked for the call, like a hook: edits since the last entry are
-    /// left for the next snapshot (not recorded as `outside`).
-    Write,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -202,36 +193,18 @@ fn mcp_error(err: EngineError) -> ErrorData {
     }
 }
 
+/// A shared front-end failure as an MCP error.
+fn front_error(err: FrontError) -> ErrorData {
+    match err {
+        FrontError::Locked(m) => ErrorData::new(ErrorCode(rewind::rpc::codes::LOCKED), m, None),
+        FrontError::Engine(e) => mcp_error(e),
+        FrontError::Internal(m) => internal(m),
+    }
+}
+
 /// The session for one call: `--session`, else the store's newest.
 fn open(at: &Location, access: Access) -> Result<Engine, ErrorData> {
-    let mut config =
-        crate::cli_unhooked::locate_newest(at, false).map_err(|e| internal(format!("{e:#}")))?;
-    if config.session_file.is_none() {
-        return Err(internal("the project has no session any more".into()));
-    }
-    match access {
-        Access::Read => Engine::open_read_only(config).map_err(mcp_error),
-        Access::Write => {
-            config.resume = ResumeMode::Continue;
-            let start = Instant::now();
-            loop {
-                match Engine::open(config.clone()) {
-                    Ok((engine, _)) => return Ok(engine),
-                    Err(e) if e.is_locked() && start.elapsed() < LOCK_WAIT => {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    Err(e) if e.is_locked() => {
-                        return Err(ErrorData::new(
-                            ErrorCode(rewind::rpc::codes::LOCKED),
-                            format!("{e}: a sidecar (`rewind serve`), `rewind watch` or a hook is recording this session; try again"),
-                            None,
-                        ))
-                    }
-                    Err(e) => return Err(mcp_error(e)),
-                }
-            }
-        }
-    }
+    frontend::open(at, access, LOCK_WAIT).map_err(front_error)
 }
 
 fn internal(message: String) -> ErrorData {
@@ -249,16 +222,6 @@ fn answer(text: String, structured: Value) -> CallToolResult {
     r
 }
 
-/// An entry id, tree hash or "@working" as the (entry, hash) pair the
-/// protocol's range parameters take.
-fn point(s: Option<String>) -> (Option<String>, Option<String>) {
-    match s {
-        Some(s) if s.len() == 32 && s.chars().all(|c| c.is_ascii_hexdigit()) => (None, Some(s)),
-        Some(s) => (Some(s), None),
-        None => (None, None),
-    }
-}
-
 fn range(from: Option<String>, to: Option<String>) -> RangeParams {
     let (from_entry_id, from_hash) = point(from);
     let (to_entry_id, to_hash) = match to {
@@ -271,23 +234,6 @@ fn range(from: Option<String>, to: Option<String>) -> RangeParams {
         from_hash,
         to_hash,
     }
-}
-
-/// The plan's per-file actions: write, delete or keep.
-fn plan_files(plan: &RestoreResult) -> Vec<Value> {
-    let mut files = Vec::new();
-    for p in &plan.restored {
-        files.push(json!({ "path": p, "action": "write" }));
-    }
-    for p in &plan.deleted {
-        files.push(json!({ "path": p, "action": "delete" }));
-    }
-    for p in plan.skipped.iter().chain(&plan.dirty) {
-        if !plan.restored.contains(p) && !plan.deleted.contains(p) {
-            files.push(json!({ "path": p, "action": "keep" }));
-        }
-    }
-    files
 }
 
 fn plan_text(what: &str, plan: &RestoreResult) -> String {
@@ -323,21 +269,6 @@ fn plan_text(what: &str, plan: &RestoreResult) -> String {
     s
 }
 
-/// The token that confirms `plan`: bound to the operation and its
-/// arguments, the plan, and the files on disk when it was made.
-fn token_of(op: &Value, plan: &RestoreResult, working_tree: &str) -> Result<String, ErrorData> {
-    let text = serde_json::to_string(&json!({
-        "op": op,
-        "plan": to_value(plan)?,
-        "workingTreeHash": working_tree,
-    }))
-    .map_err(|e| internal(format!("serializing the plan: {e}")))?;
-    Ok(format!(
-        "{:032x}",
-        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
-    ))
-}
-
 /// The two steps of a write: `run(engine, true)` plans, `run(engine,
 /// false)` executes. Without `token`, or with one that no longer matches
 /// the plan and the files on disk, nothing is written and the answer is
@@ -349,14 +280,10 @@ fn two_step(
     token: Option<String>,
     run: impl Fn(&mut Engine, bool) -> Result<RestoreResult, EngineError>,
 ) -> Result<CallToolResult, ErrorData> {
-    let mut op = op;
-    op["session"] = json!(engine.session_file().display().to_string());
-    let working = engine.working_tree_hash().map_err(mcp_error)?;
-    let plan = run(engine, true).map_err(mcp_error)?;
-    let fresh = token_of(&op, &plan, &working)?;
-    let stale = match token {
-        Some(t) if t == fresh => {
-            let done = run(engine, false).map_err(mcp_error)?;
+    let (plan, fresh, working, stale) = match frontend::two_step(engine, op, token.as_deref(), run)
+        .map_err(front_error)?
+    {
+        Step::Done(done) => {
             let mut text = format!(
                 "{what} done: wrote {} file(s), deleted {}.",
                 done.restored.len(),
@@ -364,8 +291,8 @@ fn two_step(
             );
             if let Some(u) = &done.unrevert_entry_id {
                 text.push_str(&format!(
-                    " The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."
-                ));
+                        " The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."
+                    ));
             }
             for w in &done.warnings {
                 text.push_str(&format!("\nwarning: {w}"));
@@ -376,8 +303,12 @@ fn two_step(
             });
             return Ok(answer(text, structured));
         }
-        Some(_) => true,
-        None => false,
+        Step::Plan {
+            plan,
+            token,
+            working_tree,
+            stale,
+        } => (plan, token, working_tree, stale),
     };
     let mut text = String::new();
     if stale {

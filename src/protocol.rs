@@ -302,6 +302,11 @@ pub struct CheckpointInfo {
     /// `tool.name`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The git branch the project was on when the checkpoint was taken
+    /// (absent outside a git repository, on a detached HEAD, or when the
+    /// checkpoint did not record it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
     pub timestamp: String,
     pub tree_hash: String,
     pub turn_index: u64,

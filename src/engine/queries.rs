@@ -13,7 +13,7 @@ use crate::protocol::{
     FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
-use crate::session::records::Approval;
+use crate::session::records::{Approval, StepSnapshot};
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{diff_trees, lookup, ObjectId, TreeEntry};
 
@@ -394,6 +394,10 @@ impl Engine {
                 label,
                 note,
                 tool: e.snapshot_tool().map(str::to_string),
+                git_branch: e
+                    .record::<StepSnapshot>()
+                    .and_then(|s| s.git)
+                    .and_then(|g| g.branch),
                 timestamp: e.timestamp.clone(),
                 tree_hash: e.recorded_tree().unwrap_or_default().to_string(),
                 turn_index: turn_of(e),

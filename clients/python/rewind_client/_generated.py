@@ -73,6 +73,10 @@ class CheckpointInfo(TypedDict):
     added: int
     deleted: int
     entryId: str
+    #: The git branch the project was on when the checkpoint was taken
+    #: (absent outside a git repository, on a detached HEAD, or when the
+    #: checkpoint did not record it).
+    gitBranch: NotRequired[str | None]
     kind: str
     label: NotRequired[str | None]
     modified: int

@@ -84,6 +84,12 @@ export interface CheckpointInfo {
   added: number;
   deleted: number;
   entryId: string;
+  /**
+   * The git branch the project was on when the checkpoint was taken
+   * (absent outside a git repository, on a detached HEAD, or when the
+   * checkpoint did not record it).
+   */
+  gitBranch?: string | null;
   kind: string;
   label?: string | null;
   modified: number;

@@ -1,0 +1,499 @@
+//! The routes of `rewind ui`. The page speaks the protocol: `POST
+//! /api/rpc` takes a JSON-RPC request naming a read method of
+//! docs/protocol.md (`list_checkpoints`, `get_file_diff`, …) with its own
+//! params and answers with its own result, run through the sidecar's
+//! method table (`rewind::handlers::call`) on the session opened read-only.
+//! Writes go through `POST /api/write` in two steps (`frontend::two_step`):
+//! without a token the answer is the exact plan and a token; with the
+//! token the write runs only if nothing changed since (else 409 and the new
+//! plan). The rest is what only the page needs: the sessions to pick from,
+//! the server's settings and a stream of changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use rewind::engine::{Engine, EngineError};
+use rewind::handlers::{self, MethodAccess};
+use rewind::protocol::{LabelParams, NavigateTreeParams, RestoreFilesParams, UndoParams};
+use rewind::rpc::codes;
+use rewind::store::Layout;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::guard::Guard;
+use super::{assets, events, Ui};
+use crate::frontend::{self, plan_files, Access, FrontError, Step};
+use crate::Location;
+
+/// How long a write waits for a hook that holds the session; a live
+/// sidecar holds it for good, and the page says so.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// The writes the page may ask for.
+const WRITES: [&str; 4] = ["restore_files", "undo", "navigate_tree", "label"];
+
+pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/{*path}", get(asset))
+        .route("/api/info", get(info))
+        .route("/api/sessions", get(sessions))
+        .route("/api/events", get(live))
+        .route("/api/rpc", post(rpc))
+        .route("/api/write", post(write))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+        .with_state((ui, guard))
+}
+
+type AppState = State<(Arc<Ui>, Arc<Guard>)>;
+
+/// A failed request: its HTTP status and a JSON-RPC style error object.
+pub struct ApiError {
+    status: StatusCode,
+    code: i32,
+    message: String,
+    data: Option<Value>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: i32, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_PARAMS, message)
+    }
+
+    /// A protocol error code's HTTP status.
+    fn from_code(code: i32, message: String, data: Option<Value>) -> ApiError {
+        let status = match code {
+            codes::INVALID_PARAMS | codes::INVALID_REQUEST | codes::PARSE_ERROR => {
+                StatusCode::BAD_REQUEST
+            }
+            codes::METHOD_NOT_FOUND | codes::UNKNOWN_ID => StatusCode::NOT_FOUND,
+            codes::CONFLICTS => StatusCode::CONFLICT,
+            codes::LOCKED => StatusCode::LOCKED,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError {
+            status,
+            code,
+            message,
+            data,
+        }
+    }
+
+    fn body(&self) -> Value {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(d) = &self.data {
+            error["data"] = d.clone();
+        }
+        error
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let data = serde_json::to_value(codes::data(&e))
+            .ok()
+            .filter(|v| !v.is_null());
+        ApiError::from_code(codes::code(&e), e.to_string(), data)
+    }
+}
+
+impl From<FrontError> for ApiError {
+    fn from(e: FrontError) -> ApiError {
+        match e {
+            FrontError::Locked(m) => ApiError::new(StatusCode::LOCKED, codes::LOCKED, m),
+            FrontError::Engine(e) => e.into(),
+            FrontError::Internal(m) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, codes::INTERNAL_ERROR, m)
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": self.body() });
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl Ui {
+    /// The location of the session the page names (a file name in the
+    /// store's sessions directory), else the default one.
+    pub fn location(&self, session: Option<&str>) -> Result<Location, ApiError> {
+        let Some(name) = session.filter(|s| !s.is_empty()) else {
+            return Ok(self.at.clone());
+        };
+        let plain = !name.contains(['/', '\\']) && name != "." && name != "..";
+        let path = self.sessions_dir.join(name);
+        if !plain || !Layout::is_session_file(&path) || !path.is_file() {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                codes::UNKNOWN_ID,
+                format!("no session {name:?} in this store"),
+            ));
+        }
+        Ok(Location {
+            session: Some(path),
+            ..self.at.clone()
+        })
+    }
+}
+
+/// Run blocking engine work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            codes::INTERNAL_ERROR,
+            format!("engine task failed: {e}"),
+        )
+    })?
+}
+
+async fn index(State((ui, guard)): AppState) -> Response {
+    let page = assets::INDEX
+        .replace("__REWIND_TOKEN__", &guard.secret)
+        .replace(
+            "__REWIND_READ_ONLY__",
+            if ui.read_only { "true" } else { "false" },
+        );
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+}
+
+async fn asset(Path(path): Path<String>) -> Response {
+    match assets::get(&path) {
+        Some((content_type, bytes)) => {
+            ([(header::CONTENT_TYPE, content_type)], bytes).into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
+async fn info(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
+    let default = frontend::session_of(&ui.at).ok();
+    Ok(Json(json!({
+        "readOnly": ui.read_only,
+        "projectRoot": ui.at.cwd,
+        "storeDir": ui.at.store,
+        "serverVersion": env!("CARGO_PKG_VERSION"),
+        "defaultSession": default
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy()),
+    })))
+}
+
+/// The store's sessions, newest first.
+async fn sessions(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
+    let dir = ui.sessions_dir.clone();
+    let list = blocking(move || {
+        let listing = std::fs::read_dir(&dir).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                codes::IO_ERROR,
+                format!("reading {}: {e}", dir.display()),
+            )
+        })?;
+        let mut found: Vec<(std::time::SystemTime, Value)> = Vec::new();
+        for entry in listing.flatten() {
+            let path = entry.path();
+            if !Layout::is_session_file(&path) {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            let stamp = time::OffsetDateTime::from(modified)
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default();
+            found.push((
+                modified,
+                json!({
+                    "name": entry.file_name().to_string_lossy(),
+                    "bytes": meta.len(),
+                    "modified": stamp,
+                }),
+            ));
+        }
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
+        Ok(found.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+    })
+    .await?;
+    Ok(Json(json!({ "sessions": list })))
+}
+
+#[derive(Deserialize)]
+struct SessionQuery {
+    session: Option<String>,
+}
+
+async fn live(
+    State((ui, _)): AppState,
+    Query(q): Query<SessionQuery>,
+) -> Result<Response, ApiError> {
+    ui.location(q.session.as_deref())?;
+    Ok(events::stream(ui, q.session).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RpcRequest {
+    #[serde(default)]
+    jsonrpc: Option<String>,
+    #[serde(default)]
+    id: Value,
+    method: String,
+    #[serde(default)]
+    params: Value,
+    /// Beyond JSON-RPC: the session file (in the store) to answer from.
+    #[serde(default)]
+    session: Option<String>,
+}
+
+fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, codes::PARSE_ERROR, format!("{e}")))
+}
+
+/// A read method of the protocol, answered as the sidecar would.
+async fn rpc(State((ui, _)): AppState, body: Bytes) -> Response {
+    let req: RpcRequest = match parse_body(&body) {
+        Ok(r) => r,
+        Err(e) => return rpc_error(Value::Null, e),
+    };
+    if req.jsonrpc.as_deref().is_some_and(|v| v != "2.0") {
+        return rpc_error(req.id, ApiError::bad("\"jsonrpc\" must be \"2.0\""));
+    }
+    let id = req.id.clone();
+    match rpc_result(ui, req).await {
+        Ok(result) => Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response(),
+        Err(e) => rpc_error(id, e),
+    }
+}
+
+fn rpc_error(id: Value, e: ApiError) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "error": e.body() });
+    (e.status, Json(body)).into_response()
+}
+
+async fn rpc_result(ui: Arc<Ui>, req: RpcRequest) -> Result<Value, ApiError> {
+    match handlers::access(&req.method) {
+        None => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {}", req.method),
+            ))
+        }
+        Some(MethodAccess::Write) => {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                codes::INVALID_REQUEST,
+                format!(
+                    "{} writes: the page sends writes to POST /api/write (plan, then confirm)",
+                    req.method
+                ),
+            ))
+        }
+        Some(MethodAccess::Read) => {}
+    }
+    let at = ui.location(req.session.as_deref())?;
+    let params = match &req.params {
+        Value::Null => None,
+        p => Some(p.to_string()),
+    };
+    blocking(move || {
+        let mut engine = frontend::open(&at, Access::Read, LOCK_WAIT)?;
+        match handlers::call(&mut engine, &req.method, params.as_deref()) {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(ApiError::from_code(
+                e.code(),
+                e.message().to_string(),
+                e.data().and_then(|d| serde_json::from_str(d.get()).ok()),
+            )),
+            None => Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {}", req.method),
+            )),
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteRequest {
+    method: String,
+    #[serde(default)]
+    params: Value,
+    /// The token of the plan this write confirms; without it, the answer
+    /// is the plan.
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
+}
+
+fn typed<T: serde::de::DeserializeOwned>(params: &Value) -> Result<T, ApiError> {
+    serde_json::from_value(params.clone())
+        .map_err(|e| ApiError::bad(format!("invalid params: {e}")))
+}
+
+/// One step of a write: the plan (and its token), or the write itself
+/// when the token still matches.
+async fn write(State((ui, _)): AppState, body: Bytes) -> Result<Response, ApiError> {
+    if ui.read_only {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            codes::INVALID_REQUEST,
+            "this server is read-only (rewind ui --read-only): nothing is written",
+        ));
+    }
+    let req: WriteRequest = parse_body(&body)?;
+    if !WRITES.contains(&req.method.as_str()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            codes::INVALID_REQUEST,
+            format!(
+                "{} is not a write the page makes (it makes {})",
+                req.method,
+                WRITES.join(", ")
+            ),
+        ));
+    }
+    let mut params = match req.params {
+        Value::Null => json!({}),
+        Value::Object(o) => Value::Object(o),
+        _ => return Err(ApiError::bad("params must be an object")),
+    };
+    // The server says when it is a preview.
+    if let Some(o) = params.as_object_mut() {
+        o.remove("preview");
+    }
+    let at = ui.location(req.session.as_deref())?;
+    let method = req.method;
+    let token = req.token;
+    let _turn = ui.write_turn.lock().await;
+    let (status, body) = blocking(move || {
+        let mut engine = frontend::open(&at, Access::Write, LOCK_WAIT)?;
+        write_step(&mut engine, &method, params, token.as_deref())
+    })
+    .await?;
+    Ok((status, Json(body)).into_response())
+}
+
+fn write_step(
+    engine: &mut Engine,
+    method: &str,
+    params: Value,
+    token: Option<&str>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let op = json!({ "method": method, "params": params });
+    let answer = match method {
+        "restore_files" => {
+            let p: RestoreFilesParams = typed(&params)?;
+            let step = frontend::two_step(engine, op, token, |e, preview| {
+                e.restore_files(RestoreFilesParams {
+                    preview: Some(preview),
+                    ..p.clone()
+                })
+            })?;
+            answer(step, plan_files)
+        }
+        "undo" => {
+            let p: UndoParams = typed(&params)?;
+            let step = frontend::two_step(engine, op, token, |e, preview| {
+                e.undo(UndoParams {
+                    preview: Some(preview),
+                    ..p.clone()
+                })
+            })?;
+            answer(step, plan_files)
+        }
+        "navigate_tree" => {
+            let p: NavigateTreeParams = typed(&params)?;
+            let step = frontend::two_step(engine, op, token, |e, preview| {
+                e.navigate_tree(NavigateTreeParams {
+                    preview: Some(preview),
+                    ..p.clone()
+                })
+            })?;
+            answer(step, |plan| {
+                plan.restore.as_ref().map(plan_files).unwrap_or_default()
+            })
+        }
+        "label" => {
+            let p: LabelParams = typed(&params)?;
+            let step = frontend::two_step(engine, op.clone(), token, |e, preview| {
+                if preview {
+                    Ok(op.clone())
+                } else {
+                    e.label(p.clone())
+                        .map(|r| serde_json::to_value(r).unwrap_or_default())
+                }
+            })?;
+            answer(step, |_| Vec::new())
+        }
+        other => {
+            return Err(ApiError::bad(format!(
+                "{other} is not a write the page makes"
+            )));
+        }
+    };
+    Ok(answer)
+}
+
+/// A step's answer: what was done, or the plan with its per-file actions
+/// and token (409 when the token given was stale).
+fn answer<T: serde::Serialize>(
+    step: Step<T>,
+    files: impl Fn(&T) -> Vec<Value>,
+) -> (StatusCode, Value) {
+    match step {
+        Step::Done(done) => (
+            StatusCode::OK,
+            json!({ "executed": true, "result": serde_json::to_value(&done).unwrap_or_default() }),
+        ),
+        Step::Plan {
+            plan,
+            token,
+            working_tree,
+            stale,
+        } => {
+            let mut body = json!({
+                "executed": false,
+                "stale": stale,
+                "plan": serde_json::to_value(&plan).unwrap_or_default(),
+                "files": files(&plan),
+                "token": token,
+                "workingTreeHash": working_tree,
+            });
+            if stale {
+                body["error"] = json!({
+                    "code": codes::CONFLICTS,
+                    "message": "NOT executed: the files or the session changed since the preview (or the arguments differ). Nothing was written; this is the current plan.",
+                });
+                (StatusCode::CONFLICT, body)
+            } else {
+                (StatusCode::OK, body)
+            }
+        }
+    }
+}

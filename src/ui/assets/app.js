@@ -1,0 +1,631 @@
+// rewind ui: the page. Plain JS, no build step. It speaks the protocol of
+// docs/protocol.md through POST /api/rpc (read methods, their own params and
+// results) and writes through POST /api/write in two steps: a plan with a
+// token, shown to the person, then the same request with the token.
+'use strict';
+
+const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
+const READ_ONLY = document.querySelector('meta[name="rewind-read-only"]').content === 'true';
+const MAX_DIFF_LINES = 6000;
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  session: null,        // file name in the store; null = the newest
+  checkpoints: [],      // list_checkpoints (scope all)
+  byId: new Map(),
+  tree: null,           // get_tree
+  selected: null,       // entry id shown in the detail card
+  a: null,              // compare from: entry id (null = baseline)
+  b: '@working',        // compare to: entry id or '@working'
+  files: [],            // get_modified_files of (a, b)
+  fileIndex: -1,
+  split: false,
+  query: '',
+  rpcId: 0,
+};
+
+// ---- talking to the server -------------------------------------------------
+
+class ApiError extends Error {
+  constructor(error, status) {
+    super(error && error.message ? error.message : `HTTP ${status}`);
+    this.code = error && error.code;
+    this.status = status;
+  }
+}
+
+async function rpc(method, params) {
+  const body = { jsonrpc: '2.0', id: ++state.rpcId, method, params: params || null };
+  if (state.session) body.session = state.session;
+  const r = await fetch('/api/rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-rewind-token': TOKEN },
+    body: JSON.stringify(body),
+  });
+  let j;
+  try { j = await r.json(); } catch (e) { throw new ApiError({ message: `HTTP ${r.status}` }, r.status); }
+  if (j.error) throw new ApiError(j.error, r.status);
+  return j.result;
+}
+
+async function write(method, params, token) {
+  const body = { method, params };
+  if (token) body.token = token;
+  if (state.session) body.session = state.session;
+  const r = await fetch('/api/write', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-rewind-token': TOKEN },
+    body: JSON.stringify(body),
+  });
+  let j = {};
+  try { j = await r.json(); } catch (e) { /* not JSON */ }
+  if (r.status === 409 && j.token) return { status: 409, body: j };
+  if (!r.ok || j.error) throw new ApiError(j.error || { message: `HTTP ${r.status}` }, r.status);
+  return { status: r.status, body: j };
+}
+
+async function getJson(path) {
+  const r = await fetch(path, { headers: { 'x-rewind-token': TOKEN } });
+  const j = await r.json();
+  if (!r.ok) throw new ApiError(j.error, r.status);
+  return j;
+}
+
+// ---- small helpers -----------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function toast(message, kind) {
+  const t = $('toast');
+  t.textContent = message;
+  t.className = kind || '';
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, kind === 'error' ? 12000 : 5000);
+}
+
+function showError(e) {
+  const locked = e.status === 423;
+  toast((locked ? 'The session is busy: ' : 'Error: ') + e.message, 'error');
+}
+
+function timeOf(ts) {
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return ts || '';
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
+function shortId(id) { return id ? id.slice(0, 8) : ''; }
+
+function pointName(p) {
+  if (p === null) return 'baseline';
+  if (p === '@working') return 'working directory';
+  const c = state.byId.get(p);
+  return c ? `turn ${c.turnIndex} · ${shortId(p)}` : shortId(p);
+}
+
+function rangeParams() {
+  const p = {};
+  if (state.a) p.fromEntryId = state.a;
+  p.toEntryId = state.b || '@working';
+  return p;
+}
+
+// ---- sessions ----------------------------------------------------------------
+
+async function loadSessions() {
+  const [info, list] = await Promise.all([getJson('/api/info'), getJson('/api/sessions')]);
+  $('project').textContent = info.projectRoot || '';
+  const sel = $('session-select');
+  sel.replaceChildren();
+  for (const s of list.sessions) {
+    sel.append(el('option', { value: s.name, text: `${s.name.replace(/\.jsonl$/, '')}  (${timeOf(s.modified)})` }));
+  }
+  const want = state.session || info.defaultSession;
+  if (want) sel.value = want;
+  state.session = sel.value || null;
+}
+
+// ---- timeline ----------------------------------------------------------------
+
+// The checkpoints as a tree: each one's parent is its nearest ancestor that
+// is a checkpoint. The current path runs down the left; branches off it are
+// indented, shown before the path continues.
+function layout(checkpoints, tree) {
+  const byId = new Map(checkpoints.map((c) => [c.entryId, c]));
+  const parentOf = new Map(tree.entries.map((e) => [e.id, e.parentId]));
+  const up = (id) => { let p = id; while (p && !byId.has(p)) p = parentOf.get(p); return p || null; };
+  const kids = new Map();
+  const roots = [];
+  for (const c of checkpoints) {
+    const p = up(c.parentId);
+    if (p) { if (!kids.has(p)) kids.set(p, []); kids.get(p).push(c); } else roots.push(c);
+  }
+  const rows = [];
+  const stack = roots.slice().reverse().map((c) => [c, 0]);
+  while (stack.length) {
+    const [c, depth] = stack.pop();
+    rows.push({ c, depth, branches: (kids.get(c.entryId) || []).length > 1 });
+    const ks = (kids.get(c.entryId) || []).slice().sort((x, y) => x.timestamp.localeCompare(y.timestamp));
+    if (!ks.length) continue;
+    let main = ks.find((k) => k.onCurrentPath) || ks[ks.length - 1];
+    stack.push([main, depth]);
+    for (const k of ks.slice().reverse()) if (k !== main) stack.push([k, depth + 1]);
+  }
+  let current = tree.leafId;
+  while (current && !byId.has(current)) current = parentOf.get(current);
+  return { rows, current };
+}
+
+async function loadTimeline() {
+  const [list, tree] = await Promise.all([
+    rpc('list_checkpoints', { scope: 'all' }),
+    rpc('get_tree'),
+  ]);
+  state.checkpoints = list.checkpoints;
+  state.byId = new Map(list.checkpoints.map((c) => [c.entryId, c]));
+  state.tree = tree;
+  state.initial = list.initialEntryId || null;
+  let matches = null;
+  if (state.query) {
+    const found = await rpc('list_checkpoints', { scope: 'all', query: state.query });
+    matches = new Set(found.checkpoints.map((c) => c.entryId));
+  }
+  renderTimeline(matches);
+}
+
+function renderTimeline(matches) {
+  const { rows, current } = layout(state.checkpoints, state.tree);
+  state.current = current;
+  const ol = $('timeline');
+  ol.replaceChildren();
+  let shown = 0;
+  for (const { c, depth, branches } of rows) {
+    if (matches && !matches.has(c.entryId)) continue;
+    shown++;
+    const label = c.label || '';
+    const li = el('li', {
+      class: ['cp', c.onCurrentPath ? 'on-path' : 'off-path', c.entryId === current ? 'current' : '',
+        c.entryId === state.selected ? 'selected' : '', `kind-${c.kind}`].join(' '),
+      'data-id': c.entryId,
+      'data-depth': String(Math.min(depth, 8)),
+      title: c.entryId,
+      onclick: () => selectCheckpoint(c.entryId),
+    },
+    el('span', { class: 'node', text: c.entryId === current ? '●' : (branches ? '◆' : '○') }),
+    el('span', { class: 'turn', text: `#${c.turnIndex}` }),
+    el('span', { class: `kind`, text: c.kind }),
+    el('span', { class: 'label', text: label }),
+    c.tool ? el('span', { class: 'tool', text: c.tool }) : null,
+    c.gitBranch ? el('span', { class: 'branch', text: `⎇ ${c.gitBranch}` }) : null,
+    el('span', { class: 'counts' },
+      el('span', { class: 'add', text: `+${c.added}` }),
+      el('span', { class: 'mod', text: `~${c.modified}` }),
+      el('span', { class: 'del', text: `-${c.deleted}` })),
+    c.note ? el('span', { class: 'note', title: c.note, text: '✎' }) : null,
+    c.entryId === current ? el('span', { class: 'here', text: 'current' }) : null,
+    el('time', { datetime: c.timestamp, text: timeOf(c.timestamp) }),
+    el('span', { class: 'pick' },
+      el('button', { type: 'button', class: state.a === c.entryId ? 'on' : '', title: 'compare from here',
+        onclick: (ev) => { ev.stopPropagation(); setPoints(c.entryId, state.b); } }, 'A'),
+      el('button', { type: 'button', class: state.b === c.entryId ? 'on' : '', title: 'compare to here',
+        onclick: (ev) => { ev.stopPropagation(); setPoints(state.a, c.entryId); } }, 'B')));
+    ol.append(li);
+  }
+  $('timeline-count').textContent = matches
+    ? `${shown} of ${state.checkpoints.length} match` : `${state.checkpoints.length} checkpoints`;
+}
+
+function selectCheckpoint(id) {
+  state.selected = id;
+  const c = state.byId.get(id);
+  for (const li of document.querySelectorAll('#timeline li.cp')) li.classList.toggle('selected', li.dataset.id === id);
+  if (!c) return;
+  $('checkpoint').hidden = false;
+  $('cp-id').textContent = shortId(id);
+  const facts = [
+    ['entry', id], ['kind', c.kind], ['turn', String(c.turnIndex)], ['label / prompt', c.label || '—'],
+    ['note', c.note || '—'], ['tool', c.tool || '—'], ['git branch', c.gitBranch || '—'],
+    ['changes', `+${c.added} ~${c.modified} -${c.deleted}`], ['time', `${timeOf(c.timestamp)} (${c.timestamp})`],
+    ['tree', c.treeHash], ['on current path', c.onCurrentPath ? 'yes' : 'no'],
+  ];
+  const dl = $('cp-facts');
+  dl.replaceChildren();
+  for (const [k, v] of facts) dl.append(el('dt', { text: k }), el('dd', { text: v }));
+  $('label-input').value = c.label && c.kind === 'manual' ? c.label : '';
+  $('note-input').value = c.note || '';
+  // A click compares the checkpoint with the working directory, unless both
+  // points were picked by hand.
+  if (!state.pinned) setPoints(id, '@working');
+}
+
+// ---- compare -------------------------------------------------------------------
+
+async function setPoints(a, b) {
+  state.a = a;
+  state.b = b;
+  state.pinned = b !== '@working';
+  $('point-a').textContent = pointName(a);
+  $('point-b').textContent = pointName(b);
+  for (const li of document.querySelectorAll('#timeline li.cp')) {
+    const [ba, bb] = li.querySelectorAll('.pick button');
+    ba.classList.toggle('on', li.dataset.id === a);
+    bb.classList.toggle('on', li.dataset.id === b);
+  }
+  await loadFiles();
+}
+
+async function loadFiles(keepPath) {
+  let r;
+  try { r = await rpc('get_modified_files', rangeParams()); } catch (e) { showError(e); return; }
+  state.files = r.files;
+  const ul = $('files');
+  ul.replaceChildren();
+  r.files.forEach((f, i) => {
+    const st = { added: 'A', modified: 'M', deleted: 'D' }[f.status] || '?';
+    ul.append(el('li', { class: `file st-${f.status}`, 'data-path': f.path, onclick: () => openFile(i) },
+      el('input', { type: 'checkbox', class: 'choose write', title: 'choose for restore',
+        onclick: (ev) => { ev.stopPropagation(); updateChosen(); } }),
+      el('span', { class: 'st', text: st }),
+      el('span', { class: 'path', text: f.path }),
+      f.turnIndex !== undefined && f.turnIndex !== null ? el('span', { class: 'turn', text: `#${f.turnIndex}` }) : null));
+  });
+  $('files-count').textContent = `${r.files.length} changed file${r.files.length === 1 ? '' : 's'}`;
+  updateChosen();
+  const again = keepPath ? r.files.findIndex((f) => f.path === keepPath) : -1;
+  if (again >= 0) openFile(again);
+  else if (r.files.length) openFile(0);
+  else { state.fileIndex = -1; $('file-head').replaceChildren(); $('diff').replaceChildren(el('p', { class: 'empty', text: 'No differences between the two points.' })); $('file-tabs').hidden = true; }
+}
+
+function chosenFiles() {
+  return [...document.querySelectorAll('#files li')].filter((li) => li.querySelector('input.choose').checked)
+    .map((li) => li.dataset.path);
+}
+
+function updateChosen() {
+  const n = chosenFiles().length;
+  const btn = $('restore-chosen');
+  btn.disabled = n === 0 || !state.a;
+  btn.textContent = `Restore ${n || ''} checked file${n === 1 ? '' : 's'} to A…`;
+}
+
+async function openFile(i) {
+  if (i < 0 || i >= state.files.length) return;
+  state.fileIndex = i;
+  const f = state.files[i];
+  for (const li of document.querySelectorAll('#files li')) li.classList.toggle('on', li.dataset.path === f.path);
+  const li = document.querySelector(`#files li:nth-child(${i + 1})`);
+  if (li) li.scrollIntoView({ block: 'nearest' });
+  $('file-tabs').hidden = false;
+  showTab('diff');
+  $('file-head').replaceChildren(el('h3', { text: f.path }));
+  $('diff').replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
+  let d;
+  try {
+    d = await rpc('get_file_diff', { filePath: f.path, ...rangeParams(), contextLines: 3 });
+  } catch (e) { showError(e); return; }
+  if (state.files[state.fileIndex] !== f) return;
+  renderDiff(f, d);
+}
+
+function renderDiff(f, d) {
+  const head = $('file-head');
+  const flags = [];
+  if (d && d.isBinary) flags.push(el('span', { class: 'badge flag', text: 'binary' }));
+  if (d && d.isTooLarge) flags.push(el('span', { class: 'badge flag', text: 'too large to diff' }));
+  if (d && d.isApproximate) flags.push(el('span', { class: 'badge', text: 'approximate' }));
+  head.replaceChildren(el('h3', { text: f.path }),
+    d ? el('span', { class: 'counts' }, el('span', { class: 'add', text: `+${d.additions}` }), el('span', { class: 'del', text: ` -${d.deletions}` })) : null,
+    ...flags);
+  const box = $('diff');
+  box.replaceChildren();
+  if (!d) { box.append(el('p', { class: 'empty', text: 'No difference.' })); return; }
+  if (d.isBinary || d.isTooLarge) {
+    box.append(el('p', { class: 'empty', text: d.isBinary ? 'Binary file: not shown as text.' : 'Too large to diff.' }));
+    return;
+  }
+  const hunks = parseUnified(d.unifiedDiff || '');
+  const lang = languageOf(f.path);
+  box.append(state.split ? splitTable(hunks, lang) : unifiedTable(hunks, lang));
+}
+
+// The hunks of a unified diff: [{header, lines: [{t: ' '|'-'|'+', text, o, n}]}].
+function parseUnified(text) {
+  const hunks = [];
+  let h = null, o = 0, n = 0, count = 0;
+  for (const line of text.split('\n')) {
+    if (count > MAX_DIFF_LINES) break;
+    const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+    if (m) { h = { header: line, lines: [] }; hunks.push(h); o = +m[1]; n = +m[2]; continue; }
+    if (!h) continue;
+    const t = line[0];
+    if (t === ' ') h.lines.push({ t, text: line.slice(1), o: o++, n: n++ });
+    else if (t === '-') h.lines.push({ t, text: line.slice(1), o: o++ });
+    else if (t === '+') h.lines.push({ t, text: line.slice(1), n: n++ });
+    else if (t === '\\') h.lines.push({ t, text: line });
+    count++;
+  }
+  hunks.cut = count > MAX_DIFF_LINES;
+  return hunks;
+}
+
+const LANGS = {
+  rs: 'rust', js: 'javascript', mjs: 'javascript', cjs: 'javascript', jsx: 'javascript', ts: 'typescript',
+  tsx: 'typescript', py: 'python', go: 'go', java: 'java', c: 'c', h: 'c', cc: 'cpp', cpp: 'cpp', hpp: 'cpp',
+  cs: 'csharp', css: 'css', scss: 'scss', html: 'xml', htm: 'xml', xml: 'xml', svg: 'xml', json: 'json',
+  yml: 'yaml', yaml: 'yaml', md: 'markdown', sh: 'bash', bash: 'bash', toml: 'ini', ini: 'ini', sql: 'sql',
+  rb: 'ruby', php: 'php', kt: 'kotlin', swift: 'swift', lua: 'lua', pl: 'perl', r: 'r', diff: 'diff',
+};
+
+function languageOf(path) {
+  const base = path.split('/').pop();
+  if (base === 'Makefile') return 'makefile';
+  if (base === 'Dockerfile') return 'dockerfile';
+  const ext = base.includes('.') ? base.split('.').pop().toLowerCase() : '';
+  const lang = LANGS[ext];
+  return lang && window.hljs && window.hljs.getLanguage(lang) ? lang : null;
+}
+
+function code(text, lang) {
+  const c = el('code', { class: 'src' });
+  if (lang) {
+    try { c.innerHTML = window.hljs.highlight(text, { language: lang, ignoreIllegals: true }).value; return c; } catch (e) { /* plain */ }
+  }
+  c.textContent = text;
+  return c;
+}
+
+function cutNote(hunks) {
+  return hunks.cut ? el('p', { class: 'warn', text: `Only the first ${MAX_DIFF_LINES} lines of the diff are shown.` }) : null;
+}
+
+function unifiedTable(hunks, lang) {
+  const t = el('table', { class: 'diff unified' },
+    el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', { class: 'c-ln' }), el('col', {})));
+  for (const h of hunks) {
+    t.append(el('tr', { class: 'hunk' }, el('td', { colspan: '3', text: h.header })));
+    for (const l of h.lines) {
+      const cls = l.t === '+' ? 'ins' : l.t === '-' ? 'del' : l.t === '\\' ? 'meta' : 'ctx';
+      t.append(el('tr', { class: cls },
+        el('td', { class: 'ln', text: l.o !== undefined ? String(l.o) : '' }),
+        el('td', { class: 'ln', text: l.n !== undefined ? String(l.n) : '' }),
+        el('td', { class: 'line' }, el('span', { class: 'sign', text: l.t === '\\' ? '' : l.t }), code(l.text, l.t === '\\' ? null : lang))));
+    }
+  }
+  const wrap = el('div', {}, t);
+  const note = cutNote(hunks);
+  if (note) wrap.append(note);
+  return wrap;
+}
+
+function splitTable(hunks, lang) {
+  const t = el('table', { class: 'diff split' },
+    el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', {}), el('col', { class: 'c-ln' }), el('col', {})));
+  const cell = (l, side) => l
+    ? [el('td', { class: 'ln', text: String(side === 'o' ? l.o : l.n) }), el('td', { class: `line ${l.t === ' ' ? 'ctx' : side === 'o' ? 'del' : 'ins'}` }, code(l.text, lang))]
+    : [el('td', { class: 'ln' }), el('td', { class: 'line void' })];
+  for (const h of hunks) {
+    t.append(el('tr', { class: 'hunk' }, el('td', { colspan: '4', text: h.header })));
+    let i = 0;
+    const ls = h.lines.filter((l) => l.t !== '\\');
+    while (i < ls.length) {
+      if (ls[i].t === ' ') { t.append(el('tr', {}, ...cell(ls[i], 'o'), ...cell(ls[i], 'n'))); i++; continue; }
+      const dels = [], adds = [];
+      while (i < ls.length && ls[i].t === '-') dels.push(ls[i++]);
+      while (i < ls.length && ls[i].t === '+') adds.push(ls[i++]);
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
+        t.append(el('tr', {}, ...cell(dels[k], 'o'), ...cell(adds[k], 'n')));
+      }
+    }
+  }
+  const wrap = el('div', {}, t);
+  const note = cutNote(hunks);
+  if (note) wrap.append(note);
+  return wrap;
+}
+
+function showTab(which) {
+  for (const t of ['diff', 'history', 'blame']) {
+    $(t).hidden = t !== which;
+    $(`tab-${t}`).classList.toggle('on', t === which);
+  }
+}
+
+async function loadHistory() {
+  const f = state.files[state.fileIndex];
+  if (!f) return;
+  showTab('history');
+  const box = $('history');
+  box.replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
+  let h;
+  try { h = await rpc('get_file_history', { filePath: f.path, scope: 'all' }); } catch (e) { showError(e); return; }
+  const t = el('table', { class: 'history' },
+    el('tr', {}, ...['turn', 'kind', 'label', 'status', 'time', ''].map((x) => el('th', { text: x }))));
+  for (const v of h.versions) {
+    t.append(el('tr', {},
+      el('td', { text: `#${v.turnIndex}` }), el('td', { text: v.kind }), el('td', { text: v.label || '' }),
+      el('td', { text: v.status }), el('td', { text: timeOf(v.timestamp) }),
+      el('td', {},
+        el('button', { type: 'button', onclick: () => { setPoints(v.entryId, '@working'); } }, 'diff to working'),
+        READ_ONLY || v.status === 'deleted' ? null : el('button', { type: 'button', class: 'write',
+          onclick: () => startWrite('restore_files', { targetEntryId: v.entryId, files: [f.path] }, `Restore ${f.path} as of turn ${v.turnIndex}`) }, 'restore this version…'))));
+  }
+  box.replaceChildren(el('p', { text: `${h.versions.length} recorded version(s) of ${h.path}` }), t);
+}
+
+// Blame by turn (`get_file_blame`) is being added to the protocol; once it
+// exists, this fills #blame and un-hides #tab-blame.
+// BLAME: wire get_file_blame here.
+async function loadBlame() {
+  showTab('blame');
+  $('blame').replaceChildren(el('p', { class: 'empty', text: 'Blame by turn is not available in this build.' }));
+}
+
+// ---- writes: plan, then confirm -----------------------------------------------
+
+let pending = null;
+
+async function startWrite(method, params, title) {
+  let r;
+  try { r = await write(method, params); } catch (e) { showError(e); return; }
+  showPlan(method, params, title, r.body, false);
+}
+
+function showPlan(method, params, title, body, stale) {
+  pending = { method, params, title, token: body.token };
+  $('plan-title').textContent = title;
+  const st = $('plan-stale');
+  st.hidden = !stale;
+  st.textContent = stale ? 'Not executed: the files or the session changed since the plan was shown. Nothing was written. This is the new plan:' : '';
+  const plan = body.plan || {};
+  const restore = method === 'navigate_tree' ? (plan.restore || {}) : plan;
+  const files = body.files || [];
+  const writes = files.filter((f) => f.action === 'write').length;
+  const deletes = files.filter((f) => f.action === 'delete').length;
+  $('plan-summary').textContent = method === 'label'
+    ? `Set label "${params.label || ''}" and note "${params.note || ''}" on ${shortId(params.targetId)}.`
+    : `${writes} file(s) to write, ${deletes} to delete, ${files.length - writes - deletes} kept. The current state is checkpointed first, so Undo can put it back.`;
+  const tb = $('plan-files').querySelector('tbody');
+  tb.replaceChildren();
+  for (const f of files) tb.append(el('tr', { class: `act-${f.action}` }, el('td', { text: f.action }), el('td', { text: f.path })));
+  $('plan-files').hidden = files.length === 0;
+  const notes = $('plan-notes');
+  notes.replaceChildren();
+  for (const c of restore.conflicts || []) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
+  for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
+  $('plan-dialog').hidden = false;
+  $('plan-confirm').focus();
+}
+
+function closePlan() { $('plan-dialog').hidden = true; pending = null; }
+
+async function confirmPlan() {
+  if (!pending) return;
+  const p = pending;
+  $('plan-confirm').disabled = true;
+  let r;
+  try { r = await write(p.method, p.params, p.token); } catch (e) { $('plan-confirm').disabled = false; closePlan(); showError(e); return; }
+  $('plan-confirm').disabled = false;
+  if (r.status === 409) { showPlan(p.method, p.params, p.title, r.body, true); return; }
+  closePlan();
+  const res = r.body.result || {};
+  const restore = p.method === 'navigate_tree' ? (res.restore || {}) : res;
+  if (p.method === 'label') toast('Saved.');
+  else toast(`Done: wrote ${(restore.restored || []).length} file(s), deleted ${(restore.deleted || []).length}.${restore.unrevertEntryId ? ' Undo puts the state before it back.' : ''}`);
+  await refresh();
+}
+
+// ---- refresh and live updates ----------------------------------------------------
+
+async function refresh() {
+  try {
+    await loadTimeline();
+    if (state.selected && state.byId.has(state.selected)) {
+      const keepPinned = state.pinned;
+      selectCheckpoint(state.selected);
+      state.pinned = keepPinned;
+    }
+    const f = state.files[state.fileIndex];
+    await loadFiles(f && f.path);
+  } catch (e) { showError(e); }
+}
+
+let source = null;
+function listen() {
+  if (source) source.close();
+  const q = state.session ? `?session=${encodeURIComponent(state.session)}` : '';
+  source = new EventSource(`/api/events${q}`);
+  source.addEventListener('change', () => {
+    $('live').classList.add('pulse');
+    setTimeout(() => $('live').classList.remove('pulse'), 800);
+    clearTimeout(listen.timer);
+    listen.timer = setTimeout(() => refresh(), 200);
+  });
+  source.onerror = () => $('live').classList.add('off');
+  source.onopen = () => $('live').classList.remove('off');
+}
+
+// ---- wiring ------------------------------------------------------------------------
+
+function wire() {
+  if (READ_ONLY) {
+    document.body.classList.add('read-only');
+    $('read-only-badge').hidden = false;
+  }
+  $('session-select').addEventListener('change', async (ev) => {
+    state.session = ev.target.value;
+    state.selected = null; state.a = null; state.initial = null; state.b = '@working'; state.pinned = false;
+    $('checkpoint').hidden = true;
+    listen();
+    await refresh();
+    await setPoints(state.initial, '@working');
+  });
+  let searchTimer = null;
+  $('search').addEventListener('input', (ev) => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(async () => { state.query = ev.target.value.trim(); try { await loadTimeline(); } catch (e) { showError(e); } }, 200);
+  });
+  $('b-working').addEventListener('click', () => setPoints(state.a, '@working'));
+  $('split-toggle').addEventListener('change', (ev) => { state.split = ev.target.checked; openFile(state.fileIndex); });
+  $('tab-diff').addEventListener('click', () => openFile(state.fileIndex));
+  $('tab-history').addEventListener('click', loadHistory);
+  $('tab-blame').addEventListener('click', loadBlame);
+  $('cp-restore').addEventListener('click', () => {
+    const c = state.byId.get(state.selected);
+    if (c) startWrite('restore_files', { targetEntryId: c.entryId }, `Restore all files to turn ${c.turnIndex} (${shortId(c.entryId)})`);
+  });
+  $('cp-navigate').addEventListener('click', () => {
+    const c = state.byId.get(state.selected);
+    if (c) startWrite('navigate_tree', { targetId: c.entryId }, `Navigate to turn ${c.turnIndex} (${shortId(c.entryId)})`);
+  });
+  $('restore-chosen').addEventListener('click', () => {
+    const files = chosenFiles();
+    if (files.length && state.a) startWrite('restore_files', { targetEntryId: state.a, files }, `Restore ${files.length} file(s) to ${pointName(state.a)}`);
+  });
+  $('undo-btn').addEventListener('click', () => startWrite('undo', {}, 'Undo the last restore'));
+  $('label-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const label = $('label-input').value.trim();
+    const note = $('note-input').value.trim();
+    if (state.selected) startWrite('label', { targetId: state.selected, label: label || null, note: note || null }, 'Label and note');
+  });
+  $('plan-confirm').addEventListener('click', confirmPlan);
+  $('plan-cancel').addEventListener('click', closePlan);
+  document.addEventListener('keydown', (ev) => {
+    const typing = ev.target instanceof HTMLInputElement && ev.target.type !== 'checkbox';
+    if (!$('plan-dialog').hidden) { if (ev.key === 'Escape') closePlan(); return; }
+    if (typing) { if (ev.key === 'Escape') ev.target.blur(); return; }
+    if (ev.key === 'j' || ev.key === 'ArrowDown') { ev.preventDefault(); openFile(state.fileIndex + 1); }
+    else if (ev.key === 'k' || ev.key === 'ArrowUp') { ev.preventDefault(); openFile(state.fileIndex - 1); }
+    else if (ev.key === 's') { $('split-toggle').checked = !state.split; state.split = !state.split; openFile(state.fileIndex); }
+    else if (ev.key === 'h') loadHistory();
+    else if (ev.key === '/') { ev.preventDefault(); $('search').focus(); }
+  });
+}
+
+async function main() {
+  wire();
+  try {
+    await loadSessions();
+    await loadTimeline();
+    await setPoints(state.initial, '@working');
+    document.body.dataset.ready = 'true';
+  } catch (e) { showError(e); }
+  listen();
+}
+
+main();

@@ -1,0 +1,128 @@
+//! `rewind ui`: the project's sessions in a browser page served from the
+//! binary (docs/ui.md). The server listens on 127.0.0.1 only; `guard`
+//! checks every request before it is routed; `api` answers in the
+//! protocol's own method names and types, opening the session per request
+//! through `crate::frontend` (read-only without the lock; a write takes the
+//! lock, like `rewind mcp`); `assets` is the page, embedded.
+
+mod api;
+mod assets;
+mod events;
+mod guard;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use rewind::store::Layout;
+
+use crate::Location;
+
+/// The command line of `rewind ui`.
+pub struct Options {
+    pub port: u16,
+    pub open: bool,
+    pub read_only: bool,
+}
+
+/// What every handler shares.
+pub struct Ui {
+    /// The project root and store, made absolute; `session` is the one
+    /// `--session` named (default for the page), if any.
+    pub at: Location,
+    pub sessions_dir: PathBuf,
+    pub read_only: bool,
+    /// One write at a time from this server.
+    pub write_turn: tokio::sync::Mutex<()>,
+}
+
+pub fn run(at: Location, options: Options) -> Result<()> {
+    let (root, store) = crate::cli::project_and_store(&at)?;
+    let at = Location {
+        cwd: Some(root.clone()),
+        store: Some(store.clone()),
+        session: at.session.map(|s| s.canonicalize().unwrap_or(s)),
+    };
+    let sessions_dir = Layout::new(&store).sessions_dir();
+    if let Err(e) = crate::frontend::session_of(&at) {
+        bail!(
+            "{e} in {} (record one first: an agent with `rewind install`, `rewind serve`, `rewind run` or `rewind watch`)",
+            store.display()
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port))
+            .await
+            .with_context(|| format!("listening on 127.0.0.1:{}", options.port))?;
+        let port = listener.local_addr().context("the bound address")?.port();
+        let secret: [u8; 32] = rand::random();
+        let secret: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let guard = Arc::new(guard::Guard {
+            port,
+            secret: secret.clone(),
+        });
+        let ui = Arc::new(Ui {
+            at,
+            sessions_dir,
+            read_only: options.read_only,
+            write_turn: tokio::sync::Mutex::new(()),
+        });
+        let url = format!("http://127.0.0.1:{port}/?token={secret}");
+        {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{url}").context("printing the URL")?;
+            out.flush().context("printing the URL")?;
+        }
+        eprintln!(
+            "rewind ui: serving {} on http://127.0.0.1:{port}/{} (Ctrl-C stops)",
+            root.display(),
+            if options.read_only { " read-only" } else { "" }
+        );
+        if options.open {
+            open_browser(&url);
+        }
+        let app = api::router(ui, guard.clone());
+        // The guard wraps the router, so it runs before routing: a bad Host
+        // or a missing secret is refused even for a path that does not
+        // exist.
+        let guarded = tower_layer::Layer::layer(
+            &axum::middleware::from_fn_with_state(guard, guard::middleware),
+            app,
+        );
+        axum::serve(
+            listener,
+            axum::ServiceExt::<axum::extract::Request>::into_make_service(guarded),
+        )
+        .await
+        .context("serving HTTP")
+    })
+}
+
+/// Open the page in the user's browser; a machine without one is fine
+/// (the URL was printed).
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match spawned {
+        // Reap it without blocking the server.
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => tracing::info!(%e, opener, "could not open a browser; open the URL printed"),
+    }
+}
