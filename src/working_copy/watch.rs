@@ -600,9 +600,12 @@ mod tests {
         assert_eq!(seen, vec!["a/b/g.txt"]);
     }
 
-    /// A directory renamed while it is being armed (the full scan found it under its new
-    /// name before the watcher read the rename): `notify` drops the watch it holds for
-    /// the old name, which is the new name's too; the arrival re-adds it.
+    /// A directory renamed, then armed under its new name before the drain reads the
+    /// rename: both names are reported and the new one is watched. The race this is about
+    /// — `notify` reading the rename only after the arm re-used the old directory's watch,
+    /// then dropping it — cannot be forced from here (`notify`'s thread has usually read
+    /// the rename before the arm's request), so this does not fail without `again` in
+    /// `arm_tree`; it checks the sequence, not the race.
     #[test]
     fn a_directory_renamed_before_the_arm_is_still_watched() {
         let d = tempfile::tempdir().unwrap();
