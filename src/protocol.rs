@@ -44,7 +44,8 @@ pub struct InitializeOptions {
     pub ignored_per_directory: Option<u32>,
     /// fsync objects and session appends (default true).
     pub fsync: Option<bool>,
-    /// Watch the project for changes (inotify on Linux) so a snapshot looks
+    /// Watch the project for changes (inotify on Linux, FSEvents on macOS,
+    /// ReadDirectoryChangesW on Windows) so a snapshot looks
     /// only at what changed since the last scan; it scans everything on
     /// start, after a watcher overflow, or whenever an ignore file, the git
     /// index or `.git/info/exclude` changed (default true).

@@ -23,7 +23,8 @@ pub struct EngineConfig {
     pub store_dir: Option<PathBuf>,
     pub scan: ScanOptions,
     pub fsync: bool,
-    /// Watch the project (inotify, Linux) so snapshots look only at what
+    /// Watch the project (the `notify` crate: inotify on Linux, FSEvents on
+    /// macOS, ReadDirectoryChangesW on Windows) so snapshots look only at what
     /// changed; falls back to full scans whenever it cannot be sure.
     pub watch: bool,
     /// What resuming a session does with changes made since its last entry.
@@ -136,7 +137,6 @@ impl Engine {
         register_session(&store, log.path());
         let mut engine = Engine::assemble(root, store, log, &config);
         engine.events = events;
-        #[cfg(target_os = "linux")]
         if config.watch {
             // Armed by the first full scan below.
             engine.working_copy.watch();

@@ -47,7 +47,6 @@ pub struct WorkingCopy {
     /// The capture rules outside the tree as of the last full scan.
     pub(super) rules_seen: Option<RulesFingerprint>,
     /// Tells a scan which paths changed, so it can skip the walk.
-    #[cfg(target_os = "linux")]
     pub(super) watcher: Option<super::watch::Watcher>,
 }
 
@@ -93,16 +92,14 @@ impl WorkingCopy {
             git_index: None,
             last_scan: None,
             rules_seen: None,
-            #[cfg(target_os = "linux")]
             watcher: None,
         }
     }
 
-    /// Watch the project (inotify, Linux) so scans look only at what
-    /// changed; armed by the next full scan. Without it every scan walks
-    /// the project.
+    /// Watch the project (the `notify` crate: inotify, FSEvents,
+    /// ReadDirectoryChangesW) so scans look only at what changed; armed by
+    /// the next full scan. Without it every scan walks the project.
     pub fn watch(&mut self) {
-        #[cfg(target_os = "linux")]
         match super::watch::Watcher::new(&self.root) {
             Ok(w) => self.watcher = Some(w),
             Err(err) => {

@@ -11,7 +11,6 @@ pub mod options;
 pub mod scan;
 mod scan_tree;
 pub mod stat_cache;
-#[cfg(target_os = "linux")]
 pub mod watch;
 
 pub use copy::{CheckoutOutcome, CheckoutPlan, WorkingCopy};

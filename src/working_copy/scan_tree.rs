@@ -177,7 +177,6 @@ impl WorkingCopy {
         }
         self.last_scan = None;
         trees.clear();
-        #[cfg(target_os = "linux")]
         if let Some(w) = self.watcher.as_mut() {
             w.invalidate();
         }
@@ -188,32 +187,22 @@ impl WorkingCopy {
     /// watcher can say; `None` means scan everything (docs/architecture.md
     /// rule 12).
     fn watched_changes(&mut self, rules: &RulesFingerprint) -> Option<BTreeSet<String>> {
-        #[cfg(target_os = "linux")]
-        {
-            let w = self.watcher.as_mut()?;
-            let changes = w.drain();
-            match &changes {
-                super::watch::Changes::Paths(p) => {
-                    tracing::debug!(paths = p.len(), "watcher drained")
-                }
-                super::watch::Changes::Unknown => {
-                    tracing::debug!("watcher drained: lost track, full scan")
-                }
+        let w = self.watcher.as_mut()?;
+        let changes = w.drain();
+        match &changes {
+            super::watch::Changes::Paths(p) => {
+                tracing::debug!(paths = p.len(), "watcher drained")
             }
-            if self.rules_seen.as_ref() != Some(rules) || self.last_scan.is_none() {
-                return None;
-            }
-            match changes {
-                super::watch::Changes::Unknown => None,
-                super::watch::Changes::Paths(p) => {
-                    (!p.iter().any(|x| is_rules_file(x))).then_some(p)
-                }
+            super::watch::Changes::Unknown => {
+                tracing::debug!("watcher drained: lost track, full scan")
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = rules;
-            None
+        if self.rules_seen.as_ref() != Some(rules) || self.last_scan.is_none() {
+            return None;
+        }
+        match changes {
+            super::watch::Changes::Unknown => None,
+            super::watch::Changes::Paths(p) => (!p.iter().any(|x| is_rules_file(x))).then_some(p),
         }
     }
 
@@ -286,7 +275,6 @@ impl WorkingCopy {
         if result.is_err() {
             // The watcher's events were consumed; without a recorded scan
             // they must not be trusted.
-            #[cfg(target_os = "linux")]
             if let Some(w) = self.watcher.as_mut() {
                 w.invalidate();
             }
@@ -299,7 +287,6 @@ impl WorkingCopy {
         store.publish_packs()?;
         let untracked = Arc::new(state.scan.untracked.clone());
         let full = scan_scope.is_none();
-        #[cfg(target_os = "linux")]
         if let Some(w) = self.watcher.as_mut() {
             if full {
                 // Every directory the walk went into, and the parents of
@@ -321,15 +308,12 @@ impl WorkingCopy {
             }
             if w.is_exhausted() {
                 tracing::warn!(
-                    "the inotify watch limit is reached (fs.inotify.max_user_watches); \
+                    "the file watch limit is reached (on Linux fs.inotify.max_user_watches); \
                      this session scans the whole project on every snapshot"
                 );
                 self.watcher = None;
             }
         }
-        // Only the watcher (Linux) uses the directories the walk went into.
-        #[cfg(not(target_os = "linux"))]
-        drop(dirs);
         if full {
             self.rules_seen = Some(rules);
         }

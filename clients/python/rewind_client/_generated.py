@@ -312,7 +312,8 @@ class InitializeOptions(TypedDict, total=False):
     maxFileSize: int | None
     #: Honour .gitignore and .git/info/exclude (default true).
     useGitignore: bool | None
-    #: Watch the project for changes (inotify on Linux) so a snapshot looks
+    #: Watch the project for changes (inotify on Linux, FSEvents on macOS,
+    #: ReadDirectoryChangesW on Windows) so a snapshot looks
     #: only at what changed since the last scan; it scans everything on
     #: start, after a watcher overflow, or whenever an ignore file, the git
     #: index or `.git/info/exclude` changed (default true).
