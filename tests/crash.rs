@@ -464,3 +464,78 @@ fn a_tampered_journal_cannot_write_outside_the_project() {
     assert_eq!(fx.read("a.txt").unwrap(), b"A\n");
     assert!(s.finish().success());
 }
+
+/// A revert goes through the same journal as a restore: SIGKILL at random
+/// points of a revert that merges every file of a large project, then a new
+/// sidecar on the session. The disk is exactly the state before the revert
+/// or the merged result, the journal is gone, `verify` passes, and both
+/// states stay reachable (undo of a completed revert, the revert again).
+#[test]
+fn sigkill_during_a_revert_is_recovered_like_a_restore() {
+    let fx = Fixture::new();
+    let content = |d: usize, i: usize, first: &str, third: &str| {
+        format!("{first} {d} {i}\nsecond\n{third} {d} {i}\nfourth\n")
+    };
+    for d in 0..DIRS {
+        for i in 0..PER_DIR {
+            fx.write(&path(d, i), content(d, i, "one", "three"));
+        }
+    }
+    let options = json!({"fsync": fsync_from_env()});
+    let (mut s, init) = fx.start(json!({"options": options}));
+    let session = PathBuf::from(init["sessionFile"].as_str().unwrap());
+    // Turn 1 changes every first line, turn 2 every third line.
+    for d in 0..DIRS {
+        for i in 0..PER_DIR {
+            fx.write(&path(d, i), content(d, i, "ONE", "three"));
+        }
+    }
+    let t1 = s.ok("snapshot", json!({"kind": "turn"}))["entryId"].clone();
+    for d in 0..DIRS {
+        for i in 0..PER_DIR {
+            fx.write(&path(d, i), content(d, i, "ONE", "THREE"));
+        }
+    }
+    s.ok("snapshot", json!({"kind": "turn"}));
+    let before = disk_state(&fx.root());
+    let started = Instant::now();
+    s.ok("revert", json!({"entryId": t1}));
+    let full_ms = started.elapsed().as_millis() as u64;
+    let reverted = disk_state(&fx.root());
+    let expected: Disk = (0..DIRS)
+        .flat_map(|d| (0..PER_DIR).map(move |i| (d, i)))
+        .map(|(d, i)| (path(d, i), Node::file(content(d, i, "one", "THREE"))))
+        .collect();
+    assert_eq!(reverted, expected, "the revert itself");
+    s.ok("undo", json!({}));
+    assert_eq!(disk_state(&fx.root()), before);
+    assert!(s.finish().success());
+    let window = (full_ms + full_ms / 4).max(40);
+
+    let mut rng = rand::thread_rng();
+    for _ in 0..iterations().min(6) {
+        let (mut s, _) = fx.start(json!({"sessionFile": session, "options": options}));
+        s.send_request("revert", json!({"entryId": t1}));
+        std::thread::sleep(Duration::from_millis(rng.gen_range(0..=window)));
+        s.kill();
+        let (mut s, _) = fx.start(json!({"sessionFile": session, "options": options}));
+        assert!(!journal_of(&session).exists(), "journal left behind");
+        let verified = s.ok("verify", json!({}));
+        assert_eq!(verified["ok"], true, "{verified}");
+        let mut now = disk_state(&fx.root());
+        now.retain(|p, _| !is_temp(p));
+        assert!(
+            now == before || now == expected,
+            "the disk is neither the state before the revert nor its result ({} / {} paths differ)",
+            differing(&now, &before),
+            differing(&now, &expected)
+        );
+        // Back to the state before the revert for the next kill: undo of a
+        // completed revert, or nothing to do.
+        if now == expected {
+            s.ok("undo", json!({}));
+        }
+        assert_eq!(disk_state(&fx.root()), before);
+        assert!(s.finish().success());
+    }
+}
