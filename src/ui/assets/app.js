@@ -270,9 +270,12 @@ async function setPoints(a, b) {
   await loadFiles();
 }
 
-async function loadFiles(keepPath) {
+async function loadFiles(keepPath, keepTab) {
   let r;
+  const seq = state.filesSeq = (state.filesSeq || 0) + 1;
   try { r = await rpc('get_modified_files', rangeParams()); } catch (e) { showError(e); return; }
+  // A later call (other points picked meanwhile) has the say.
+  if (seq !== state.filesSeq) return;
   state.files = r.files;
   const ul = $('files');
   ul.replaceChildren();
@@ -288,7 +291,9 @@ async function loadFiles(keepPath) {
   $('files-count').textContent = `${r.files.length} changed file${r.files.length === 1 ? '' : 's'}`;
   updateChosen();
   const again = keepPath ? r.files.findIndex((f) => f.path === keepPath) : -1;
-  if (again >= 0) openFile(again);
+  if (again >= 0 && keepTab === 'blame') { state.fileIndex = again; markFile(again); loadBlame(); }
+  else if (again >= 0 && keepTab === 'history') { state.fileIndex = again; markFile(again); loadHistory(); }
+  else if (again >= 0) openFile(again);
   else if (r.files.length) openFile(0);
   else { state.fileIndex = -1; $('file-head').replaceChildren(); $('diff').replaceChildren(el('p', { class: 'empty', text: 'No differences between the two points.' })); $('file-tabs').hidden = true; }
 }
@@ -305,14 +310,19 @@ function updateChosen() {
   btn.textContent = `Restore ${n || ''} checked file${n === 1 ? '' : 's'} to A…`;
 }
 
-async function openFile(i) {
-  if (i < 0 || i >= state.files.length) return;
-  state.fileIndex = i;
+function markFile(i) {
   const f = state.files[i];
   for (const li of document.querySelectorAll('#files li')) li.classList.toggle('on', li.dataset.path === f.path);
   const li = document.querySelector(`#files li:nth-child(${i + 1})`);
   if (li) li.scrollIntoView({ block: 'nearest' });
   $('file-tabs').hidden = false;
+}
+
+async function openFile(i) {
+  if (i < 0 || i >= state.files.length) return;
+  state.fileIndex = i;
+  const f = state.files[i];
+  markFile(i);
   showTab('diff');
   $('file-head').replaceChildren(el('h3', { text: f.path }));
   $('diff').replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
@@ -441,6 +451,7 @@ function splitTable(hunks, lang) {
 }
 
 function showTab(which) {
+  state.tab = which;
   for (const t of ['diff', 'history', 'blame']) {
     $(t).hidden = t !== which;
     $(`tab-${t}`).classList.toggle('on', t === which);
@@ -525,11 +536,12 @@ function renderBlame(f, r, at) {
       el('td', { class: 'line' }, code(l.text, lang))));
   }
   const groups = group + 1;
-  box.replaceChildren(
+  box.replaceChildren(...[
     el('p', { class: 'blame-head', text: `${r.lines.length} line(s) of ${r.path} at ${pointName(at)}, from ${groups} stretch(es) of checkpoints. Click a checkpoint to select it in the timeline.` }),
     r.isApproximate ? el('p', { class: 'warn', text: 'Approximate: some line diff ran out of its budget; a stretch shown as replaced wholesale is attributed to the later checkpoint.' }) : null,
     t,
-    r.lines.length > MAX_DIFF_LINES ? el('p', { class: 'warn', text: `Only the first ${MAX_DIFF_LINES} lines are shown.` }) : null);
+    r.lines.length > MAX_DIFF_LINES ? el('p', { class: 'warn', text: `Only the first ${MAX_DIFF_LINES} lines are shown.` }) : null,
+  ].filter(Boolean));
 }
 
 // Select a checkpoint in the timeline (its card, highlighted, scrolled to)
@@ -597,6 +609,7 @@ function showPlan(method, params, title, body, stale) {
   for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
   for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
   renderPlanOptions(method, params, title);
+  $('plan-dialog').dataset.onConflict = revert ? onConflict : '';
   const details = $('plan-details');
   details.replaceChildren();
   if (revert) renderRevertDetails(plan);
@@ -710,12 +723,15 @@ async function refresh() {
   try {
     await loadTimeline();
     if (state.selected && state.byId.has(state.selected)) {
+      // The card only: a refresh does not move the compare points.
       const keepPinned = state.pinned;
+      state.pinned = true;
       selectCheckpoint(state.selected);
       state.pinned = keepPinned;
     }
     const f = state.files[state.fileIndex];
-    await loadFiles(f && f.path);
+    // A live update keeps the file and the tab (blame, history) shown.
+    await loadFiles(f && f.path, state.tab);
   } catch (e) { showError(e); }
 }
 
