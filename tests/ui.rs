@@ -168,6 +168,31 @@ fn baseline_id(ui: &Ui) -> String {
     list["initialEntryId"].as_str().unwrap().to_string()
 }
 
+fn turn_ids(ui: &Ui) -> Vec<String> {
+    let list = ui.rpc("list_checkpoints", json!({"scope": "all"}));
+    list["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "turn")
+        .map(|c| c["entryId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A baseline and three turns, each changing its own line of notes.txt
+/// (far enough apart to merge); the second also adds mid.txt.
+fn three_turns() -> Fixture {
+    let fx = Fixture::new();
+    fx.write("notes.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    turn(&fx, "sed -i 's/^2$/two/' notes.txt");
+    turn(
+        &fx,
+        "sed -i 's/^5$/five/' notes.txt; printf 'added by turn 2\\n' > mid.txt",
+    );
+    turn(&fx, "sed -i 's/^8$/eight/' notes.txt");
+    fx
+}
+
 fn state(root: &Path) -> std::collections::BTreeMap<String, common::Node> {
     common::disk_state(root)
 }
@@ -335,6 +360,12 @@ fn read_only_refuses_every_write() {
         .contains("read-only"));
     let (s, _) = ui.post("/api/write", &json!({"method": "undo", "params": {}}));
     assert_eq!(s, 403);
+    let turn1 = turn_ids(&ui)[0].clone();
+    let (s, v) = ui.post(
+        "/api/write",
+        &json!({"method": "revert", "params": {"entryId": turn1}}),
+    );
+    assert_eq!(s, 403, "{v}");
     assert_eq!(state(fx.project.path()), before);
     // Reads still work.
     ui.rpc("get_tree", Value::Null);
@@ -427,4 +458,142 @@ fn beside_a_live_sidecar_reads_work_and_writes_say_to_use_it() {
         "{v}"
     );
     drop(sidecar);
+}
+
+#[test]
+fn blame_names_each_lines_turn_through_rpc() {
+    let fx = three_turns();
+    let ui = Ui::start(&fx, &[]);
+    let turns = turn_ids(&ui);
+    let blame = ui.rpc("get_file_blame", json!({"path": "notes.txt"}));
+    let lines = blame["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 9, "{blame}");
+    let of = |n: usize| &lines[n - 1];
+    assert_eq!(of(2)["text"], "two");
+    assert_eq!(of(2)["entryId"], turns[0].as_str());
+    assert_eq!(of(5)["entryId"], turns[1].as_str());
+    assert_eq!(of(8)["entryId"], turns[2].as_str());
+    assert_eq!(of(1)["kind"], "baseline");
+    assert!(of(2)["turnIndex"].as_u64() < of(5)["turnIndex"].as_u64());
+    // At an earlier checkpoint, the later turns' lines are not there yet.
+    let at = ui.rpc(
+        "get_file_blame",
+        json!({"path": "notes.txt", "at": turns[0]}),
+    );
+    assert_eq!(at["lines"][4]["text"], "5");
+}
+
+#[test]
+fn revert_is_planned_then_confirmed_byte_exact_and_undone() {
+    let fx = three_turns();
+    let ui = Ui::start(&fx, &[]);
+    let turns = turn_ids(&ui);
+    let before = state(fx.project.path());
+    let op = json!({"method": "revert", "params": {"entryId": turns[1], "onConflict": "abort"}});
+
+    // The plan writes nothing and says what each file gets.
+    let (s, plan) = ui.post("/api/write", &op);
+    assert_eq!(s, 200, "{plan}");
+    assert_eq!(plan["executed"], false);
+    assert_eq!(
+        plan["files"],
+        json!([
+            {"path": "mid.txt", "action": "delete", "status": "clean"},
+            {"path": "notes.txt", "action": "write", "status": "clean"},
+        ])
+    );
+    let notes = plan["plan"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "notes.txt")
+        .unwrap()
+        .clone();
+    assert!(
+        notes["diff"].as_str().unwrap().contains("-five\n+5\n"),
+        "{notes}"
+    );
+    assert_eq!(state(fx.project.path()), before);
+
+    // Stale: a file changed since the plan; other arguments (onConflict)
+    // are another plan; a made-up token. Nothing is written.
+    fx.write("other.txt", "written after the preview\n");
+    let mut stale = op.clone();
+    stale["token"] = plan["token"].clone();
+    let (s, again) = ui.post("/api/write", &stale);
+    assert_eq!(s, 409, "{again}");
+    assert_eq!(again["stale"], true);
+    std::fs::remove_file(fx.project.path().join("other.txt")).unwrap();
+    let mut other = stale.clone();
+    other["params"]["onConflict"] = json!("markers");
+    let (s, _) = ui.post("/api/write", &other);
+    assert_eq!(s, 409, "the token covers onConflict");
+    let mut wrong = op.clone();
+    wrong["token"] = json!("0".repeat(32));
+    let (s, _) = ui.post("/api/write", &wrong);
+    assert_eq!(s, 409);
+    assert_eq!(state(fx.project.path()), before);
+
+    // Confirm: turn 2's change is gone, turns 1 and 3 kept, byte for byte.
+    let (s, done) = ui.post("/api/write", &stale);
+    assert_eq!(s, 200, "{done}");
+    assert_eq!(done["executed"], true);
+    assert!(done["result"]["unrevertEntryId"].is_string(), "{done}");
+    let mut expected = std::collections::BTreeMap::new();
+    expected.insert(
+        "notes.txt".to_string(),
+        common::Node::file("1\ntwo\n3\n4\n5\n6\n7\neight\n9\n"),
+    );
+    assert_eq!(state(fx.project.path()), expected);
+
+    // Undo, planned and confirmed, puts turn 2's change back.
+    let undo = json!({"method": "undo", "params": {}});
+    let (s, plan) = ui.post("/api/write", &undo);
+    assert_eq!(s, 200, "{plan}");
+    let mut confirm = undo.clone();
+    confirm["token"] = plan["token"].clone();
+    let (s, done) = ui.post("/api/write", &confirm);
+    assert_eq!(s, 200, "{done}");
+    assert_eq!(state(fx.project.path()), before);
+}
+
+#[test]
+fn a_conflicting_revert_is_refused_with_abort_and_skip_keeps_the_file() {
+    let fx = three_turns();
+    let ui = Ui::start(&fx, &[]);
+    let turns = turn_ids(&ui);
+    // An edit of turn 2's line after it.
+    fx.write("notes.txt", "1\ntwo\n3\n4\nFIVE!\n6\n7\neight\n9\n");
+    let before = state(fx.project.path());
+    let op = json!({"method": "revert", "params": {"entryId": turns[1]}});
+    let (s, plan) = ui.post("/api/write", &op);
+    assert_eq!(s, 200, "{plan}");
+    let notes = plan["plan"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "notes.txt")
+        .unwrap()
+        .clone();
+    assert_eq!(notes["status"], "conflict", "{notes}");
+    assert_eq!(notes["conflicts"][0]["current"], "FIVE!\n", "{notes}");
+    assert_eq!(notes["conflicts"][0]["before"], "5\n", "{notes}");
+    let mut confirm = op.clone();
+    confirm["token"] = plan["token"].clone();
+    let (s, v) = ui.post("/api/write", &confirm);
+    assert_eq!(s, 409, "{v}");
+    assert_eq!(v["error"]["code"], 1002, "{v}");
+    assert_eq!(state(fx.project.path()), before);
+
+    let op = json!({"method": "revert", "params": {"entryId": turns[1], "onConflict": "skip"}});
+    let (_, plan) = ui.post("/api/write", &op);
+    let mut confirm = op.clone();
+    confirm["token"] = plan["token"].clone();
+    let (s, done) = ui.post("/api/write", &confirm);
+    assert_eq!(s, 200, "{done}");
+    assert!(!fx.project.path().join("mid.txt").exists());
+    assert_eq!(
+        fx.read("notes.txt").unwrap(),
+        b"1\ntwo\n3\n4\nFIVE!\n6\n7\neight\n9\n"
+    );
 }

@@ -20,7 +20,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use rewind::engine::{Engine, EngineError};
 use rewind::handlers::{self, MethodAccess};
-use rewind::protocol::{LabelParams, NavigateTreeParams, RestoreFilesParams, UndoParams};
+use rewind::protocol::{
+    LabelParams, NavigateTreeParams, RestoreFilesParams, RevertParams, RevertResult, UndoParams,
+};
 use rewind::rpc::codes;
 use rewind::store::Layout;
 use serde::Deserialize;
@@ -36,7 +38,7 @@ use crate::Location;
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// The writes the page may ask for.
-const WRITES: [&str; 4] = ["restore_files", "undo", "navigate_tree", "label"];
+const WRITES: [&str; 5] = ["restore_files", "undo", "navigate_tree", "label", "revert"];
 
 pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
     Router::new()
@@ -439,6 +441,16 @@ fn write_step(
                 plan.restore.as_ref().map(plan_files).unwrap_or_default()
             })
         }
+        "revert" => {
+            let p: RevertParams = typed(&params)?;
+            let step = frontend::two_step(engine, op, token, |e, preview| {
+                e.revert(RevertParams {
+                    preview: Some(preview),
+                    ..p.clone()
+                })
+            })?;
+            answer(step, revert_files)
+        }
         "label" => {
             let p: LabelParams = typed(&params)?;
             let step = frontend::two_step(engine, op.clone(), token, |e, preview| {
@@ -458,6 +470,25 @@ fn write_step(
         }
     };
     Ok(answer)
+}
+
+/// A revert plan's per-file actions (`write`, `delete`, or `keep` for a
+/// file it leaves alone), with the file's merge status and why.
+fn revert_files(plan: &RevertResult) -> Vec<Value> {
+    plan.files
+        .iter()
+        .map(|f| {
+            let action = match f.action.as_str() {
+                "write" | "delete" => f.action.as_str(),
+                _ => "keep",
+            };
+            let mut v = json!({ "path": f.path, "action": action, "status": f.status });
+            if let Some(r) = &f.reason {
+                v["reason"] = json!(r);
+            }
+            v
+        })
+        .collect()
 }
 
 /// A step's answer: what was done, or the plan with its per-file actions

@@ -245,6 +245,8 @@ function selectCheckpoint(id) {
   const dl = $('cp-facts');
   dl.replaceChildren();
   for (const [k, v] of facts) dl.append(el('dt', { text: k }), el('dd', { text: v }));
+  $('cp-revert').disabled = c.kind === 'baseline';
+  $('cp-revert').title = c.kind === 'baseline' ? 'the baseline records the project as rewind found it: nothing to revert' : 'take this checkpoint\'s changes out of the working directory, keeping later ones (plan first)';
   $('label-input').value = c.label && c.kind === 'manual' ? c.label : '';
   $('note-input').value = c.note || '';
   // A click compares the checkpoint with the working directory, unless both
@@ -268,9 +270,12 @@ async function setPoints(a, b) {
   await loadFiles();
 }
 
-async function loadFiles(keepPath) {
+async function loadFiles(keepPath, keepTab) {
   let r;
+  const seq = state.filesSeq = (state.filesSeq || 0) + 1;
   try { r = await rpc('get_modified_files', rangeParams()); } catch (e) { showError(e); return; }
+  // A later call (other points picked meanwhile) has the say.
+  if (seq !== state.filesSeq) return;
   state.files = r.files;
   const ul = $('files');
   ul.replaceChildren();
@@ -286,7 +291,9 @@ async function loadFiles(keepPath) {
   $('files-count').textContent = `${r.files.length} changed file${r.files.length === 1 ? '' : 's'}`;
   updateChosen();
   const again = keepPath ? r.files.findIndex((f) => f.path === keepPath) : -1;
-  if (again >= 0) openFile(again);
+  if (again >= 0 && keepTab === 'blame') { state.fileIndex = again; markFile(again); loadBlame(); }
+  else if (again >= 0 && keepTab === 'history') { state.fileIndex = again; markFile(again); loadHistory(); }
+  else if (again >= 0) openFile(again);
   else if (r.files.length) openFile(0);
   else { state.fileIndex = -1; $('file-head').replaceChildren(); $('diff').replaceChildren(el('p', { class: 'empty', text: 'No differences between the two points.' })); $('file-tabs').hidden = true; }
 }
@@ -303,14 +310,19 @@ function updateChosen() {
   btn.textContent = `Restore ${n || ''} checked file${n === 1 ? '' : 's'} to A…`;
 }
 
-async function openFile(i) {
-  if (i < 0 || i >= state.files.length) return;
-  state.fileIndex = i;
+function markFile(i) {
   const f = state.files[i];
   for (const li of document.querySelectorAll('#files li')) li.classList.toggle('on', li.dataset.path === f.path);
   const li = document.querySelector(`#files li:nth-child(${i + 1})`);
   if (li) li.scrollIntoView({ block: 'nearest' });
   $('file-tabs').hidden = false;
+}
+
+async function openFile(i) {
+  if (i < 0 || i >= state.files.length) return;
+  state.fileIndex = i;
+  const f = state.files[i];
+  markFile(i);
   showTab('diff');
   $('file-head').replaceChildren(el('h3', { text: f.path }));
   $('diff').replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
@@ -439,6 +451,7 @@ function splitTable(hunks, lang) {
 }
 
 function showTab(which) {
+  state.tab = which;
   for (const t of ['diff', 'history', 'blame']) {
     $(t).hidden = t !== which;
     $(`tab-${t}`).classList.toggle('on', t === which);
@@ -467,12 +480,79 @@ async function loadHistory() {
   box.replaceChildren(el('p', { text: `${h.versions.length} recorded version(s) of ${h.path}` }), t);
 }
 
-// Blame by turn (`get_file_blame`) is being added to the protocol; once it
-// exists, this fills #blame and un-hides #tab-blame.
-// BLAME: wire get_file_blame here.
+// Blame by turn (`get_file_blame`) at point B: each line with the checkpoint
+// that introduced it. Consecutive lines of one checkpoint form a group whose
+// first row names it (turn, label or prompt, entry id); a click on it selects
+// that checkpoint in the timeline.
 async function loadBlame() {
+  const f = state.files[state.fileIndex];
+  if (!f) return;
   showTab('blame');
-  $('blame').replaceChildren(el('p', { class: 'empty', text: 'Blame by turn is not available in this build.' }));
+  const box = $('blame');
+  box.replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
+  const at = state.b || '@working';
+  let r;
+  try { r = await rpc('get_file_blame', { path: f.path, at }); } catch (e) {
+    box.replaceChildren(el('p', { class: 'empty', text: `No blame for ${f.path} at ${pointName(at)}: ${e.message}` }));
+    return;
+  }
+  if (state.files[state.fileIndex] !== f) return;
+  renderBlame(f, r, at);
+}
+
+function truncate(text, n) {
+  const t = (text || '').replace(/\s+/g, ' ').trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+}
+
+function renderBlame(f, r, at) {
+  const box = $('blame');
+  const lang = languageOf(f.path);
+  const lines = r.lines.slice(0, MAX_DIFF_LINES);
+  const t = el('table', { class: 'blame' },
+    el('colgroup', {}, el('col', { class: 'c-who' }), el('col', { class: 'c-ln' }), el('col', {})));
+  let prev;
+  let group = -1;
+  for (const l of lines) {
+    const key = l.entryId || '';
+    const start = prev === undefined || key !== prev;
+    if (start) group++;
+    prev = key;
+    let who;
+    if (!start) who = el('td', { class: 'who' });
+    else if (!l.entryId) who = el('td', { class: 'who uncommitted', title: 'not in any checkpoint yet' }, el('span', { class: 'turn', text: 'working' }), el('span', { class: 'lbl', text: 'not checkpointed yet' }));
+    else {
+      const label = l.label || l.kind;
+      who = el('td', { class: 'who', 'data-entry': l.entryId,
+        title: `${l.entryId}\nturn ${l.turnIndex} · ${l.kind}${l.label ? `\n${l.label}` : ''}${l.timestamp ? `\n${l.timestamp}` : ''}`,
+        onclick: () => revealCheckpoint(l.entryId) },
+      el('span', { class: 'turn', text: `#${l.turnIndex}` }),
+      el('span', { class: 'lbl', text: truncate(label, 40) }),
+      el('code', { class: 'eid', text: shortId(l.entryId) }));
+    }
+    t.append(el('tr', { class: `${start ? 'grp-start ' : ''}${group % 2 ? 'odd' : 'even'}`, 'data-line': String(l.line), 'data-entry': l.entryId || '', 'data-turn': String(l.turnIndex) },
+      who,
+      el('td', { class: 'ln', text: String(l.line) }),
+      el('td', { class: 'line' }, code(l.text, lang))));
+  }
+  const groups = group + 1;
+  box.replaceChildren(...[
+    el('p', { class: 'blame-head', text: `${r.lines.length} line(s) of ${r.path} at ${pointName(at)}, from ${groups} stretch(es) of checkpoints. Click a checkpoint to select it in the timeline.` }),
+    r.isApproximate ? el('p', { class: 'warn', text: 'Approximate: some line diff ran out of its budget; a stretch shown as replaced wholesale is attributed to the later checkpoint.' }) : null,
+    t,
+    r.lines.length > MAX_DIFF_LINES ? el('p', { class: 'warn', text: `Only the first ${MAX_DIFF_LINES} lines are shown.` }) : null,
+  ].filter(Boolean));
+}
+
+// Select a checkpoint in the timeline (its card, highlighted, scrolled to)
+// without changing what is compared.
+function revealCheckpoint(id) {
+  const keep = state.pinned;
+  state.pinned = true;
+  selectCheckpoint(id);
+  state.pinned = keep;
+  const li = document.querySelector(`#timeline li.cp[data-id="${id}"]`);
+  if (li) li.scrollIntoView({ block: 'nearest' });
 }
 
 // ---- writes: plan, then confirm -----------------------------------------------
@@ -496,22 +576,129 @@ function showPlan(method, params, title, body, stale) {
   const files = body.files || [];
   const writes = files.filter((f) => f.action === 'write').length;
   const deletes = files.filter((f) => f.action === 'delete').length;
-  $('plan-summary').textContent = method === 'label'
-    ? `Set label "${params.label || ''}" and note "${params.note || ''}" on ${shortId(params.targetId)}.`
-    : `${writes} file(s) to write, ${deletes} to delete, ${files.length - writes - deletes} kept. The current state is checkpointed first, so Undo can put it back.`;
-  const tb = $('plan-files').querySelector('tbody');
+  const revert = method === 'revert';
+  const conflicts = revert ? (plan.files || []).filter((f) => f.status === 'conflict').length : 0;
+  const onConflict = params.onConflict || 'abort';
+  const refused = revert && conflicts > 0 && onConflict === 'abort';
+  $('plan-confirm').disabled = refused;
+  $('plan-dialog').querySelector('.dialog').classList.toggle('wide', revert || !!hunkTarget(method, params));
+  let summary;
+  if (method === 'label') summary = `Set label "${params.label || ''}" and note "${params.note || ''}" on ${shortId(params.targetId)}.`;
+  else {
+    summary = `${writes} file(s) to write, ${deletes} to delete, ${files.length - writes - deletes} kept.`;
+    if (revert) summary += ` ${conflicts} conflict(s): later changes overlap this checkpoint's.`;
+    summary += refused
+      ? ' With "abort" nothing would be written: choose "skip" or "markers", or cancel.'
+      : ' The current state is checkpointed first, so Undo can put it back.';
+  }
+  $('plan-summary').textContent = summary;
+  const table = $('plan-files');
+  const cols = revert ? ['action', 'file', 'status', 'reason'] : ['action', 'file'];
+  table.querySelector('thead').replaceChildren(el('tr', {}, ...cols.map((c) => el('th', { text: c }))));
+  const tb = table.querySelector('tbody');
   tb.replaceChildren();
-  for (const f of files) tb.append(el('tr', { class: `act-${f.action}` }, el('td', { text: f.action }), el('td', { text: f.path })));
-  $('plan-files').hidden = files.length === 0;
+  for (const f of files) {
+    tb.append(el('tr', { class: `act-${f.action}${f.status ? ` st-${f.status}` : ''}`, 'data-path': f.path },
+      el('td', { text: f.action }), el('td', { text: f.path }),
+      revert ? el('td', { class: 'status', text: f.status || '' }) : null,
+      revert ? el('td', { text: f.reason || '' }) : null));
+  }
+  table.hidden = files.length === 0;
   const notes = $('plan-notes');
   notes.replaceChildren();
-  for (const c of restore.conflicts || []) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
+  for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
   for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
+  renderPlanOptions(method, params, title);
+  $('plan-dialog').dataset.onConflict = revert ? onConflict : '';
+  const details = $('plan-details');
+  details.replaceChildren();
+  if (revert) renderRevertDetails(plan);
   $('plan-dialog').hidden = false;
-  $('plan-confirm').focus();
+  if (!refused) $('plan-confirm').focus();
 }
 
-function closePlan() { $('plan-dialog').hidden = true; pending = null; }
+// The choices that change the plan (and so its token): a revert's
+// onConflict; the hunks of a one-file restore. A change asks for the new
+// plan.
+function renderPlanOptions(method, params, title) {
+  const box = $('plan-options');
+  box.replaceChildren();
+  if (method === 'revert') {
+    const sel = el('select', { id: 'plan-onconflict', 'aria-label': 'on conflict' },
+      ...[['abort', 'abort: write nothing if any file conflicts'], ['skip', 'skip: write the clean files, leave conflicting ones'],
+        ['markers', 'markers: write conflicting files with conflict markers']]
+        .map(([v, t]) => el('option', { value: v, text: t })));
+    sel.value = params.onConflict || 'abort';
+    sel.addEventListener('change', () => startWrite(method, { ...params, onConflict: sel.value }, title));
+    box.append(el('label', {}, 'on conflict ', sel));
+  }
+  const target = hunkTarget(method, params);
+  if (target) renderHunkPicker(box, params, title, target);
+}
+
+// A restore of one file from a checkpoint: the file and the checkpoint.
+function hunkTarget(method, params) {
+  if (method !== 'restore_files' || !params.targetEntryId) return null;
+  const path = params.files && params.files.length === 1 ? params.files[0]
+    : params.hunks && params.hunks.length === 1 ? params.hunks[0].path : null;
+  return path ? { path, entry: params.targetEntryId } : null;
+}
+
+const HUNK_CONTEXT = 3;
+
+async function renderHunkPicker(box, params, title, target) {
+  const holder = el('div', { id: 'plan-hunks' }, el('p', { class: 'empty', text: 'loading the hunks…' }));
+  box.append(holder);
+  let d;
+  try {
+    d = await rpc('get_file_diff', { filePath: target.path, fromEntryId: target.entry, toEntryId: '@working', contextLines: HUNK_CONTEXT });
+  } catch (e) { holder.replaceChildren(el('p', { class: 'empty', text: `No hunks: ${e.message}` })); return; }
+  if (!d || d.isBinary || d.isTooLarge || !(d.hunks || []).length) { holder.replaceChildren(); return; }
+  const chosen = params.hunks && params.hunks[0]
+    ? new Set(params.hunks[0].hunks.map((h) => h.index)) : new Set(d.hunks.map((h) => h.index));
+  const parsed = parseUnified(d.unifiedDiff || '');
+  const lang = languageOf(target.path);
+  const replan = () => {
+    const picked = d.hunks.filter((h) => holder.querySelector(`input[data-index="${h.index}"]`).checked);
+    const next = { targetEntryId: target.entry };
+    if (picked.length === d.hunks.length) next.files = [target.path];
+    else next.hunks = [{ path: target.path, contextLines: HUNK_CONTEXT, hunks: picked.map((h) => ({ index: h.index, hash: h.hash })) }];
+    if (!picked.length) { $('plan-confirm').disabled = true; $('plan-summary').textContent = 'No hunk chosen: nothing to restore.'; return; }
+    startWrite('restore_files', next, title);
+  };
+  holder.replaceChildren(el('p', { text: `Hunks of ${target.path} from ${pointName(target.entry)} to the working directory: each checked one is taken back (the diff's removed lines return, its added lines go).` }));
+  d.hunks.forEach((h, i) => {
+    const box2 = el('div', { class: 'hunk-pick' },
+      el('label', {}, el('input', { type: 'checkbox', 'data-index': String(h.index), checked: chosen.has(h.index), onchange: replan }),
+        ` hunk ${h.index + 1} of ${d.hunks.length}`));
+    if (parsed[i]) box2.append(unifiedTable([parsed[i]], lang));
+    holder.append(box2);
+  });
+}
+
+// Each file of a revert: its diff (now → what the revert writes) and its
+// conflicts, the lines as they are now and as they were before the
+// checkpoint.
+function renderRevertDetails(plan) {
+  const box = $('plan-details');
+  for (const f of plan.files || []) {
+    const sec = el('details', { class: `revert-file st-${f.status}`, 'data-path': f.path, open: f.status === 'conflict' || (plan.files.length <= 4) },
+      el('summary', {}, el('code', { text: f.path }), ` · ${f.status} · ${f.action}${f.reason ? ` · ${f.reason}` : ''}`));
+    if (f.diff) sec.append(unifiedTable(parseUnified(f.diff), languageOf(f.path)));
+    else sec.append(el('p', { class: 'empty', text: f.action === 'delete' ? 'The file is deleted.' : 'Nothing is written to this file.' }));
+    (f.conflicts || []).forEach((c, i) => {
+      sec.append(el('div', { class: 'conflict' },
+        el('p', { class: 'warn', text: `conflict ${i + 1}: later changes touched these lines` }),
+        el('div', { class: 'sides' },
+          el('div', {}, el('h4', { text: 'now (current)' }), el('pre', { class: 'current', text: c.current })),
+          el('div', {}, el('h4', { text: 'as this checkpoint left them' }), el('pre', { class: 'reverted', text: c.reverted })),
+          el('div', {}, el('h4', { text: 'before this checkpoint' }), el('pre', { class: 'before', text: c.before })))));
+    });
+    box.append(sec);
+  }
+}
+
+function closePlan() { $('plan-dialog').hidden = true; $('plan-confirm').disabled = false; pending = null; }
 
 async function confirmPlan() {
   if (!pending) return;
@@ -525,6 +712,7 @@ async function confirmPlan() {
   const res = r.body.result || {};
   const restore = p.method === 'navigate_tree' ? (res.restore || {}) : res;
   if (p.method === 'label') toast('Saved.');
+  else if (p.method === 'revert') toast(`Done: reverted, wrote ${(res.restored || []).length} file(s), deleted ${(res.deleted || []).length}${(res.failed || []).length ? `, ${res.failed.length} could not be touched` : ''}. Undo puts the state before it back.`);
   else toast(`Done: wrote ${(restore.restored || []).length} file(s), deleted ${(restore.deleted || []).length}.${restore.unrevertEntryId ? ' Undo puts the state before it back.' : ''}`);
   await refresh();
 }
@@ -535,12 +723,15 @@ async function refresh() {
   try {
     await loadTimeline();
     if (state.selected && state.byId.has(state.selected)) {
+      // The card only: a refresh does not move the compare points.
       const keepPinned = state.pinned;
+      state.pinned = true;
       selectCheckpoint(state.selected);
       state.pinned = keepPinned;
     }
     const f = state.files[state.fileIndex];
-    await loadFiles(f && f.path);
+    // A live update keeps the file and the tab (blame, history) shown.
+    await loadFiles(f && f.path, state.tab);
   } catch (e) { showError(e); }
 }
 
@@ -592,6 +783,10 @@ function wire() {
     const c = state.byId.get(state.selected);
     if (c) startWrite('navigate_tree', { targetId: c.entryId }, `Navigate to turn ${c.turnIndex} (${shortId(c.entryId)})`);
   });
+  $('cp-revert').addEventListener('click', () => {
+    const c = state.byId.get(state.selected);
+    if (c) startWrite('revert', { entryId: c.entryId, onConflict: 'abort' }, `Revert turn ${c.turnIndex} (${shortId(c.entryId)}): take its changes out, keep later ones`);
+  });
   $('restore-chosen').addEventListener('click', () => {
     const files = chosenFiles();
     if (files.length && state.a) startWrite('restore_files', { targetEntryId: state.a, files }, `Restore ${files.length} file(s) to ${pointName(state.a)}`);
@@ -613,6 +808,7 @@ function wire() {
     else if (ev.key === 'k' || ev.key === 'ArrowUp') { ev.preventDefault(); openFile(state.fileIndex - 1); }
     else if (ev.key === 's') { $('split-toggle').checked = !state.split; state.split = !state.split; openFile(state.fileIndex); }
     else if (ev.key === 'h') loadHistory();
+    else if (ev.key === 'b') loadBlame();
     else if (ev.key === '/') { ev.preventDefault(); $('search').focus(); }
   });
 }

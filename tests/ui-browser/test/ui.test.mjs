@@ -3,8 +3,9 @@
 // few turns (recorded with `rewind run`), then the page: the timeline, a diff
 // between two points, a restore through its plan and confirmation (files
 // checked byte for byte), its undo, a checkpoint recorded while the page is
-// open (it appears without a reload), and requests refused without the secret
-// or from a foreign Origin. Screenshots of the main views go to
+// open (it appears without a reload), a file's blame by turn, a revert of a
+// middle turn through its plan (later turns kept) and its undo, and requests
+// refused without the secret or from a foreign Origin. Screenshots of the main views go to
 // target/ui-screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -268,6 +269,85 @@ test('a restore through its plan and confirmation is byte-exact, and undo puts i
   await page.waitForSelector('#plan-dialog[hidden]', { state: 'attached' });
   await page.waitForFunction(() => /Done: wrote/.test(document.querySelector('#toast').textContent));
   sameState(diskState(), beforeRestore, 'after the undo');
+});
+
+test('blame names the turn of each line, and a click selects its checkpoint', async () => {
+  const cps = (await api('/api/rpc', { jsonrpc: '2.0', id: 5, method: 'list_checkpoints', params: { scope: 'all' } })).json.result.checkpoints;
+  const base = cps.find((c) => c.kind === 'baseline');
+  const turn2 = cps.filter((c) => c.kind === 'turn')[1];
+  const blame = await api('/api/rpc', { jsonrpc: '2.0', id: 6, method: 'get_file_blame', params: { path: 'src/lib.rs' } });
+  assert.equal(blame.status, 200);
+  const sub = blame.json.result.lines.find((l) => l.text.startsWith('pub fn sub'));
+  assert.equal(sub.entryId, turn2.entryId, 'the line turn 2 wrote');
+  await page.locator('#b-working').click();
+  await page.locator(`#timeline li.cp[data-id="${base.entryId}"] .pick button`, { hasText: 'A' }).click();
+  await page.waitForFunction((id) => document.querySelector('#point-a').textContent.includes(id.slice(0, 8))
+    && document.querySelector('#point-b').textContent === 'working directory', base.entryId);
+  await page.waitForSelector('#files li[data-path="src/lib.rs"]');
+  await page.locator('#files li', { hasText: 'src/lib.rs' }).click();
+  await page.waitForSelector('table.diff');
+  await page.locator('#tab-blame').click();
+  await page.waitForSelector('table.blame tr[data-line]');
+  const row = page.locator(`table.blame tr[data-line="${sub.line}"]`);
+  assert.equal(await row.getAttribute('data-entry'), turn2.entryId);
+  assert.equal(await row.getAttribute('data-turn'), String(turn2.turnIndex));
+  // The group's first row names the turn, its label and the entry id.
+  const who = await page.evaluate((n) => {
+    let tr = document.querySelector(`table.blame tr[data-line="${n}"]`);
+    while (tr && !tr.classList.contains('grp-start')) tr = tr.previousElementSibling;
+    return tr ? tr.querySelector('td.who').innerText : null;
+  }, sub.line);
+  assert.ok(who.includes(`#${turn2.turnIndex}`), `the turn named: ${who}`);
+  assert.ok(who.includes(turn2.entryId.slice(0, 8)), `the entry id: ${who}`);
+  assert.ok(await page.locator('table.blame .hljs-keyword').count() > 0, 'the lines are highlighted');
+  await shot('blame');
+  await page.evaluate((n) => {
+    let tr = document.querySelector(`table.blame tr[data-line="${n}"]`);
+    while (tr && !tr.classList.contains('grp-start')) tr = tr.previousElementSibling;
+    tr.querySelector('td.who').click();
+  }, sub.line);
+  await page.waitForFunction((id) => {
+    const li = document.querySelector('#timeline li.cp.selected');
+    return li && li.dataset.id === id;
+  }, turn2.entryId);
+  assert.equal(await page.locator('#cp-id').innerText(), turn2.entryId.slice(0, 8));
+  assert.ok(await page.locator('#blame').isVisible(), 'the blame stays shown');
+});
+
+test('reverting a middle turn takes out its changes and keeps the later ones; undo puts them back', async () => {
+  const cps = (await api('/api/rpc', { jsonrpc: '2.0', id: 7, method: 'list_checkpoints', params: { scope: 'all' } })).json.result.checkpoints;
+  const turn2 = cps.filter((c) => c.kind === 'turn')[1];
+  const beforeRevert = diskState();
+  await page.locator(`#timeline li.cp[data-id="${turn2.entryId}"] .label`).click();
+  await page.waitForFunction((id) => document.querySelector('#cp-id').textContent === id.slice(0, 8), turn2.entryId);
+  await page.locator('#cp-revert').click();
+  await page.waitForSelector('#plan-dialog:not([hidden])');
+  const plan = await page.locator('#plan-files tbody').innerText();
+  assert.match(plan, /delete\s+logo\.bin\s+clean/);
+  assert.match(plan, /write\s+README\.md\s+clean/);
+  assert.match(plan, /write\s+src\/lib\.rs\s+clean/);
+  assert.ok(!/src\/main\.rs/.test(plan), 'turn 2 did not touch src/main.rs');
+  // Each file's diff is shown: lib.rs loses turn 2's function.
+  const lib = page.locator('#plan-details details[data-path="src/lib.rs"]');
+  assert.match(await lib.innerText(), /pub fn sub/);
+  assert.equal(await page.locator('#plan-onconflict').inputValue(), 'abort');
+  sameState(diskState(), beforeRevert, 'after the revert preview');
+  await shot('revert-plan');
+  // Another onConflict is another plan (and token).
+  await page.locator('#plan-onconflict').selectOption('skip');
+  await page.waitForSelector('#plan-dialog[data-on-conflict="skip"]:not([hidden])', { state: 'attached' });
+  await page.locator('#plan-confirm').click();
+  await page.waitForSelector('#plan-dialog[hidden]', { state: 'attached' });
+  await page.waitForFunction(() => /Done: reverted/.test(document.querySelector('#toast').textContent));
+  sameState(diskState(), { ...TURN1, 'src/main.rs': TURN1['src/main.rs'].replace('hello', 'goodbye') }, 'after the revert');
+
+  await page.locator('#undo-btn').click();
+  await page.waitForSelector('#plan-dialog:not([hidden])');
+  assert.match(await page.locator('#plan-files tbody').innerText(), /write\s+logo\.bin/);
+  await page.locator('#plan-confirm').click();
+  await page.waitForSelector('#plan-dialog[hidden]', { state: 'attached' });
+  await page.waitForFunction(() => /^Done: wrote/.test(document.querySelector('#toast').textContent));
+  sameState(diskState(), beforeRevert, 'after the undo of the revert');
 });
 
 test('a plan whose files changed since the preview is refused (409) and nothing is written', async () => {
