@@ -88,7 +88,9 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&root)?;
     std::fs::create_dir_all(&state)?;
     let mut rng = StdRng::seed_from_u64(14);
-    let mut text: Vec<String> = (0..lines).map(|i| format!("line {i} of the file")).collect();
+    let mut text: Vec<String> = (0..lines)
+        .map(|i| format!("line {i} of the file"))
+        .collect();
     let file = root.join("big.txt");
     std::fs::write(&file, text.join("\n") + "\n")?;
     git(&root, &["init", "-q"])?;
@@ -162,9 +164,21 @@ fn main() -> Result<()> {
         median_of(&git_blame),
     );
     println!("get_file_blame of {n_lines} lines, medians of {runs} runs:");
-    println!("  cold (new engine)      {:>10}  {:.2}x git blame", ms(c), ratio(c, g));
-    println!("  warm (same request)    {:>10}  {:.2}x git blame", ms(w), ratio(w, g));
-    println!("  after one checkpoint   {:>10}  {:.2}x git blame", ms(p), ratio(p, g));
+    println!(
+        "  cold (new engine)      {:>10}  {:.2}x git blame",
+        ms(c),
+        ratio(c, g)
+    );
+    println!(
+        "  warm (same request)    {:>10}  {:.2}x git blame",
+        ms(w),
+        ratio(w, g)
+    );
+    println!(
+        "  after one checkpoint   {:>10}  {:.2}x git blame",
+        ms(p),
+        ratio(p, g)
+    );
     println!("  git blame -s           {:>10}", ms(g));
     Ok(())
 }

@@ -83,7 +83,10 @@ fn revert_by_turn_number_shows_the_plan_then_writes_with_yes_and_undo_reverts_it
     let (code, out, err) = cli(&fx, &["revert", "2", "--yes"]);
     assert_eq!(code, 0, "{err}{out}");
     assert!(out.contains("rewind undo"), "{out}");
-    assert_eq!(fx.read("f.txt").unwrap(), b"1\nTWO\n3\n4\n5\n6\n7\nEIGHT\n9\n");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        b"1\nTWO\n3\n4\n5\n6\n7\nEIGHT\n9\n"
+    );
     assert!(fx.read("added.txt").is_none());
 
     let (code, out, err) = cli(&fx, &["undo", "--yes"]);
@@ -129,10 +132,22 @@ fn blame_shows_the_turn_and_prompt_of_each_line() {
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 10, "{out}");
-    assert!(lines[1].starts_with(&ids[0]) && lines[1].contains("turn   1"), "{out}");
-    assert!(lines[1].contains("prompt 1") && lines[1].ends_with("| TWO"), "{out}");
-    assert!(lines[4].starts_with(&ids[1]) && lines[4].contains("prompt 2"), "{out}");
-    assert!(lines[7].starts_with(&ids[2]) && lines[7].contains("prompt 3"), "{out}");
+    assert!(
+        lines[1].starts_with(&ids[0]) && lines[1].contains("turn   1"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("prompt 1") && lines[1].ends_with("| TWO"),
+        "{out}"
+    );
+    assert!(
+        lines[4].starts_with(&ids[1]) && lines[4].contains("prompt 2"),
+        "{out}"
+    );
+    assert!(
+        lines[7].starts_with(&ids[2]) && lines[7].contains("prompt 3"),
+        "{out}"
+    );
     assert!(lines[0].contains("baseline"), "{out}");
     assert!(lines[9].starts_with("working"), "{out}");
 

@@ -87,7 +87,9 @@ fn disk_files(fx: &Fixture) -> BTreeMap<String, String> {
     disk_state(&fx.root())
         .into_iter()
         .filter_map(|(p, n)| match n {
-            common::Node::File { bytes, .. } => Some((p, String::from_utf8_lossy(&bytes).into_owned())),
+            common::Node::File { bytes, .. } => {
+                Some((p, String::from_utf8_lossy(&bytes).into_owned()))
+            }
             _ => None,
         })
         .collect()
@@ -96,7 +98,12 @@ fn disk_files(fx: &Fixture) -> BTreeMap<String, String> {
 fn expected_files(project: &Project) -> BTreeMap<String, String> {
     project
         .iter()
-        .map(|(p, lines)| (p.to_string(), String::from_utf8_lossy(&render(lines)).into_owned()))
+        .map(|(p, lines)| {
+            (
+                p.to_string(),
+                String::from_utf8_lossy(&render(lines)).into_owned(),
+            )
+        })
         .collect()
 }
 
@@ -111,7 +118,10 @@ fn record(fx: &Fixture, turns: &[Vec<Op>]) -> (Sidecar, Vec<Option<String>>) {
     for (t, ops) in turns.iter().enumerate() {
         apply(&mut project, t + 1, ops);
         write_project(fx, &project);
-        let r = s.ok("snapshot", json!({"kind": "turn", "label": format!("turn {}", t + 1)}));
+        let r = s.ok(
+            "snapshot",
+            json!({"kind": "turn", "label": format!("turn {}", t + 1)}),
+        );
         ids.push(r["entryId"].as_str().map(str::to_string));
     }
     (s, ids)
@@ -230,11 +240,20 @@ fn reverting_the_middle_turn_of_ten_keeps_the_later_ones_and_can_be_undone() {
     let (mut s, _) = fx.start(json!({}));
     let mut ids = Vec::new();
     for t in 1..=10 {
-        edit(&fx, "main.rs", 30, t * 3 - 1, &format!("changed by turn {t}"));
+        edit(
+            &fx,
+            "main.rs",
+            30,
+            t * 3 - 1,
+            &format!("changed by turn {t}"),
+        );
         if t == 5 || t == 8 {
             fx.write(&format!("turn{t}.txt"), format!("new in turn {t}\n"));
         }
-        let r = s.ok("snapshot", json!({"kind": "turn", "label": format!("turn {t}")}));
+        let r = s.ok(
+            "snapshot",
+            json!({"kind": "turn", "label": format!("turn {t}")}),
+        );
         ids.push(r["entryId"].as_str().unwrap().to_string());
     }
     let after_ten = disk_files(&fx);
@@ -392,7 +411,10 @@ fn restoring_chosen_hunks_takes_back_only_those() {
     assert_eq!(r["restored"], json!(["f.txt"]));
     let mut want = lines.clone();
     want[20] = "twenty".into();
-    assert_eq!(fx.read("f.txt").unwrap(), (want.join("\n") + "\n").into_bytes());
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        (want.join("\n") + "\n").into_bytes()
+    );
 
     let before = fx.read("f.txt").unwrap();
     let err = s.err(
@@ -400,7 +422,11 @@ fn restoring_chosen_hunks_takes_back_only_those() {
         json!({"targetEntryId": cp, "hunks": [{"path": "f.txt", "hunks": [pick(2)]}]}),
     );
     assert_eq!(err["code"], json!(1006), "{err}");
-    assert_eq!(fx.read("f.txt").unwrap(), before, "a stale selection writes nothing");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        before,
+        "a stale selection writes nothing"
+    );
 
     s.ok("undo", json!({}));
     assert_eq!(

@@ -144,6 +144,18 @@ class RewindIOError(RewindError):
         return value if isinstance(value, str) else None
 
 
+class StaleHunkError(RewindError):
+    """1006: a ``restore_files`` hunk selection no longer matches the file's diff (the file
+    changed since ``get_file_diff``); ``data["path"]`` and ``data["index"]`` name it."""
+
+    code_value = 1006
+
+    @property
+    def path(self) -> str | None:
+        value = self.data.get("path") if isinstance(self.data, Mapping) else None
+        return value if isinstance(value, str) else None
+
+
 class RewindTimeout(RewindException, TimeoutError):
     """No response within the call's timeout.
 
@@ -183,6 +195,7 @@ __all__ = [
     "RewindIOError",
     "RewindTimeout",
     "SessionLockedError",
+    "StaleHunkError",
     "StoreCorruptionError",
     "UnknownEntryError",
 ]

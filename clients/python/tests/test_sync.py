@@ -26,6 +26,7 @@ from rewind_client import (
     RewindError,
     RewindTimeout,
     SessionLockedError,
+    StaleHunkError,
     UnknownEntryError,
 )
 
@@ -414,3 +415,38 @@ def test_binary_and_args_are_configurable(rewind_bin: Path, project: Path, store
         assert c.stats()["projectRoot"] == str(project)
     with pytest.raises(FileNotFoundError):
         RewindClient(project / "no-such-binary")
+
+
+def test_revert_blame_and_hunks(client: RewindClient, project: Path) -> None:
+    write(project / "notes.txt", "ONE\ntwo\nthree\n")
+    t1 = client.snapshot({"kind": "turn", "label": "turn 1"})["entryId"]
+    assert t1 is not None
+    write(project / "notes.txt", "ONE\ntwo\nTHREE\n")
+    t2 = client.snapshot({"kind": "turn", "label": "turn 2"})["entryId"]
+    assert t2 is not None
+    blame = client.get_file_blame({"path": "notes.txt"})
+    assert [line["entryId"] for line in blame["lines"]][::2] == [t1, t2]
+    assert [line["text"] for line in blame["lines"]] == ["ONE", "two", "THREE"]
+
+    plan = client.revert({"entryId": t1, "preview": True})
+    assert [(f["path"], f["status"], f["action"]) for f in plan["files"]] == [
+        ("notes.txt", "clean", "write")
+    ]
+    assert read(project / "notes.txt") == "ONE\ntwo\nTHREE\n"
+    done = client.revert({"entryId": t1})
+    assert read(project / "notes.txt") == "one\ntwo\nTHREE\n"
+    assert done["unrevertEntryId"]
+    client.undo()
+    assert read(project / "notes.txt") == "ONE\ntwo\nTHREE\n"
+
+    diff = client.get_file_diff({"filePath": "notes.txt", "fromEntryId": t1,
+                                 "toEntryId": "@working"})
+    assert diff is not None
+    hunk = diff["hunks"][0]
+    with pytest.raises(StaleHunkError) as e:
+        client.restore_files({"targetEntryId": t1, "hunks": [
+            {"path": "notes.txt", "hunks": [{"index": 0, "hash": "0" * 16}]}]})
+    assert e.value.path == "notes.txt"
+    client.restore_files({"targetEntryId": t1, "hunks": [
+        {"path": "notes.txt", "hunks": [{"index": hunk["index"], "hash": hunk["hash"]}]}]})
+    assert read(project / "notes.txt") == "ONE\ntwo\nthree\n"

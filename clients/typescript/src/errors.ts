@@ -11,6 +11,7 @@ export const ErrorCode = {
   Corruption: 1003,
   Locked: 1004,
   Io: 1005,
+  StaleHunk: 1006,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -57,6 +58,10 @@ export class RewindError extends Error {
   /** 1005: I/O error; `data.path` names the file. */
   get isIoError(): boolean {
     return this.code === ErrorCode.Io;
+  }
+  /** 1006: a `restore_files` hunk selection no longer matches the file's diff. */
+  get isStaleHunk(): boolean {
+    return this.code === ErrorCode.StaleHunk;
   }
 
   /** For 1002: the conflicts listed in `data.conflicts` (empty otherwise). */
