@@ -99,7 +99,27 @@ fn carry(
 ) -> Origins {
     let old_lines = old_text.tokenize_lines();
     let new_lines = new_text.tokenize_lines();
-    let (ops, approximate) = line_diff::line_ops(&old_lines, &new_lines, budget);
+    // Only the stretch between the common ends is diffed: blame needs no
+    // display-exact alignment, and most checkpoints change a few lines of a
+    // long file, so this skips hashing every line of both versions.
+    let prefix = old_lines
+        .iter()
+        .zip(&new_lines)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = old_lines[prefix..]
+        .iter()
+        .rev()
+        .zip(new_lines[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let old_mid = &old_lines[prefix..old_lines.len() - suffix];
+    let new_mid = &new_lines[prefix..new_lines.len() - suffix];
+    let (ops, approximate) = if old_mid.is_empty() || new_mid.is_empty() {
+        (Vec::new(), false)
+    } else {
+        line_diff::line_ops(old_mid, new_mid, budget)
+    };
     let mut out = Origins {
         blob,
         entries: old.entries.clone(),
@@ -107,15 +127,25 @@ fn carry(
         approximate: old.approximate || approximate,
     };
     let mine = out.origin_index(entry);
+    out.lines.extend_from_slice(&old.lines[..prefix]);
+    if old_mid.is_empty() || new_mid.is_empty() {
+        out.lines.extend(std::iter::repeat_n(mine, new_mid.len()));
+    }
     for op in ops {
         match op.tag() {
-            DiffTag::Equal => out.lines.extend_from_slice(&old.lines[op.old_range()]),
+            DiffTag::Equal => {
+                let r = op.old_range();
+                out.lines
+                    .extend_from_slice(&old.lines[prefix + r.start..prefix + r.end]);
+            }
             DiffTag::Delete => {}
             DiffTag::Insert | DiffTag::Replace => out
                 .lines
                 .extend(std::iter::repeat_n(mine, op.new_range().len())),
         }
     }
+    out.lines
+        .extend_from_slice(&old.lines[old_lines.len() - suffix..]);
     out
 }
 
@@ -265,6 +295,43 @@ impl Engine {
             Ok(_) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(EngineError::io("reading", abs, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn text(lines: &[u8]) -> String {
+        lines.iter().map(|l| format!("line {l}\n")).collect()
+    }
+
+    proptest! {
+        /// Every line of the new version gets exactly one origin; a line the
+        /// new version did not change keeps the old origin, and the origin of
+        /// a line the checkpoint added is the checkpoint.
+        #[test]
+        fn every_new_line_gets_one_origin(
+            old in prop::collection::vec(0u8..6, 0..30),
+            new in prop::collection::vec(0u8..6, 0..30),
+        ) {
+            let old_text = text(&old);
+            let new_text = text(&new);
+            let base: Arc<str> = Arc::from("base");
+            let mut start = Origins::default();
+            let b = start.origin_index(&base);
+            start.lines = vec![b; old.len()];
+            let next: Arc<str> = Arc::from("next");
+            let out = carry(&start, &old_text, &new_text, &next, None, &mut DiffBudget::for_request());
+            prop_assert_eq!(out.lines.len(), new.len());
+            let same = old == new;
+            prop_assert!(!same || out.lines.iter().all(|&o| out.entries[o as usize] == base));
+            let from_next = out.lines.iter().filter(|&&o| out.entries[o as usize] == next).count();
+            // At least the lines the new version has more of are new.
+            prop_assert!(from_next >= new.len().saturating_sub(old.len()));
         }
     }
 }
