@@ -562,18 +562,19 @@ fn main() -> Result<()> {
         let usage = engine.store().usage()?;
         let tree = ObjectId::from_hex(&init.baseline.tree_hash)?;
         let flat = rewind::store::flatten(engine.store(), &tree)?;
+        // Ignored directories are never entered; small ignored files such
+        // as the `.log` ones are captured on purpose (docs/architecture.md
+        // rule 13), so only the directories count as leaks.
         let leaked = flat
             .keys()
-            .filter(|p| {
-                p.starts_with("node_modules/") || p.starts_with("out/") || p.ends_with(".log")
-            })
+            .filter(|p| p.starts_with("node_modules/") || p.starts_with("out/"))
             .count();
         cold_hashed.insert(stats["filesHashed"].as_u64().unwrap_or(0));
         if leaked > 0 {
             failures.push(format!("the baseline captured {leaked} ignored paths"));
         }
         cold_note = format!(
-            "{} files / {} captured, {} hashed; store {} in {} objects; ignored paths captured: {}",
+            "{} files / {} captured, {} hashed; store {} in {} objects; paths in ignored directories captured: {}",
             init.baseline.files,
             mb(init.baseline.bytes),
             mb(stats["bytesHashed"].as_u64().unwrap_or(0)),

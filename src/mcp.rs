@@ -16,8 +16,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rewind::engine::{Engine, EngineError};
 use rewind::protocol::{
-    FileDiffParams, FileHistoryParams, ListCheckpointsParams, RangeParams, RestoreFilesParams,
-    RestoreResult, SnapshotKind, SnapshotParams, UndoParams,
+    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, RangeParams,
+    RestoreFilesParams, RestoreResult, RevertOnConflict, RevertParams, RevertResult, RevertStatus,
+    SnapshotKind, SnapshotParams, UndoParams,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -167,6 +168,40 @@ pub struct RestoreArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BlameArgs {
+    /// The file, relative to the project root.
+    pub path: String,
+    /// An entry id: the file as that checkpoint has it (default: on disk now).
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevertArgs {
+    /// The checkpoint whose changes are taken out (an entryId from
+    /// list_checkpoints, file_history or blame).
+    pub entry_id: String,
+    /// The last checkpoint of a range starting at entryId: the whole
+    /// range's changes are taken out.
+    #[serde(default)]
+    pub to_entry_id: Option<String>,
+    /// Only these files or directories (relative to the project root).
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
+    /// "abort" (default: nothing written if a file conflicts), "skip"
+    /// (write the files that merge cleanly) or "markers" (write conflicts
+    /// with git-style conflict markers).
+    #[serde(default)]
+    pub on_conflict: Option<RevertOnConflict>,
+    /// The token the first call returned with the plan. Without it nothing
+    /// is written: the answer is the plan and a token.
+    #[serde(default)]
+    pub confirm_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UndoArgs {
     /// The unrevert-point to undo (default: the newest on the current
     /// path, i.e. the last restore or undo).
@@ -234,6 +269,37 @@ fn range(from: Option<String>, to: Option<String>) -> RangeParams {
         from_hash,
         to_hash,
     }
+}
+
+/// A revert plan for people: each file's outcome, conflicts, then the diffs.
+fn revert_text(plan: &RevertResult) -> String {
+    let mut s = format!(
+        "revert would write {} file(s) and delete {}:\n",
+        plan.restored.len(),
+        plan.deleted.len()
+    );
+    for f in &plan.files {
+        let status = match f.status {
+            RevertStatus::Clean => "clean",
+            RevertStatus::Conflict => "CONFLICT",
+            RevertStatus::Skip => "skip",
+        };
+        s.push_str(&format!("  {status} {} {}", f.action, f.path));
+        if let Some(r) = &f.reason {
+            s.push_str(&format!(" ({r})"));
+        }
+        s.push('\n');
+        for c in &f.conflicts {
+            s.push_str(&format!(
+                "    now:\n{}    before the reverted change:\n{}",
+                c.current, c.before
+            ));
+        }
+    }
+    for f in plan.files.iter().filter(|f| !f.diff.is_empty()) {
+        s.push_str(&f.diff);
+    }
+    s
 }
 
 fn plan_text(what: &str, plan: &RestoreResult) -> String {
@@ -696,6 +762,118 @@ impl RewindMcp {
                     preview: Some(preview),
                 })
             })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Which checkpoint wrote each line of a file: per line its entryId, turnIndex, kind, label (the prompt, for an agent's turn) and text; lines not yet in any checkpoint have entryId null. Use it to find the turn that introduced a change, then `revert` that entryId. Read-only.",
+        annotations(
+            title = "Blame by turn",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn blame(
+        &self,
+        Parameters(args): Parameters<BlameArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call(Access::Read, move |engine| {
+            let r = engine
+                .get_file_blame(FileBlameParams {
+                    path: args.path,
+                    at: args.at,
+                })
+                .map_err(mcp_error)?;
+            let mut text = format!("{}: {} line(s)\n", r.path, r.lines.len());
+            for l in &r.lines {
+                let who = match &l.entry_id {
+                    Some(id) => format!("{id} turn {:>3}", l.turn_index),
+                    None => "not checkpointed yet".to_string(),
+                };
+                text.push_str(&format!("{who} {:>5}| {}\n", l.line, l.text));
+            }
+            Ok(answer(text, to_value(&r)?))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Take the changes one checkpoint made (or a range of checkpoints, with toEntryId) out of the project's files while keeping every later change: a three-way merge per file, like `git revert` for an agent's turn. TWO STEPS like `restore`: without confirmToken it writes nothing and returns the plan (per file: clean, conflict with the conflicting lines, or skip with a reason, and the diff it would apply) and a confirmToken; call again with the same arguments and the token to execute. With onConflict \"abort\" (default) nothing is written if any file conflicts. The current state is checkpointed first, so `undo` puts it back.",
+        annotations(
+            title = "Revert one turn, keep later ones (plan, then confirm)",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn revert(
+        &self,
+        Parameters(args): Parameters<RevertArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call(Access::Write, move |engine| {
+            let op = json!({
+                "tool": "revert",
+                "entryId": args.entry_id,
+                "toEntryId": args.to_entry_id,
+                "files": args.files,
+                "onConflict": args.on_conflict,
+            });
+            let params = move |preview: bool| RevertParams {
+                entry_id: args.entry_id.clone(),
+                to_entry_id: args.to_entry_id.clone(),
+                files: args.files.clone(),
+                preview: Some(preview),
+                on_conflict: args.on_conflict,
+            };
+            let step = frontend::two_step(engine, op, args.confirm_token.as_deref(), |e, preview| {
+                e.revert(params(preview))
+            })
+            .map_err(front_error)?;
+            match step {
+                Step::Done(done) => {
+                    let text = format!(
+                        "revert done: wrote {} file(s), deleted {}.{}",
+                        done.restored.len(),
+                        done.deleted.len(),
+                        done.unrevert_entry_id
+                            .as_ref()
+                            .map(|u| format!(" The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."))
+                            .unwrap_or_default()
+                    );
+                    Ok(answer(text, json!({"executed": true, "result": to_value(&done)?})))
+                }
+                Step::Plan {
+                    plan,
+                    token,
+                    working_tree,
+                    stale,
+                } => {
+                    let mut text = String::new();
+                    if stale {
+                        text.push_str("NOT executed: the confirmToken does not match (the files or the session changed since that plan was made, or it was for other arguments). Nothing was written. This is the current plan:\n");
+                    }
+                    text.push_str(&revert_text(&plan));
+                    text.push_str(&format!(
+                        "To execute exactly this plan, call again with the same arguments and confirmToken \"{token}\"."
+                    ));
+                    let mut r = answer(
+                        text,
+                        json!({
+                            "executed": false,
+                            "staleToken": stale,
+                            "plan": to_value(&plan)?,
+                            "confirmToken": token,
+                            "workingTreeHash": working_tree,
+                        }),
+                    );
+                    if stale {
+                        r.is_error = Some(true);
+                    }
+                    Ok(r)
+                }
+            }
         })
         .await
     }

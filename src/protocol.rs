@@ -579,7 +579,7 @@ pub struct RestoreResult {
 
 // --------------------------------------------------------------------- revert
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum RevertOnConflict {
     /// Write nothing if any file conflicts.

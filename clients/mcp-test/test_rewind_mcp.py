@@ -27,6 +27,8 @@ TOOLS = {
     "file_history": "read",
     "restore": "destructive",
     "undo": "destructive",
+    "blame": "read",
+    "revert": "destructive",
 }
 
 
@@ -182,6 +184,24 @@ async def main() -> None:
                 r = await session.call_tool("undo", {"confirmToken": plan["confirmToken"]})
                 check(structured(r)["executed"] is True, f"undo with token: {text(r)}")
                 check((proj / "a.txt").read_text() == "one\n", "undo put a.txt back")
+
+                # revert one checkpoint, keep the later one; blame names them
+                (proj / "c.txt").write_text("x\ny\nz\n")
+                await session.call_tool("checkpoint", {"label": "c base"})
+                (proj / "c.txt").write_text("X\ny\nz\n")
+                first = structured(await session.call_tool("checkpoint", {"label": "c first"}))["entryId"]
+                (proj / "c.txt").write_text("X\ny\nZ\n")
+                second = structured(await session.call_tool("checkpoint", {"label": "c second"}))["entryId"]
+                r = await session.call_tool("blame", {"path": "c.txt"})
+                lines = structured(r)["lines"]
+                check([line["entryId"] for line in lines][::2] == [first, second], "blame names the checkpoint of each line")
+                r = await session.call_tool("revert", {"entryId": first})
+                plan = structured(r)
+                check(plan["executed"] is False and (proj / "c.txt").read_text() == "X\ny\nZ\n", "revert without token: plan only")
+                check([f["status"] for f in plan["plan"]["files"]] == ["clean"], f"revert plan: {text(r)}")
+                r = await session.call_tool("revert", {"entryId": first, "confirmToken": plan["confirmToken"]})
+                check(structured(r)["executed"] is True, f"revert with token: {text(r)}")
+                check((proj / "c.txt").read_text() == "x\ny\nZ\n", "revert took the first change out and kept the second")
 
                 # another process records into the same session while the
                 # server runs (as hooks do): not locked out, and seen
