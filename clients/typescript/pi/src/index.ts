@@ -2,7 +2,8 @@
 // `rewind serve` sidecar through the TypeScript client, so that moving around pi's
 // conversation tree moves the project's files with it.
 //
-//   pi -e clients/typescript/pi/src/index.ts        (REWIND_BIN or `rewind` on PATH)
+//   pi install npm:rewind-sidecar-pi   or, in a checkout,   pi -e clients/typescript/pi
+//   (the binary: REWIND_BIN, else the one rewind-sidecar brings, else `rewind` on PATH)
 //
 // The mapping, in pi's event order:
 //
@@ -35,9 +36,10 @@
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { homedir } from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-// The client ships beside this file; pi loads extensions with jiti, which compiles the
-// TypeScript sources on the fly (the `.js` specifiers resolve to the `.ts` files).
-import { RewindClient, RewindError, type RestoreResult } from "../../src/index.js";
+// The client package (a dependency; in this repository, `file:..` as a dev dependency): pi loads
+// this file with jiti, which compiles it on the fly and resolves `rewind-sidecar` from
+// node_modules like Node does (the package's built dist/src/index.js).
+import { RewindClient, RewindError, type RestoreResult } from "rewind-sidecar";
 
 /** What pi's session manager returns for an entry (only the fields used here). */
 interface PiEntry {

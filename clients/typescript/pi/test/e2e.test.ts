@@ -15,10 +15,10 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { LineDecoder } from "../../src/framing.js";
+import { LineDecoder } from "rewind-sidecar";
 
-/** clients/typescript/pi (this file runs from dist/pi/test/). */
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** clients/typescript/pi (this file runs from dist/test/). */
+const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const repoRoot = resolve(packageDir, "..", "..", "..");
 const piCli = join(packageDir, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const adapter = join(packageDir, "src", "index.ts");
