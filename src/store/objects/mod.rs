@@ -1,16 +1,14 @@
 //! The on-disk object store: `root/objects/ab/cdef...` files, one per object.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use dashmap::DashMap;
-use rayon::prelude::*;
 
 use super::codec::{self, Codec, HEADER_LEN};
 use super::error::StoreError;
@@ -19,6 +17,12 @@ use super::object_id::{IdHasher, ObjectId};
 use super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
 use super::pack_set::PackSet;
 use super::tree::Tree;
+
+mod loose;
+mod stream;
+
+use loose::freshen;
+use stream::{read_whole, Source, StreamFail};
 
 /// Store format version written to `root/VERSION`. Version 2 added packs
 /// (`objects/pack/`); a version-1 store is a valid version-2 store without
@@ -67,83 +71,6 @@ pub enum FilePut {
     Changed,
     /// Reading it failed; the store itself is fine.
     Unreadable(io::Error),
-}
-
-/// Why a streamed write stopped.
-enum StreamFail {
-    Source(io::Error),
-    Changed,
-    Store(StoreError),
-}
-
-/// Where a streamed put reads its content. A file is read at offsets, so
-/// every pass starts at its beginning whatever the file position.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Bytes(&'a [u8]),
-    File(&'a File),
-}
-
-impl Source<'_> {
-    /// Hands the content to `sink` a chunk at a time, until the end or until
-    /// `sink` returns `false`, reading at most `limit + 1` bytes (one more
-    /// than expected tells that a file grew). Returns how many bytes were
-    /// read, `None` if `sink` stopped early.
-    fn pass(
-        &self,
-        buf: &mut [u8],
-        limit: u64,
-        mut sink: impl FnMut(&[u8]) -> Result<bool, StreamFail>,
-    ) -> Result<Option<u64>, StreamFail> {
-        match *self {
-            Source::Bytes(bytes) => {
-                for chunk in bytes.chunks(STREAM_CHUNK) {
-                    if !sink(chunk)? {
-                        return Ok(None);
-                    }
-                }
-                Ok(Some(bytes.len() as u64))
-            }
-            Source::File(file) => {
-                let mut at = 0u64;
-                while at <= limit {
-                    let want = usize::try_from(limit - at + 1)
-                        .unwrap_or(usize::MAX)
-                        .min(buf.len());
-                    let n = match file.read_at(&mut buf[..want], at) {
-                        Ok(0) => break,
-                        Ok(n) => n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(StreamFail::Source(e)),
-                    };
-                    at += n as u64;
-                    if !sink(&buf[..n])? {
-                        return Ok(None);
-                    }
-                }
-                Ok(Some(at))
-            }
-        }
-    }
-}
-
-/// Writes at explicit offsets of a file (a streamed object rewinds to
-/// rewrite its header and, when compression did not pay, its payload).
-struct WriteAt<'a> {
-    file: &'a File,
-    at: u64,
-}
-
-impl Write for WriteAt<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Totals over `root/objects/` (temp files excluded).
@@ -353,31 +280,6 @@ impl Store {
         }
     }
 
-    /// [`Store::put_file`] of a file above [`STREAM_MIN`].
-    fn put_streamed(&self, source: Source<'_>, len: u64) -> Result<PutOutcome, StreamFail> {
-        let mut buf = vec![0u8; STREAM_CHUNK];
-        let mut hasher = IdHasher::new();
-        let read = source.pass(&mut buf, len, |chunk| {
-            hasher.update(chunk);
-            Ok(true)
-        })?;
-        if read != Some(len) {
-            return Err(StreamFail::Changed);
-        }
-        let id = hasher.id();
-        if let Some(found) = self.existing(id, len) {
-            return Ok(found);
-        }
-        let path = self.object_path(&id);
-        let stored_bytes = self.write_streamed(&id, &path, source, len, &mut buf)?;
-        self.remember(id, stored_bytes);
-        Ok(PutOutcome {
-            id,
-            written: true,
-            stored_bytes,
-        })
-    }
-
     /// The dedup half of a put: the object is already stored (known to this
     /// process, in a published pack, or a plausible file on disk), and its
     /// mtime is refreshed for gc; `None` means write it.
@@ -522,19 +424,6 @@ impl Store {
         Ok(out)
     }
 
-    fn list_loose(&self) -> Result<Vec<ObjectInfo>, StoreError> {
-        let fanouts = self.fanout_dirs()?;
-        let per_dir: Vec<Result<Vec<ObjectInfo>, StoreError>> = fanouts
-            .par_iter()
-            .map(|(prefix, dir)| list_fanout(prefix, dir))
-            .collect();
-        let mut out = Vec::new();
-        for r in per_dir {
-            out.extend(r?);
-        }
-        Ok(out)
-    }
-
     /// gc's sweep of packs: rewrites every pack older than `cutoff` without
     /// the objects `live` rejects (deleting it when none is live). Returns
     /// (objects removed, bytes freed); `dry_run` only counts.
@@ -568,30 +457,6 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(StoreError::io("removing object", &path, e)),
         }
-    }
-
-    /// Deletes temp files and unpublished packs left by writers that crashed, if older
-    /// than `min_age` (younger ones may belong to a live writer in another process).
-    /// Returns how many were removed.
-    pub fn remove_stale_temps(&self, min_age: Duration) -> Result<u64, StoreError> {
-        let now = SystemTime::now();
-        let mut removed = self.packs.remove_stale(min_age)?;
-        for (_, dir) in self.fanout_dirs()? {
-            let entries = match fs::read_dir(&dir) {
-                Ok(e) => e,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StoreError::io("scanning objects", &dir, e)),
-            };
-            for entry in entries {
-                let entry = entry.map_err(|e| StoreError::io("scanning objects", &dir, e))?;
-                if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
-                    && remove_if_stale(&entry, now, min_age)
-                {
-                    removed += 1;
-                }
-            }
-        }
-        Ok(removed)
     }
 
     /// Makes the renames of objects written since the last call durable by fsyncing the
@@ -637,50 +502,6 @@ impl Store {
         }
     }
 
-    /// The loose half of [`Store::sync`].
-    fn sync_loose(&self) -> Result<(), StoreError> {
-        if !self.fsync {
-            return Ok(());
-        }
-        if BATCH_SYNC {
-            // One syncfs covers the objects' contents, their renames and
-            // the fan-out directories.
-            let pending = self
-                .dirty_dirs
-                .iter()
-                .fold(false, |acc, f| f.swap(false, Ordering::AcqRel) | acc)
-                | self.objects_dirty.swap(false, Ordering::AcqRel);
-            if pending {
-                if let Err(e) = syncfs(&self.objects) {
-                    self.objects_dirty.store(true, Ordering::Release);
-                    return Err(StoreError::io(
-                        "syncing the store's filesystem",
-                        &self.objects,
-                        e,
-                    ));
-                }
-            }
-            return Ok(());
-        }
-        for (i, flag) in self.dirty_dirs.iter().enumerate() {
-            if flag.swap(false, Ordering::AcqRel) {
-                let dir = self.objects.join(format!("{i:02x}"));
-                if let Err(e) = sync_dir(&dir) {
-                    // Leave it dirty so the next sync retries.
-                    flag.store(true, Ordering::Release);
-                    return Err(StoreError::io("syncing object directory", dir, e));
-                }
-            }
-        }
-        if self.objects_dirty.swap(false, Ordering::AcqRel) {
-            if let Err(e) = sync_dir(&self.objects) {
-                self.objects_dirty.store(true, Ordering::Release);
-                return Err(StoreError::io("syncing object directory", &self.objects, e));
-            }
-        }
-        Ok(())
-    }
-
     fn remember(&self, id: ObjectId, stored_bytes: u64) {
         self.known.insert(
             id,
@@ -690,252 +511,6 @@ impl Store {
             },
         );
     }
-
-    /// Writes the object file: temp file in the fan-out directory, fsync (if enabled),
-    /// rename into place. Concurrent writers of the same id each use their own temp file;
-    /// the renames replace one complete, identical file with another.
-    ///
-    /// Only the rename is `durability`'s: the temp is created exclusively in a fan-out
-    /// directory made on first use, large contents are streamed into it, and the
-    /// directories are synced once per batch by [`Store::sync`], where
-    /// `durability::atomic_write` would sync each write.
-    fn write_object(
-        &self,
-        id: &ObjectId,
-        path: &Path,
-        bytes: &[u8],
-    ) -> Result<Written, StoreError> {
-        if bytes.len() > STREAM_MIN {
-            // Compressed as a stream, as `put_file` does, so both write the
-            // same file; and no compressed copy of a large object in memory.
-            let mut buf = Vec::new();
-            return match self.write_streamed(
-                id,
-                path,
-                Source::Bytes(bytes),
-                bytes.len() as u64,
-                &mut buf,
-            ) {
-                Ok(n) => Ok(Written::Loose(n)),
-                Err(StreamFail::Store(e)) => Err(e),
-                // Bytes in memory neither change nor fail to read.
-                Err(StreamFail::Changed | StreamFail::Source(_)) => Err(StoreError::io(
-                    "writing object",
-                    path,
-                    io::Error::other("content changed while being stored"),
-                )),
-            };
-        }
-        let compressed = codec::compress(bytes);
-        let (codec, payload) = match &compressed {
-            Some(z) => (Codec::Zstd, z.as_slice()),
-            None => (Codec::Raw, bytes),
-        };
-        let header = codec::header(codec, bytes.len() as u64);
-        let nth = self.batch_writes.fetch_add(1, Ordering::AcqRel);
-        if nth >= LOOSE_PER_BATCH && bytes.len() <= MAX_PACKED_OBJECT {
-            return Ok(Written::Packed(self.packs.append(*id, &header, payload)?));
-        }
-        let dir = path.parent().unwrap_or(&self.objects);
-        let (mut file, temp) = self.create_temp(dir)?;
-        let result = (|| {
-            file.write_all(&header)?;
-            file.write_all(payload)?;
-            // On Linux one syncfs in `sync` makes every object written
-            // since durable at once (a cold snapshot writes tens of
-            // thousands: one fsync each cost more than hashing and
-            // compressing them). Elsewhere each file is synced here.
-            if self.fsync && !BATCH_SYNC {
-                file.sync_all()?;
-            }
-            Ok::<(), io::Error>(())
-        })();
-        drop(file);
-        if let Err(e) = result {
-            let _ = fs::remove_file(&temp);
-            return Err(StoreError::io("writing object", &temp, e));
-        }
-        // No directory sync here: `sync` makes a batch's renames durable.
-        rename_into_place(&temp, path)
-            .map_err(|e| StoreError::io("renaming object into place", path, e))?;
-        if self.fsync {
-            self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
-        }
-        Ok(Written::Loose((HEADER_LEN + payload.len()) as u64))
-    }
-
-    /// Writes a loose object from `source`, `len` bytes that hash to `id`:
-    /// header, then the content compressed as one zstd frame while it is
-    /// read; if the frame is not shorter than the content (known at the
-    /// latest when it ends, sooner once it has grown that long) the payload
-    /// is rewritten raw from a new pass. The pass whose bytes end up in the
-    /// file must hash to `id`, or it is `Changed` and nothing is renamed
-    /// into place. Temp file and rename as in [`Store::write_object`].
-    /// Returns the object file's size.
-    fn write_streamed(
-        &self,
-        id: &ObjectId,
-        path: &Path,
-        source: Source<'_>,
-        len: u64,
-        buf: &mut Vec<u8>,
-    ) -> Result<u64, StreamFail> {
-        // Counted as every written object is; larger than
-        // MAX_PACKED_OBJECT, so never packed.
-        self.batch_writes.fetch_add(1, Ordering::AcqRel);
-        if buf.len() < STREAM_CHUNK && matches!(source, Source::File(_)) {
-            buf.resize(STREAM_CHUNK, 0);
-        }
-        let dir = path.parent().unwrap_or(&self.objects);
-        let (file, temp) = self.create_temp(dir).map_err(StreamFail::Store)?;
-        let store_err =
-            |e: io::Error| StreamFail::Store(StoreError::io("writing object", &temp, e));
-        let result = (|| {
-            let mut out = WriteAt { file: &file, at: 0 };
-            out.write_all(&codec::header(Codec::Zstd, len))
-                .map_err(store_err)?;
-            let mut frame = codec::FrameWriter::new(out, len).map_err(store_err)?;
-            let mut hasher = IdHasher::new();
-            let read = source.pass(buf, len, |chunk| {
-                hasher.update(chunk);
-                frame.write_all(chunk).map_err(store_err)?;
-                // Already as long as the content: raw it is.
-                Ok(frame.written() < len)
-            })?;
-            let compressed = match read {
-                Some(n) if n != len => return Err(StreamFail::Changed),
-                Some(_) if hasher.id() != *id => return Err(StreamFail::Changed),
-                Some(_) => Some(frame.finish().map_err(store_err)?).filter(|&z| z < len),
-                None => {
-                    // Its compression context is megabytes: not kept for
-                    // the raw pass.
-                    drop(frame);
-                    None
-                }
-            };
-            let payload = match compressed {
-                Some(z) => z,
-                None => {
-                    // The header says raw; the payload is the content.
-                    file.set_len(0).map_err(store_err)?;
-                    let mut out = WriteAt { file: &file, at: 0 };
-                    out.write_all(&codec::header(Codec::Raw, len))
-                        .map_err(store_err)?;
-                    let mut hasher = IdHasher::new();
-                    let read = source.pass(buf, len, |chunk| {
-                        hasher.update(chunk);
-                        out.write_all(chunk).map_err(store_err)?;
-                        Ok(true)
-                    })?;
-                    if read != Some(len) || hasher.id() != *id {
-                        return Err(StreamFail::Changed);
-                    }
-                    len
-                }
-            };
-            // As in write_object: one syncfs in `sync` where there is one.
-            if self.fsync && !BATCH_SYNC {
-                file.sync_all().map_err(store_err)?;
-            }
-            Ok(HEADER_LEN as u64 + payload)
-        })();
-        drop(file);
-        let stored = match result {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = fs::remove_file(&temp);
-                return Err(e);
-            }
-        };
-        rename_into_place(&temp, path).map_err(|e| {
-            StreamFail::Store(StoreError::io("renaming object into place", path, e))
-        })?;
-        if self.fsync {
-            self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
-        }
-        Ok(stored)
-    }
-
-    /// Creates a uniquely named temp file in `dir`, creating `dir` on first use.
-    fn create_temp(&self, dir: &Path) -> Result<(File, PathBuf), StoreError> {
-        let mut created_dir = false;
-        let mut attempts = 0;
-        loop {
-            let temp = dir.join(format!("{TEMP_PREFIX}{:016x}", rand::random::<u64>()));
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
-                Ok(f) => return Ok((f, temp)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound && !created_dir => {
-                    // Fan-out directories are created lazily: most stores never fill all 256.
-                    fs::create_dir_all(dir)
-                        .map_err(|e| StoreError::io("creating object directory", dir, e))?;
-                    if self.fsync {
-                        self.objects_dirty.store(true, Ordering::Release);
-                    }
-                    created_dir = true;
-                }
-                // A 64-bit random name collided: astronomically unlikely, just retry.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => {}
-                Err(e) => return Err(StoreError::io("creating object temp file", temp, e)),
-            }
-            attempts += 1;
-        }
-    }
-
-    /// `(prefix, path)` of each existing fan-out directory (two lowercase hex chars).
-    fn fanout_dirs(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
-        let entries = fs::read_dir(&self.objects)
-            .map_err(|e| StoreError::io("scanning objects", &self.objects, e))?;
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| StoreError::io("scanning objects", &self.objects, e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name.len() == 2 && name.bytes().all(is_lower_hex) {
-                out.push((name.to_string(), entry.path()));
-            }
-        }
-        Ok(out)
-    }
-}
-
-fn is_lower_hex(b: u8) -> bool {
-    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
-}
-
-fn list_fanout(prefix: &str, dir: &Path) -> Result<Vec<ObjectInfo>, StoreError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        // Removed by someone else between listing objects/ and here.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StoreError::io("scanning objects", dir, e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| StoreError::io("scanning objects", dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if name.len() != 30 || !name.bytes().all(is_lower_hex) {
-            continue;
-        }
-        let Ok(id) = ObjectId::from_hex(&format!("{prefix}{name}")) else {
-            continue;
-        };
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(StoreError::io("scanning objects", entry.path(), e)),
-        };
-        if !meta.is_file() {
-            continue;
-        }
-        out.push(ObjectInfo {
-            id,
-            stored_bytes: meta.len(),
-            modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            packed: false,
-        });
-    }
-    Ok(out)
 }
 
 /// Removes a crashed writer's leftover if its mtime is at least `min_age`
@@ -947,28 +522,6 @@ pub(super) fn remove_if_stale(entry: &fs::DirEntry, now: SystemTime, min_age: Du
         .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
         .unwrap_or(false);
     old && fs::remove_file(entry.path()).is_ok()
-}
-
-/// A small file's content, read whole: `Changed` unless it is exactly `len`
-/// bytes (reading stops one byte past `len`, so a file that grew
-/// meanwhile costs no more memory than the one announced).
-fn read_whole(file: &File, len: u64) -> Result<Vec<u8>, StreamFail> {
-    let len = usize::try_from(len).map_err(|_| StreamFail::Changed)?;
-    let mut bytes = vec![0u8; len + 1];
-    let mut at = 0;
-    while at < bytes.len() {
-        match file.read_at(&mut bytes[at..], at as u64) {
-            Ok(0) => break,
-            Ok(n) => at += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(StreamFail::Source(e)),
-        }
-    }
-    if at != len {
-        return Err(StreamFail::Changed);
-    }
-    bytes.truncate(len);
-    Ok(bytes)
 }
 
 /// Where [`Store::write_object`] put an object, and its stored size.
@@ -996,33 +549,6 @@ impl Drop for Store {
             }
         }
     }
-}
-
-/// If a plausible object file exists, bumps its mtime to now and returns its size.
-///
-/// `None` means "write it": the file is missing, unreadable, or visibly damaged (bad header,
-/// wrong declared length, raw payload of the wrong size), as a power loss without fsync can
-/// leave it. The content is in hand, so rewriting over the damaged file repairs the store.
-fn freshen(path: &Path, content_len: u64) -> Option<u64> {
-    let mut file = File::open(path).ok()?;
-    let file_len = file.metadata().ok()?.len();
-    let mut header = [0u8; HEADER_LEN];
-    file.read_exact(&mut header).ok()?;
-    let (codec, len) = codec::parse_header(&header).ok()?;
-    let payload_len = file_len.saturating_sub(HEADER_LEN as u64);
-    let plausible = len == content_len
-        && match codec {
-            Codec::Raw => payload_len == len,
-            Codec::Zstd => payload_len > 0,
-        };
-    if !plausible {
-        return None;
-    }
-    // Best effort: failing to bump the mtime only makes the object look older to gc,
-    // which matters only if gc runs concurrently with a grace period shorter than the
-    // object's real age; not worth failing the snapshot over.
-    let _ = file.set_modified(SystemTime::now());
-    Some(file_len)
 }
 
 use crate::durability::{
