@@ -16,7 +16,7 @@ use std::sync::Arc;
 use similar::{DiffTag, DiffableStr};
 
 use super::line_diff::{self, DiffBudget};
-use super::queries::{is_binary, MAX_DIFF_BYTES};
+use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
 use super::{Result, WORKING};
 use crate::protocol::{BlameLine, FileBlameParams, FileBlameResult};
@@ -77,13 +77,10 @@ struct Version {
 }
 
 fn text_of(path: &str, bytes: Vec<u8>) -> Result<String> {
-    if is_binary(&bytes) {
-        return Err(EngineError::InvalidParams(format!(
+    as_text(bytes).ok_or_else(|| {
+        EngineError::InvalidParams(format!(
             "{path} is binary (or not UTF-8): it has no lines to blame"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|_| {
-        EngineError::InvalidParams(format!("{path} is not UTF-8: it has no lines to blame"))
+        ))
     })
 }
 
@@ -99,27 +96,7 @@ fn carry(
 ) -> Origins {
     let old_lines = old_text.tokenize_lines();
     let new_lines = new_text.tokenize_lines();
-    // Only the stretch between the common ends is diffed: blame needs no
-    // display-exact alignment, and most checkpoints change a few lines of a
-    // long file, so this skips hashing every line of both versions.
-    let prefix = old_lines
-        .iter()
-        .zip(&new_lines)
-        .take_while(|(a, b)| a == b)
-        .count();
-    let suffix = old_lines[prefix..]
-        .iter()
-        .rev()
-        .zip(new_lines[prefix..].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let old_mid = &old_lines[prefix..old_lines.len() - suffix];
-    let new_mid = &new_lines[prefix..new_lines.len() - suffix];
-    let (ops, approximate) = if old_mid.is_empty() || new_mid.is_empty() {
-        (Vec::new(), false)
-    } else {
-        line_diff::line_ops(old_mid, new_mid, budget)
-    };
+    let (ops, approximate) = line_diff::line_ops(&old_lines, &new_lines, budget);
     let mut out = Origins {
         blob,
         entries: old.entries.clone(),
@@ -127,25 +104,15 @@ fn carry(
         approximate: old.approximate || approximate,
     };
     let mine = out.origin_index(entry);
-    out.lines.extend_from_slice(&old.lines[..prefix]);
-    if old_mid.is_empty() || new_mid.is_empty() {
-        out.lines.extend(std::iter::repeat_n(mine, new_mid.len()));
-    }
     for op in ops {
         match op.tag() {
-            DiffTag::Equal => {
-                let r = op.old_range();
-                out.lines
-                    .extend_from_slice(&old.lines[prefix + r.start..prefix + r.end]);
-            }
+            DiffTag::Equal => out.lines.extend_from_slice(&old.lines[op.old_range()]),
             DiffTag::Delete => {}
             DiffTag::Insert | DiffTag::Replace => out
                 .lines
                 .extend(std::iter::repeat_n(mine, op.new_range().len())),
         }
     }
-    out.lines
-        .extend_from_slice(&old.lines[old_lines.len() - suffix..]);
     out
 }
 

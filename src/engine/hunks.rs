@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use similar::DiffableStr;
 
 use super::line_diff::{self, DiffBudget};
-use super::queries::{is_binary, MAX_DIFF_BYTES};
+use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::restore::Scanned;
 use super::{parse_path, Engine, EngineError, Result};
 use crate::protocol::HunkSelection;
@@ -140,10 +140,9 @@ impl Engine {
         if e.size > MAX_DIFF_BYTES {
             return refuse("too large to diff");
         }
-        let bytes = self.store.get(&e.id)?;
-        if is_binary(&bytes) {
-            return refuse("binary");
+        match as_text(self.store.get(&e.id)?) {
+            Some(text) => Ok(text),
+            None => refuse("binary"),
         }
-        String::from_utf8(bytes).or_else(|_| refuse("not UTF-8"))
     }
 }

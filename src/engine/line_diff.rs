@@ -172,13 +172,30 @@ pub(crate) fn hunk_hash(text: &str) -> String {
 
 /// The line diff of `old` to `new` (lines as `tokenize_lines` cuts them) as `similar`
 /// ops over both whole sides, within `budget`, and whether it is approximate: for callers
-/// that walk the ops themselves (blame).
+/// that walk the ops themselves (blame). Unlike [`unified`]'s, only the stretch between the
+/// common ends is diffed: no caller shows these ops, so they need not align exactly as the
+/// whole-file diff does, and a few lines changed in a long file then cost no hashing of
+/// every line.
 pub(crate) fn line_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>, bool) {
-    diff_ops(old, new, budget)
+    let (prefix, suffix) = common_ends(old, new);
+    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+    let (middle, approximate) = diff_ops(&old[prefix..old_end], &new[prefix..new_end], budget);
+    let mut ops = Ops::default();
+    ops.equal(0, 0, prefix);
+    for op in middle {
+        let (o, n) = (op.old_range(), op.new_range());
+        ops.replace_or_equal(
+            op.tag(),
+            prefix + o.start..prefix + o.end,
+            prefix + n.start..prefix + n.end,
+        );
+    }
+    ops.equal(old_end, new_end, suffix);
+    (ops.0, approximate)
 }
 
-/// The diff as `similar` ops over the whole of both sides, and whether it is approximate.
-fn diff_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>, bool) {
+/// How many lines the two sides share at their start, and then at their end.
+fn common_ends(old: &[&str], new: &[&str]) -> (usize, usize) {
     let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
     let suffix = old[prefix..]
         .iter()
@@ -186,6 +203,12 @@ fn diff_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>
         .zip(new[prefix..].iter().rev())
         .take_while(|(a, b)| a == b)
         .count();
+    (prefix, suffix)
+}
+
+/// The diff as `similar` ops over the whole of both sides, and whether it is approximate.
+fn diff_ops(old: &[&str], new: &[&str], budget: &mut DiffBudget) -> (Vec<DiffOp>, bool) {
+    let (prefix, suffix) = common_ends(old, new);
     let old_mid = prefix..old.len() - suffix;
     let new_mid = prefix..new.len() - suffix;
     if budget.out_of_time() {
@@ -422,6 +445,16 @@ impl Ops {
             },
         };
         self.push(op);
+    }
+
+    /// An op of `tag` over these ranges (an equal run, or a replace of one
+    /// side by the other, either possibly empty).
+    fn replace_or_equal(&mut self, tag: DiffTag, old: Range<usize>, new: Range<usize>) {
+        if tag == DiffTag::Equal {
+            self.equal(old.start, new.start, old.len());
+        } else {
+            self.replace(old, new);
+        }
     }
 
     fn push(&mut self, op: DiffOp) {
@@ -813,6 +846,32 @@ mod tests {
     }
 
     proptest! {
+        /// `line_ops` covers both whole sides in order, and its equal runs
+        /// pair equal lines. (An empty side of an op may name a position out
+        /// of order: `similar` 2.7 compacts ops that way, harmlessly, so only
+        /// non-empty ranges are checked for order.)
+        #[test]
+        fn line_ops_cover_both_sides(old in text(), new in text()) {
+            let (old_lines, new_lines) = (old.tokenize_lines(), new.tokenize_lines());
+            let (ops, _) = line_ops(&old_lines, &new_lines, &mut plenty());
+            let (mut o, mut n) = (0, 0);
+            for op in &ops {
+                let (or, nr) = (op.old_range(), op.new_range());
+                if !or.is_empty() {
+                    prop_assert_eq!(or.start, o);
+                    o = or.end;
+                }
+                if !nr.is_empty() {
+                    prop_assert_eq!(nr.start, n);
+                    n = nr.end;
+                }
+                if op.tag() == DiffTag::Equal {
+                    prop_assert_eq!(&old_lines[or], &new_lines[nr]);
+                }
+            }
+            prop_assert_eq!((o, n), (old_lines.len(), new_lines.len()));
+        }
+
         #[test]
         fn within_budget_the_diff_is_similars(old in text(), new in text(), context in 0usize..5) {
             prop_assert_eq!(

@@ -22,7 +22,20 @@ pub(super) const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Git's heuristic: a NUL in the first 8000 bytes, or not UTF-8.
 pub(super) fn is_binary(bytes: &[u8]) -> bool {
-    bytes.iter().take(8000).any(|&b| b == 0) || std::str::from_utf8(bytes).is_err()
+    has_early_nul(bytes) || std::str::from_utf8(bytes).is_err()
+}
+
+fn has_early_nul(bytes: &[u8]) -> bool {
+    bytes.iter().take(8000).any(|&b| b == 0)
+}
+
+/// The content as text, `None` when [`is_binary`] says binary (UTF-8 is
+/// checked once, by the conversion itself).
+pub(super) fn as_text(bytes: Vec<u8>) -> Option<String> {
+    if has_early_nul(&bytes) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// A hunk as `get_file_diff` shows it: numbered, with the header's 1-based starts.

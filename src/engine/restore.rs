@@ -40,6 +40,9 @@ pub(crate) struct Plan {
     /// The scan's hold on gc, until `working` is recorded (see
     /// `WorkingState::gc_guard`).
     pub gc_guard: Option<crate::store::WriterGuard>,
+    /// Contents the writes need that the store may not hold yet (merge
+    /// results of a revert or a hunk-level restore), stored by `execute`.
+    pub blobs: Vec<Vec<u8>>,
 }
 
 impl Plan {
@@ -85,7 +88,8 @@ pub(crate) struct Scanned {
     pub state: crate::working_copy::WorkingState,
 }
 
-fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
+/// The same entry (kind and content), or both absent.
+pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id,
@@ -168,6 +172,7 @@ impl Engine {
             scan: crate::working_copy::ScanOutput::default(),
             scan_ms: state.duration_ms,
             gc_guard: state.gc_guard.take(),
+            blobs: Vec::new(),
         };
         // Paths the plan deletes, so a write below a captured file or
         // symlink that is going away is not mistaken for a blocked one.
@@ -308,6 +313,9 @@ impl Engine {
         };
         if plan.is_noop() {
             return Ok(result);
+        }
+        for bytes in &plan.blobs {
+            self.store.put(bytes)?;
         }
         // Every object the restore writes must be readable before the first
         // file is touched: a corrupt one stops the restore here (1003).

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::line_diff::{self, DiffBudget};
 use super::merge::{self, Merged, Segment};
 use super::queries::{is_binary, MAX_DIFF_BYTES};
-use super::restore::{parse_filter, Operation, Scanned};
+use super::restore::{entry_eq, parse_filter, Operation, Scanned};
 use super::{tree_of, Engine, EngineError, Result};
 use crate::protocol::{
     ChangeReason, Conflict, ConflictHunk, ConflictReason, OnConflict, RevertFile, RevertOnConflict,
@@ -67,14 +67,6 @@ impl FilePlan {
     }
 }
 
-fn same(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id,
-        _ => false,
-    }
-}
-
 fn is_file(kind: EntryKind) -> bool {
     matches!(kind, EntryKind::File | EntryKind::Executable)
 }
@@ -96,10 +88,7 @@ impl Engine {
         let after = tree_of(last_entry)?;
         let parent = index.get(&first).and_then(|e| e.parent_id.clone());
         let before = match parent {
-            Some(id) => self
-                .checkpoint_tree(&id)?
-                .map(|(_, t)| t)
-                .unwrap_or_else(empty_tree_id),
+            Some(id) => self.checkpoint_or_empty(&id)?,
             None => empty_tree_id(),
         };
         // What the `>>>>>>>` marker of a conflict names.
@@ -204,9 +193,7 @@ impl Engine {
         if mode == RevertOnConflict::Abort && !conflicts.is_empty() {
             return Err(EngineError::Conflicts(conflicts));
         }
-        for bytes in &blobs {
-            self.store.put(bytes)?;
-        }
+        plan.blobs = blobs;
         let planned: Vec<Conflict> = plan.conflicts.clone();
         self.pre_restore_snapshot(&mut plan)?;
         let done = self.execute(
@@ -269,10 +256,10 @@ impl Engine {
         now: Option<&TreeEntry>,
         other: &str,
     ) -> Result<FilePlan> {
-        if same(now, before) {
+        if entry_eq(now, before) {
             return Ok(FilePlan::clean(None));
         }
-        if same(now, reverted) {
+        if entry_eq(now, reverted) {
             return Ok(FilePlan::clean(Some(before.copied())));
         }
         let (Some(before), Some(reverted), Some(now)) = (before, reverted, now) else {
@@ -320,7 +307,7 @@ impl Engine {
                     id: ObjectId::of(&bytes),
                     size: bytes.len() as u64,
                 };
-                if same(Some(&entry), Some(now)) {
+                if entry_eq(Some(&entry), Some(now)) {
                     return Ok(FilePlan::clean(None));
                 }
                 let blob = (entry.id != before.id).then_some(bytes);

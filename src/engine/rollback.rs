@@ -25,15 +25,14 @@ fn check_abort(plan: &Plan, mode: OnConflict) -> Result<()> {
 impl Engine {
     /// The tree of the checkpoint at `id` (the empty tree above the first
     /// checkpoint).
-    fn checkpoint_or_empty(&self, id: &str) -> Result<ObjectId> {
+    pub(super) fn checkpoint_or_empty(&self, id: &str) -> Result<ObjectId> {
         Ok(self
             .checkpoint_tree(id)?
             .map(|(_, t)| t)
             .unwrap_or_else(empty_tree_id))
     }
 
-    /// One plain restore: plan, preview/abort, snapshot before mutate,
-    /// execute.
+    /// One plain restore: plan, then [`Engine::carry_out`].
     fn restore_to(
         &mut self,
         target: ObjectId,
@@ -42,7 +41,19 @@ impl Engine {
         preview: bool,
         op: Operation,
     ) -> Result<RestoreResult> {
-        let mut plan = self.plan_restore(target, filter, mode)?;
+        let plan = self.plan_restore(target, filter, mode)?;
+        self.carry_out(plan, mode, preview, op)
+    }
+
+    /// A planned restore: stop at the preview or an abort, else snapshot
+    /// before mutate and execute.
+    fn carry_out(
+        &mut self,
+        mut plan: Plan,
+        mode: OnConflict,
+        preview: bool,
+        op: Operation,
+    ) -> Result<RestoreResult> {
         let warnings = self.git_warnings(op.target_entry.as_deref());
         if preview {
             let mut r = plan.preview_result();
@@ -118,20 +129,8 @@ impl Engine {
         // Without `files`, only the files named in `hunks` are touched.
         let whole = whole.unwrap_or(&[]);
         let mut plan = self.plan_in(scanned, Some(target), Some(whole), mode, writes.outcomes)?;
-        let warnings = self.git_warnings(op.target_entry.as_deref());
-        if preview {
-            let mut r = plan.preview_result();
-            r.warnings = warnings;
-            return Ok(r);
-        }
-        check_abort(&plan, mode)?;
-        for bytes in &writes.blobs {
-            self.store.put(bytes)?;
-        }
-        self.pre_restore_snapshot(&mut plan)?;
-        let mut r = self.execute(plan, op)?;
-        r.warnings = warnings;
-        Ok(r)
+        plan.blobs = writes.blobs;
+        self.carry_out(plan, mode, preview, op)
     }
 
     pub fn navigate_tree(&mut self, p: NavigateTreeParams) -> Result<NavigateTreeResult> {
