@@ -304,15 +304,18 @@ fn confirmed(plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
         plan.deleted.len()
     );
     print_plan(plan);
-    if confirm.yes {
-        return Ok(true);
-    }
+    Ok(confirm.yes || ask("Proceed?")?)
+}
+
+/// Ask a yes/no question on the terminal; `false` without one (nothing
+/// is written unless `--yes` says so).
+pub(crate) fn ask(question: &str) -> Result<bool> {
     use std::io::{BufRead, IsTerminal, Write};
     if !std::io::stdin().is_terminal() {
         println!("Nothing written (no terminal to ask; pass --yes to proceed).");
         return Ok(false);
     }
-    print!("Proceed? [y/N] ");
+    print!("{question} [y/N] ");
     std::io::stdout().flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
@@ -320,16 +323,28 @@ fn confirmed(plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
 }
 
 pub(crate) fn print_done(r: &RestoreResult) {
-    println!(
-        "Wrote {} file(s), deleted {} file(s){}.",
+    print_written(
         r.restored.len(),
         r.deleted.len(),
-        r.unrevert_entry_id
-            .as_ref()
+        r.unrevert_entry_id.as_deref(),
+        &r.conflicts,
+    );
+}
+
+/// What a restore or revert wrote, how to undo it, and what it kept.
+pub(crate) fn print_written(
+    restored: usize,
+    deleted: usize,
+    unrevert: Option<&str>,
+    kept: &[rewind::protocol::Conflict],
+) {
+    println!(
+        "Wrote {restored} file(s), deleted {deleted} file(s){}.",
+        unrevert
             .map(|id| format!("; `rewind undo` reverts it (unrevert-point {id})"))
             .unwrap_or_default()
     );
-    for c in &r.conflicts {
+    for c in kept {
         println!("  kept    {} ({:?})", c.path, c.reason);
     }
 }
@@ -359,13 +374,7 @@ pub fn restore(
         }
         None => target,
     };
-    let target = target.unwrap_or_else(|| {
-        view.log()
-            .index()
-            .leaf()
-            .map(|e| e.id.clone())
-            .unwrap_or_default()
-    });
+    let target = target.unwrap_or_else(|| leaf_of(&view));
     let (target_entry_id, tree_hash) =
         if target.len() == 32 && target.chars().all(|c| c.is_ascii_hexdigit()) {
             (None, Some(target))
@@ -388,6 +397,15 @@ pub fn restore(
     let mut engine = open_for_writing(&at)?;
     print_done(&engine.restore_files(params(false))?);
     Ok(())
+}
+
+/// The session's leaf entry as it stands (empty for an empty session).
+pub(crate) fn leaf_of(view: &Engine) -> String {
+    view.log()
+        .index()
+        .leaf()
+        .map(|e| e.id.clone())
+        .unwrap_or_default()
 }
 
 /// The checkpoints on the path to the leaf, oldest first.

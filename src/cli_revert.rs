@@ -7,7 +7,9 @@ use std::io::{BufRead, Write};
 
 use anyhow::{bail, Result};
 
-use crate::cli::{locate, open_for_writing, path_checkpoints, print_done};
+use crate::cli::{
+    ask, leaf_of, locate, open_for_writing, path_checkpoints, print_done, print_written,
+};
 use crate::{Location, RevertConflictMode};
 use rewind::engine::Engine;
 use rewind::protocol::{
@@ -52,7 +54,11 @@ fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String
     }
 }
 
-fn print_revert(r: &RevertResult, with_diffs: bool) {
+/// A revert plan for people: each file's outcome and reason, the
+/// conflicting lines, then (with `with_diffs`) the diffs. Also the MCP
+/// `revert` tool's text.
+pub(crate) fn revert_plan_text(r: &RevertResult, with_diffs: bool) -> String {
+    let mut out = String::new();
     for f in &r.files {
         let status = match f.status {
             RevertStatus::Clean => "clean",
@@ -64,39 +70,31 @@ fn print_revert(r: &RevertResult, with_diffs: bool) {
             .as_deref()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
-        println!("  {status:<8} {:<6} {}{reason}", f.action, f.path);
+        out.push_str(&format!(
+            "  {status:<8} {:<6} {}{reason}\n",
+            f.action, f.path
+        ));
         for c in &f.conflicts {
-            println!("    now:");
-            print_indented(&c.current, "      | ");
-            println!("    before the reverted change:");
-            print_indented(&c.before, "      | ");
+            out.push_str("    now:\n");
+            push_indented(&mut out, &c.current, "      | ");
+            out.push_str("    before the reverted change:\n");
+            push_indented(&mut out, &c.before, "      | ");
         }
     }
     if with_diffs {
         for f in r.files.iter().filter(|f| !f.diff.is_empty()) {
-            print!("{}", f.diff);
+            out.push_str(&f.diff);
         }
     }
+    out
 }
 
-fn print_indented(text: &str, prefix: &str) {
+fn push_indented(out: &mut String, text: &str, prefix: &str) {
     for line in text.lines() {
-        println!("{prefix}{line}");
+        out.push_str(prefix);
+        out.push_str(line);
+        out.push('\n');
     }
-}
-
-/// Ask a yes/no question on stdin; `false` without a terminal.
-fn ask(question: &str) -> Result<bool> {
-    use std::io::IsTerminal;
-    if !std::io::stdin().is_terminal() {
-        println!("Nothing written (no terminal to ask; pass --yes to proceed).");
-        return Ok(false);
-    }
-    print!("{question} [y/N] ");
-    std::io::stdout().flush()?;
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 pub fn revert(
@@ -123,7 +121,7 @@ pub fn revert(
         Some(to) if *to != entry_id => println!("Reverting checkpoints {entry_id}..{to}:"),
         _ => println!("Reverting checkpoint {entry_id}:"),
     }
-    print_revert(&plan, true);
+    print!("{}", revert_plan_text(&plan, true));
     let conflicts = plan
         .files
         .iter()
@@ -150,18 +148,12 @@ pub fn revert(
     drop(view);
     let mut engine = open_for_writing(&at)?;
     let done = engine.revert(params(false))?;
-    println!(
-        "Wrote {} file(s), deleted {} file(s){}.",
+    print_written(
         done.restored.len(),
         done.deleted.len(),
-        done.unrevert_entry_id
-            .as_ref()
-            .map(|id| format!("; `rewind undo` reverts it (unrevert-point {id})"))
-            .unwrap_or_default()
+        done.unrevert_entry_id.as_deref(),
+        &done.failed,
     );
-    for c in &done.failed {
-        println!("  kept    {} ({:?})", c.path, c.reason);
-    }
     Ok(())
 }
 
@@ -201,13 +193,7 @@ pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()>
 /// the file, q = stop asking), then restore the chosen hunks.
 pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -> Result<()> {
     let mut view = Engine::open_read_only(locate(&at)?)?;
-    let target = target.unwrap_or_else(|| {
-        view.log()
-            .index()
-            .leaf()
-            .map(|e| e.id.clone())
-            .unwrap_or_default()
-    });
+    let target = target.unwrap_or_else(|| leaf_of(&view));
     let changed = view.get_modified_files(RangeParams {
         from_entry_id: Some(target.clone()),
         to_entry_id: Some("@working".into()),

@@ -17,8 +17,8 @@ use anyhow::{Context, Result};
 use rewind::engine::{Engine, EngineError};
 use rewind::protocol::{
     FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, RangeParams,
-    RestoreFilesParams, RestoreResult, RevertOnConflict, RevertParams, RevertResult, RevertStatus,
-    SnapshotKind, SnapshotParams, UndoParams,
+    RestoreFilesParams, RestoreResult, RevertOnConflict, RevertParams, RevertResult, SnapshotKind,
+    SnapshotParams, UndoParams,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -271,38 +271,67 @@ fn range(from: Option<String>, to: Option<String>) -> RangeParams {
     }
 }
 
-/// A revert plan for people: each file's outcome, conflicts, then the diffs.
-fn revert_text(plan: &RevertResult) -> String {
-    let mut s = format!(
-        "revert would write {} file(s) and delete {}:\n",
-        plan.restored.len(),
-        plan.deleted.len()
-    );
-    for f in &plan.files {
-        let status = match f.status {
-            RevertStatus::Clean => "clean",
-            RevertStatus::Conflict => "CONFLICT",
-            RevertStatus::Skip => "skip",
-        };
-        s.push_str(&format!("  {status} {} {}", f.action, f.path));
-        if let Some(r) = &f.reason {
-            s.push_str(&format!(" ({r})"));
-        }
-        s.push('\n');
-        for c in &f.conflicts {
-            s.push_str(&format!(
-                "    now:\n{}    before the reverted change:\n{}",
-                c.current, c.before
-            ));
-        }
-    }
-    for f in plan.files.iter().filter(|f| !f.diff.is_empty()) {
-        s.push_str(&f.diff);
-    }
-    s
+/// What a two-step write answers with: the plan in words, the files it
+/// touches, and what was done.
+trait Outcome: serde::Serialize {
+    fn plan_text(&self, what: &str) -> String;
+    /// Per-file actions for the structured plan, where the result does not
+    /// list them itself.
+    fn plan_files(&self) -> Option<Vec<Value>>;
+    fn restored(&self) -> usize;
+    fn deleted(&self) -> usize;
+    fn unrevert_entry_id(&self) -> Option<&str>;
+    fn warnings(&self) -> &[String];
 }
 
-fn plan_text(what: &str, plan: &RestoreResult) -> String {
+impl Outcome for RestoreResult {
+    fn plan_text(&self, what: &str) -> String {
+        restore_plan_text(what, self)
+    }
+    fn plan_files(&self) -> Option<Vec<Value>> {
+        Some(plan_files(self))
+    }
+    fn restored(&self) -> usize {
+        self.restored.len()
+    }
+    fn deleted(&self) -> usize {
+        self.deleted.len()
+    }
+    fn unrevert_entry_id(&self) -> Option<&str> {
+        self.unrevert_entry_id.as_deref()
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+impl Outcome for RevertResult {
+    fn plan_text(&self, what: &str) -> String {
+        format!(
+            "{what} would write {} file(s) and delete {}:\n{}",
+            self.restored.len(),
+            self.deleted.len(),
+            crate::cli_revert::revert_plan_text(self, true)
+        )
+    }
+    fn plan_files(&self) -> Option<Vec<Value>> {
+        None
+    }
+    fn restored(&self) -> usize {
+        self.restored.len()
+    }
+    fn deleted(&self) -> usize {
+        self.deleted.len()
+    }
+    fn unrevert_entry_id(&self) -> Option<&str> {
+        self.unrevert_entry_id.as_deref()
+    }
+    fn warnings(&self) -> &[String] {
+        &[]
+    }
+}
+
+fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
     let mut s = String::new();
     if plan.restored.is_empty() && plan.deleted.is_empty() {
         s.push_str(&format!("{what}: nothing to change.\n"));
@@ -339,12 +368,12 @@ fn plan_text(what: &str, plan: &RestoreResult) -> String {
 /// false)` executes. Without `token`, or with one that no longer matches
 /// the plan and the files on disk, nothing is written and the answer is
 /// the (new) plan with its token.
-fn two_step(
+fn two_step<T: Outcome>(
     engine: &mut Engine,
     what: &str,
     op: Value,
     token: Option<String>,
-    run: impl Fn(&mut Engine, bool) -> Result<RestoreResult, EngineError>,
+    run: impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
 ) -> Result<CallToolResult, ErrorData> {
     let (plan, fresh, working, stale) = match frontend::two_step(engine, op, token.as_deref(), run)
         .map_err(front_error)?
@@ -352,15 +381,15 @@ fn two_step(
         Step::Done(done) => {
             let mut text = format!(
                 "{what} done: wrote {} file(s), deleted {}.",
-                done.restored.len(),
-                done.deleted.len()
+                done.restored(),
+                done.deleted()
             );
-            if let Some(u) = &done.unrevert_entry_id {
+            if let Some(u) = done.unrevert_entry_id() {
                 text.push_str(&format!(
                         " The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."
                     ));
             }
-            for w in &done.warnings {
+            for w in done.warnings() {
                 text.push_str(&format!("\nwarning: {w}"));
             }
             let structured = json!({
@@ -382,18 +411,20 @@ fn two_step(
             "NOT executed: the confirmToken does not match (the files or the session changed since that plan was made, or it was for other arguments). Nothing was written. This is the current plan:\n",
         );
     }
-    text.push_str(&plan_text(what, &plan));
+    text.push_str(&plan.plan_text(what));
     text.push_str(&format!(
         "To execute exactly this plan, call again with the same arguments and confirmToken \"{fresh}\"."
     ));
-    let structured = json!({
+    let mut structured = json!({
         "executed": false,
         "staleToken": stale,
         "plan": to_value(&plan)?,
-        "files": plan_files(&plan),
         "confirmToken": fresh,
         "workingTreeHash": working,
     });
+    if let Some(files) = plan.plan_files() {
+        structured["files"] = json!(files);
+    }
     let mut r = answer(text, structured);
     if stale {
         r.is_error = Some(true);
@@ -820,60 +851,25 @@ impl RewindMcp {
                 "files": args.files,
                 "onConflict": args.on_conflict,
             });
-            let params = move |preview: bool| RevertParams {
-                entry_id: args.entry_id.clone(),
-                to_entry_id: args.to_entry_id.clone(),
-                files: args.files.clone(),
-                preview: Some(preview),
-                on_conflict: args.on_conflict,
-            };
-            let step = frontend::two_step(engine, op, args.confirm_token.as_deref(), |e, preview| {
-                e.revert(params(preview))
-            })
-            .map_err(front_error)?;
-            match step {
-                Step::Done(done) => {
-                    let text = format!(
-                        "revert done: wrote {} file(s), deleted {}.{}",
-                        done.restored.len(),
-                        done.deleted.len(),
-                        done.unrevert_entry_id
-                            .as_ref()
-                            .map(|u| format!(" The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."))
-                            .unwrap_or_default()
-                    );
-                    Ok(answer(text, json!({"executed": true, "result": to_value(&done)?})))
-                }
-                Step::Plan {
-                    plan,
-                    token,
-                    working_tree,
-                    stale,
-                } => {
-                    let mut text = String::new();
-                    if stale {
-                        text.push_str("NOT executed: the confirmToken does not match (the files or the session changed since that plan was made, or it was for other arguments). Nothing was written. This is the current plan:\n");
-                    }
-                    text.push_str(&revert_text(&plan));
-                    text.push_str(&format!(
-                        "To execute exactly this plan, call again with the same arguments and confirmToken \"{token}\"."
-                    ));
-                    let mut r = answer(
-                        text,
-                        json!({
-                            "executed": false,
-                            "staleToken": stale,
-                            "plan": to_value(&plan)?,
-                            "confirmToken": token,
-                            "workingTreeHash": working_tree,
-                        }),
-                    );
-                    if stale {
-                        r.is_error = Some(true);
-                    }
-                    Ok(r)
-                }
-            }
+            let entry_id = args.entry_id;
+            let to_entry_id = args.to_entry_id;
+            let files = args.files;
+            let on_conflict = args.on_conflict;
+            two_step(
+                engine,
+                "revert",
+                op,
+                args.confirm_token,
+                move |e, preview| {
+                    e.revert(RevertParams {
+                        entry_id: entry_id.clone(),
+                        to_entry_id: to_entry_id.clone(),
+                        files: files.clone(),
+                        preview: Some(preview),
+                        on_conflict,
+                    })
+                },
+            )
         })
         .await
     }
