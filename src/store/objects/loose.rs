@@ -9,7 +9,15 @@ use std::time::{Duration, SystemTime};
 
 use rayon::prelude::*;
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use super::{remove_if_stale, ObjectInfo, Source, Store, StreamFail, Written, STREAM_MIN};
+use crate::durability::{rename_into_place, sync_dir, sync_filesystem as syncfs, BATCH_SYNC};
+use crate::store::codec::{self, Codec, HEADER_LEN};
+use crate::store::error::StoreError;
+use crate::store::layout::TEMP_PREFIX;
+use crate::store::object_id::ObjectId;
+use crate::store::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
 
 pub(super) fn is_lower_hex(b: u8) -> bool {
     b.is_ascii_digit() || (b'a'..=b'f').contains(&b)

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use dashmap::DashMap;
 
-use super::codec::{self, Codec, HEADER_LEN};
+use super::codec::{self, HEADER_LEN};
 use super::error::StoreError;
-use super::layout::{Layout, TEMP_PREFIX};
-use super::object_id::{IdHasher, ObjectId};
-use super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
+use super::layout::Layout;
+use super::object_id::ObjectId;
+use super::pack::MAX_PACKED_OBJECT;
 use super::pack_set::PackSet;
 use super::tree::Tree;
 
@@ -551,9 +551,7 @@ impl Drop for Store {
     }
 }
 
-use crate::durability::{
-    atomic_write, rename_into_place, sync_dir, sync_filesystem as syncfs, BATCH_SYNC,
-};
+use crate::durability::{atomic_write, BATCH_SYNC};
 
 /// Checks `root/VERSION`, or writes it (atomically) for a new store.
 fn check_or_write_version(layout: &Layout, fsync: bool) -> Result<(), StoreError> {

@@ -7,7 +7,13 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use super::{PutOutcome, Store, STREAM_CHUNK};
+use crate::durability::{rename_into_place, BATCH_SYNC};
+use crate::store::codec::{self, Codec, HEADER_LEN};
+use crate::store::error::StoreError;
+use crate::store::object_id::{IdHasher, ObjectId};
 
 /// Why a streamed write stopped.
 pub(super) enum StreamFail {
