@@ -18,8 +18,8 @@ use anyhow::{bail, Context, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use rewind::engine::api::{FileBlameParams, SnapshotKind, SnapshotParams};
 use rewind::engine::{Engine, EngineConfig};
-use rewind::protocol::{FileBlameParams, SnapshotKind, SnapshotParams};
 use rewind::working_copy::ScanOptions;
 
 #[path = "common/measure.rs"]
@@ -65,7 +65,7 @@ fn env_or(name: &str, smoke: usize, full: usize, is_smoke: bool) -> usize {
 
 fn blame(engine: &mut Engine) -> Result<usize> {
     let r = engine.get_file_blame(FileBlameParams {
-        path: "big.txt".into(),
+        path: rewind::repo_path::RepoPath::parse("big.txt")?,
         at: None,
     })?;
     Ok(r.lines.len())

@@ -79,10 +79,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use ignore::{WalkBuilder, WalkState};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rewind::engine::{Engine, EngineConfig};
-use rewind::protocol::{
+use rewind::engine::api::{
     FileDiffParams, OnConflict, RangeParams, RestoreFilesParams, SnapshotParams, SnapshotResult,
 };
+use rewind::engine::{Engine, EngineConfig};
 use rewind::store::{EntryKind, ObjectId};
 use rewind::working_copy::ScanOptions;
 
@@ -1503,16 +1503,14 @@ fn run_series(args: &Args, corpus: &Corpus) -> Result<Series> {
         if marks.contains(&t) {
             let mut q_gmf = Samples::default();
             let mut q_gfd = Samples::default();
+            let hot_path = rewind::repo_path::RepoPath::parse(&hot)?;
             for _ in 0..queries {
                 let (d, tk, r) =
                     measure(false, || engine.get_modified_files(RangeParams::default()));
                 files_in_range = r?.files.len();
                 q_gmf.push(d, tk);
                 let (d, tk, r) = measure(false, || {
-                    engine.get_file_diff(FileDiffParams {
-                        file_path: hot.clone(),
-                        ..Default::default()
-                    })
+                    engine.get_file_diff(FileDiffParams::new(hot_path.clone()))
                 });
                 if r?.is_none() {
                     bail!("[{label}] get_file_diff found no change to {hot}");

@@ -48,8 +48,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use ignore::{WalkBuilder, WalkState};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rewind::engine::api::{SnapshotParams, SnapshotResult};
 use rewind::engine::{Engine, EngineConfig};
-use rewind::protocol::{SnapshotParams, SnapshotResult};
 use rewind::store::{EntryKind, ObjectId};
 use rewind::working_copy::ScanOptions;
 
@@ -560,7 +560,7 @@ fn main() -> Result<()> {
             .cloned()
             .unwrap_or_default();
         let usage = engine.store().usage()?;
-        let tree = ObjectId::from_hex(&init.baseline.tree_hash)?;
+        let tree = init.baseline.tree_hash;
         let flat = rewind::store::flatten(engine.store(), &tree)?;
         // Ignored directories are never entered; small ignored files such
         // as the `.log` ones are captured on purpose (docs/architecture.md
@@ -806,7 +806,7 @@ fn main() -> Result<()> {
             let (_, w1) = io_counters();
             let after = object_files(&store_dir)?;
             let new: BTreeSet<String> = after.difference(&before).cloned().collect();
-            let (expected, n_dirs) = expected_objects(eng, &r.tree_hash, &paths)?;
+            let (expected, n_dirs) = expected_objects(eng, &r.tree_hash.to_hex(), &paths)?;
             let ok = paths.len() == 3 && new == expected && r.diff.modified.len() == 3;
             all_match &= ok;
             edits.push(d, ticks);

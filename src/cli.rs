@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::{Confirm, Location};
-use rewind::engine::{default_store_dir, rewind_home, Engine, EngineConfig};
-use rewind::handlers::{self, Defaults, Server};
-use rewind::install::{self, Agent, Plan};
-use rewind::protocol::{
+use rewind::engine::api::{
     FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, RangeParams, RestoreFilesParams,
     RestoreResult, Scope, UndoParams,
 };
-use rewind::rpc::{self, ServeConfig, Shutdown};
-use rewind::store::Layout;
+use rewind::engine::{default_store_dir, rewind_home, Engine, EngineConfig};
+use rewind::install::{self, Agent, Plan};
+use rewind::repo_path::RepoPath;
+use rewind::server::handlers::{self, Defaults, Server};
+use rewind::server::rpc::{self, ServeConfig, Shutdown};
+use rewind::store::{Layout, ObjectId};
 
 pub fn serve(at: Location, max_line_bytes: usize) -> Result<()> {
     let defaults = Defaults {
@@ -201,15 +202,15 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
     for f in &files.files {
         if name_only {
             let s = match f.status {
-                rewind::protocol::FileStatus::Added => "A",
-                rewind::protocol::FileStatus::Modified => "M",
-                rewind::protocol::FileStatus::Deleted => "D",
+                rewind::engine::api::FileStatus::Added => "A",
+                rewind::engine::api::FileStatus::Modified => "M",
+                rewind::engine::api::FileStatus::Deleted => "D",
             };
             println!("{s}\t{}", f.path);
             continue;
         }
         let d = engine.get_file_diff(FileDiffParams {
-            file_path: f.path.clone(),
+            file_path: RepoPath::parse(&f.path)?,
             from_entry_id: from_entry.clone(),
             to_entry_id: to_entry.clone(),
             from_hash: from_hash.clone(),
@@ -292,6 +293,19 @@ fn print_plan(r: &RestoreResult) {
 }
 
 /// Show the plan and ask; `false` when nothing should be written.
+/// Paths named on the command line, as the engine takes them; `None` for
+/// none (every file).
+pub(crate) fn repo_paths(files: &[String]) -> Result<Option<Vec<RepoPath>>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let paths = files
+        .iter()
+        .map(|f| RepoPath::parse(f))
+        .collect::<Result<_, _>>()?;
+    Ok(Some(paths))
+}
+
 fn confirmed(plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
     if plan.restored.is_empty() && plan.deleted.is_empty() {
         println!("Nothing to change.");
@@ -336,7 +350,7 @@ pub(crate) fn print_written(
     restored: usize,
     deleted: usize,
     unrevert: Option<&str>,
-    kept: &[rewind::protocol::Conflict],
+    kept: &[rewind::engine::api::Conflict],
 ) {
     println!(
         "Wrote {restored} file(s), deleted {deleted} file(s){}.",
@@ -377,14 +391,15 @@ pub fn restore(
     let target = target.unwrap_or_else(|| leaf_of(&view));
     let (target_entry_id, tree_hash) =
         if target.len() == 32 && target.chars().all(|c| c.is_ascii_hexdigit()) {
-            (None, Some(target))
+            (None, Some(ObjectId::from_hex(&target)?))
         } else {
             (Some(target), None)
         };
+    let files = repo_paths(&files)?;
     let params = |preview: bool| RestoreFilesParams {
         target_entry_id: target_entry_id.clone(),
-        tree_hash: tree_hash.clone(),
-        files: (!files.is_empty()).then(|| files.clone()),
+        tree_hash,
+        files: files.clone(),
         preview: Some(preview),
         on_conflict: Some(confirm.on_conflict.into()),
         hunks: None,
@@ -409,7 +424,7 @@ pub(crate) fn leaf_of(view: &Engine) -> String {
 }
 
 /// The checkpoints on the path to the leaf, oldest first.
-pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::protocol::CheckpointInfo>> {
+pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<rewind::engine::api::CheckpointInfo>> {
     Ok(view
         .list_checkpoints(ListCheckpointsParams {
             scope: Some(Scope::Path),

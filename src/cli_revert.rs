@@ -8,14 +8,15 @@ use std::io::{BufRead, Write};
 use anyhow::{bail, Result};
 
 use crate::cli::{
-    ask, leaf_of, locate, open_for_writing, path_checkpoints, print_done, print_written,
+    ask, leaf_of, locate, open_for_writing, path_checkpoints, print_done, print_written, repo_paths,
 };
 use crate::{Location, RevertConflictMode};
-use rewind::engine::Engine;
-use rewind::protocol::{
+use rewind::engine::api::{
     FileBlameParams, FileDiffParams, HunkRef, HunkSelection, RangeParams, RestoreFilesParams,
     RevertOnConflict, RevertParams, RevertResult, RevertStatus,
 };
+use rewind::engine::Engine;
+use rewind::repo_path::RepoPath;
 
 impl From<RevertConflictMode> for RevertOnConflict {
     fn from(m: RevertConflictMode) -> Self {
@@ -72,7 +73,8 @@ pub(crate) fn revert_plan_text(r: &RevertResult, with_diffs: bool) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "  {status:<8} {:<6} {}{reason}\n",
-            f.action, f.path
+            f.action.as_str(),
+            f.path
         ));
         for c in &f.conflicts {
             out.push_str("    now:\n");
@@ -109,10 +111,11 @@ pub fn revert(
     // person says yes.
     let mut view = Engine::open_read_only(locate(&at)?)?;
     let (entry_id, to_entry_id) = resolve_range(&view, &entry, to)?;
+    let files = repo_paths(&files)?;
     let params = |preview: bool| RevertParams {
         entry_id: entry_id.clone(),
         to_entry_id: to_entry_id.clone(),
-        files: (!files.is_empty()).then(|| files.clone()),
+        files: files.clone(),
         preview: Some(preview),
         on_conflict: Some(on_conflict.into()),
     };
@@ -160,7 +163,7 @@ pub fn revert(
 pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()> {
     let mut view = Engine::open_read_only(locate(&at)?)?;
     let r = view.get_file_blame(FileBlameParams {
-        path: file,
+        path: RepoPath::parse(&file)?,
         at: at_entry,
     })?;
     let width = r.lines.len().to_string().len();
@@ -220,7 +223,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
     };
     'files: for f in changed.files.iter().filter(|f| wanted(&f.path)) {
         let Some(d) = view.get_file_diff(FileDiffParams {
-            file_path: f.path.clone(),
+            file_path: RepoPath::parse(&f.path)?,
             from_entry_id: Some(target.clone()),
             to_entry_id: Some("@working".into()),
             from_hash: None,
@@ -234,7 +237,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
             let what = if d.is_binary { "binary" } else { "too large" };
             println!("{} ({what}): no hunks", d.path);
             match next_answer("Restore the whole file [y,n,q]?")?.as_str() {
-                "y" => whole.push(d.path.clone()),
+                "y" => whole.push(RepoPath::parse(&d.path)?),
                 "q" => break 'files,
                 _ => {}
             }
@@ -268,7 +271,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
                         }
                         "q" => {
                             if !chosen.is_empty() {
-                                selections.push(selection(&d.path, chosen));
+                                selections.push(selection(&d.path, chosen)?);
                             }
                             break 'files;
                         }
@@ -284,7 +287,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
             }
         }
         if !chosen.is_empty() {
-            selections.push(selection(&d.path, chosen));
+            selections.push(selection(&d.path, chosen)?);
         }
     }
     if selections.is_empty() && whole.is_empty() {
@@ -299,19 +302,19 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
         hunks: (!selections.is_empty()).then_some(selections),
         // The answers were the confirmation; changes since the last
         // checkpoint are kept in the pre-restore snapshot.
-        on_conflict: Some(rewind::protocol::OnConflict::Overwrite),
+        on_conflict: Some(rewind::engine::api::OnConflict::Overwrite),
         ..Default::default()
     })?;
     print_done(&done);
     Ok(())
 }
 
-fn selection(path: &str, hunks: Vec<HunkRef>) -> HunkSelection {
-    HunkSelection {
-        path: path.to_string(),
+fn selection(path: &str, hunks: Vec<HunkRef>) -> Result<HunkSelection> {
+    Ok(HunkSelection {
+        path: RepoPath::parse(path)?,
         hunks,
         context_lines: None,
-    }
+    })
 }
 
 /// The hunks of a unified diff, each with its `@@` header.

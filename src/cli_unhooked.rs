@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use rewind::engine::api::{SnapshotKind, SnapshotParams};
 use rewind::engine::{Engine, EngineConfig};
-use rewind::protocol::{SnapshotKind, SnapshotParams};
 use rewind::store::Layout;
 
 use crate::Location;

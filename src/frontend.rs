@@ -9,8 +9,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use rewind::engine::api::RestoreResult;
 use rewind::engine::{Engine, EngineError, ResumeMode};
-use rewind::protocol::RestoreResult;
+use rewind::server::convert::{to_json, ToWire};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -97,8 +98,12 @@ pub fn open(at: &Location, access: Access, lock_wait: Duration) -> Result<Engine
     }
 }
 
-fn to_value<T: Serialize>(v: &T) -> Result<Value, FrontError> {
-    serde_json::to_value(v).map_err(|e| FrontError::Internal(format!("serializing: {e}")))
+fn to_value<T>(v: &T) -> Result<Value, FrontError>
+where
+    T: ToWire + Clone,
+    T::Wire: Serialize,
+{
+    to_json(v).map_err(|e| FrontError::Internal(format!("serializing: {e}")))
 }
 
 /// The token that confirms a plan: bound to the operation and its
@@ -142,7 +147,7 @@ pub enum Step<T> {
 /// false)` executes. Without `token`, or with one that no longer matches
 /// the plan, the files on disk and the session, nothing is written and the
 /// answer is the (new) plan with its token.
-pub fn two_step<T: Serialize>(
+pub fn two_step<T: ToWire<Wire: Serialize> + Clone>(
     engine: &mut Engine,
     op: Value,
     token: Option<&str>,

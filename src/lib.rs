@@ -1,22 +1,21 @@
 //! rewind: a checkpoint and rollback sidecar for AI coding agents.
 //!
-//! Data flows one way: `transport` (stdio framing) → `rpc` (envelopes and
-//! dispatch) → `handlers` (the method table) → `engine` (semantics) →
-//! `working_copy` / `store` / `session` (the disk).
+//! Data flows one way (docs/architecture.md, "Layers"): a front end —
+//! `server` (the JSON-RPC sidecar: framing, envelopes, the method table,
+//! wire types and their conversion), or the CLI, hooks, MCP and UI in the
+//! binary — calls `engine` with its own request types (`engine::api`), and
+//! the engine works through `working_copy` / `store` / `session` (the
+//! disk). Nothing below `server` knows the wire.
 
 pub mod durability;
 pub mod engine;
 pub mod gc;
-pub mod handlers;
 pub mod hooks;
 pub mod install;
 pub mod memory;
-pub mod protocol;
 pub mod repo_path;
-pub mod rpc;
-pub mod schema;
+pub mod server;
 pub mod session;
 pub mod store;
-pub mod transport;
 pub mod verify;
 pub mod working_copy;

@@ -319,7 +319,7 @@ fn main() -> ExitCode {
             },
         ),
         Command::Schema => {
-            print!("{}", rewind::schema::protocol_schema_text());
+            print!("{}", rewind::server::schema::protocol_schema_text());
             Ok(())
         }
         Command::Log { at, all } => cli::log(at, all),
@@ -364,7 +364,7 @@ fn main() -> ExitCode {
         } => cli::gc(
             at,
             std::time::Duration::from_secs(grace_seconds),
-            rewind::protocol::GcParams {
+            rewind::engine::api::GcParams {
                 dry_run: Some(dry_run),
                 keep_last,
                 max_age_days,

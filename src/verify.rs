@@ -14,8 +14,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::engine::api::{VerifyProblem, VerifyProblemKind, VerifyResult};
 use crate::gc::{self, GcError};
-use crate::protocol::{VerifyProblem, VerifyProblemKind, VerifyResult};
 use crate::session::records::collect_tree_hashes;
 use crate::session::SessionLog;
 use crate::store::{EntryKind, Layout, ObjectId, Store, StoreError};

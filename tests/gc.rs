@@ -10,9 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
+use rewind::engine::api::{GcParams, GcResult, LabelParams, SnapshotParams, VerifyProblemKind};
 use rewind::engine::{Engine, EngineConfig};
 use rewind::gc::{self, GcError, GcOptions};
-use rewind::protocol::{GcParams, GcResult, LabelParams, SnapshotParams};
 use rewind::session::{NewEntry, SessionLog};
 use rewind::store::{flatten, EntryKind, ObjectId, Store, Tree, TreeEntry};
 
@@ -62,7 +62,7 @@ impl Fx {
     }
 
     /// Reopens an existing session (its project comes from its header).
-    fn resume(&self, session: &Path) -> (Engine, rewind::protocol::InitializeResult) {
+    fn resume(&self, session: &Path) -> (Engine, rewind::engine::api::Opened) {
         Engine::open(EngineConfig {
             session_file: Some(session.to_path_buf()),
             store_dir: Some(self.store_dir()),
@@ -831,18 +831,12 @@ fn verify_reports_missing_and_damaged_objects_and_bad_sessions() {
     assert!(!r.ok);
     assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
     assert_eq!(r.problems[0].subject, unique.to_hex());
-    assert_eq!(
-        serde_json::to_value(r.problems[0].kind).unwrap(),
-        json!("corruptObject")
-    );
+    assert_eq!(r.problems[0].kind, VerifyProblemKind::CorruptObject);
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing repaired");
     // Missing.
     std::fs::remove_file(&path).unwrap();
     let r = rewind::verify::run(&store).unwrap();
-    assert_eq!(
-        serde_json::to_value(&r.problems).unwrap()[0]["kind"],
-        json!("missingObject")
-    );
+    assert_eq!(r.problems[0].kind, VerifyProblemKind::MissingObject);
     assert!(
         r.problems[0]
             .detail
@@ -856,7 +850,7 @@ fn verify_reports_missing_and_damaged_objects_and_bad_sessions() {
     assert!(r
         .problems
         .iter()
-        .any(|p| serde_json::to_value(p.kind).unwrap() == json!("session")));
+        .any(|p| p.kind == VerifyProblemKind::Session));
 }
 
 /// Repro (issue 10, found 1): a file changed and seen only by a `@working` query leaves its

@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use similar::{DiffTag, DiffableStr};
 
+use super::api::{BlameLine, FileBlameParams, FileBlameResult};
 use super::line_diff::{self, DiffBudget};
 use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
 use super::{Result, WORKING};
-use crate::protocol::{BlameLine, FileBlameParams, FileBlameResult};
 use crate::store::{lookup, EntryKind, ObjectId};
 
 /// How many files' origins are remembered between requests.

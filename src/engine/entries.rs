@@ -3,11 +3,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{Engine, EngineError, Result};
-use crate::protocol::{
+use super::api::{
     AppendEntryParams, AppendEntryResult, EntryIdResult, GetTreeResult, HostEntryType, LabelParams,
     StageFilesParams, StageFilesResult, TreeEntryInfo,
 };
+use super::{Engine, EngineError, Result};
 use crate::session::records::{Label, Record};
 use crate::session::{
     valid_host_id, NewEntry, CUSTOM_APPROVAL, CUSTOM_NAVIGATION, CUSTOM_STEP_SNAPSHOT,
@@ -117,6 +117,7 @@ impl Engine {
         let mut parsed = Vec::with_capacity(p.paths.len());
         for raw in &p.paths {
             let rp = super::parse_path(self.working_copy.root(), raw)?;
+            let raw = raw.as_str();
             if let Some(link) = crate::working_copy::checkout::blocking_parent(
                 self.working_copy.root(),
                 rp.as_str(),

@@ -32,7 +32,7 @@ pub enum EngineError {
     #[error("hunk {index} of {path} is not the one get_file_diff gave: the file changed since (diff it again)")]
     StaleHunk { path: String, index: u32 },
     #[error("restore aborted: {} conflicting file(s)", .0.len())]
-    Conflicts(Vec<crate::protocol::Conflict>),
+    Conflicts(Vec<super::api::Conflict>),
     #[error("{context} {}: {source}", path.display())]
     Io {
         context: &'static str,

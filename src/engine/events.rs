@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::protocol::ChangeReason;
+use super::api::ChangeReason;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineEvent {

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::api::{InterruptedRestore, RecoveryAction, RestoreResult};
 use super::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::durability::atomic_write;
-use crate::protocol::RestoreResult;
 use crate::repo_path::RepoPath;
 use crate::store::{lookup, EntryKind, Layout};
 
@@ -26,21 +26,6 @@ pub(crate) struct Journal {
     pub working_tree_hash: String,
     pub writes: Vec<String>,
     pub deletes: Vec<String>,
-}
-
-/// What recovery did, for `initialize`'s `recovered`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InterruptedRestore {
-    pub unrevert_entry_id: String,
-    /// `"completed"`: the restore was finished; `"discarded"`: it had not
-    /// started touching files, the journal was dropped.
-    pub action: String,
-    pub restored: Vec<String>,
-    pub deleted: Vec<String>,
-    /// Paths that held neither what the restore found nor what it meant
-    /// to leave (edited after the crash): left as they are.
-    pub kept: Vec<String>,
 }
 
 impl Journal {
@@ -103,7 +88,7 @@ impl Engine {
             Journal::remove(&path);
             return Ok(Some(InterruptedRestore {
                 unrevert_entry_id: journal.unrevert_entry_id,
-                action: "discarded".into(),
+                action: RecoveryAction::Discarded,
                 restored: Vec::new(),
                 deleted: Vec::new(),
                 kept: Vec::new(),
@@ -161,7 +146,7 @@ impl Engine {
         result.restored.sort();
         Ok(Some(InterruptedRestore {
             unrevert_entry_id: journal.unrevert_entry_id,
-            action: "completed".into(),
+            action: RecoveryAction::Completed,
             restored: result.restored,
             deleted: result.deleted,
             kept: failures,

@@ -4,6 +4,7 @@
 //! the unrevert-point, what is recorded. Handlers only translate to and
 //! from the wire.
 
+pub mod api;
 mod blame;
 mod entries;
 mod error;
@@ -21,9 +22,9 @@ mod snapshot;
 
 use std::path::Path;
 
+pub use api::InterruptedRestore;
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
-pub use journal::InterruptedRestore;
 pub use open::{default_store_dir, rewind_home, EngineConfig, ResumeMode};
 
 use crate::repo_path::RepoPath;
@@ -181,18 +182,18 @@ fn parse_tree_hash(h: &str) -> Result<ObjectId> {
     ObjectId::from_hex(h).map_err(|_| EngineError::UnknownTree(h.to_string()))
 }
 
-/// A path a host names, validated at the edge (docs/architecture.md rule 7):
-/// a clean project path, below no parent that resolves outside `root`.
-fn parse_path(root: &Path, raw: &str) -> Result<RepoPath> {
-    let path = RepoPath::parse(raw)?;
+/// A path a host names, checked against the disk (docs/architecture.md
+/// rule 7): below no parent that resolves outside `root`. Its syntax (a
+/// clean project path) is [`RepoPath`]'s own.
+fn parse_path(root: &Path, path: &RepoPath) -> Result<RepoPath> {
     path.check_parents_inside(root)?;
-    Ok(path)
+    Ok(path.clone())
 }
 
 /// Every path of a host's list, as [`parse_path`]; the first bad one is
 /// the error.
-fn parse_paths(root: &Path, raw: &[String]) -> Result<Vec<RepoPath>> {
-    raw.iter().map(|p| parse_path(root, p)).collect()
+fn parse_paths(root: &Path, paths: &[RepoPath]) -> Result<Vec<RepoPath>> {
+    paths.iter().map(|p| parse_path(root, p)).collect()
 }
 
 /// Turn index of a tree-recording entry (unrevert-points carry the turn of
@@ -212,8 +213,8 @@ fn kind_of(e: &Entry) -> String {
 }
 
 /// The paths an entry's recorded diff names, with their status.
-fn diff_of(e: &Entry) -> Vec<(String, crate::protocol::FileStatus)> {
-    use crate::protocol::FileStatus;
+fn diff_of(e: &Entry) -> Vec<(String, api::FileStatus)> {
+    use api::FileStatus;
     let Some(diff) = e.diff() else {
         return Vec::new();
     };

@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::api::{BaselineInfo, Opened, Recovered, TornTail};
 use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
 use super::{Engine, EngineError, EventSink, Result};
-use crate::protocol::{BaselineInfo, InitializeResult, Recovered, PROTOCOL_VERSION};
 use crate::session::records::StepSnapshot;
-use crate::session::{Header, SessionLog, TornTail, CUSTOM_STEP_SNAPSHOT};
+use crate::session::{self, Header, SessionLog, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{project_hash, FlatCache, Layout, Store};
 use crate::working_copy::{ScanOptions, WorkingCopy};
 
@@ -71,7 +71,7 @@ fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
 
 impl Engine {
     /// Open (resume or create) the session `config` names.
-    pub fn open(config: EngineConfig) -> Result<(Engine, InitializeResult)> {
+    pub fn open(config: EngineConfig) -> Result<(Engine, Opened)> {
         Self::open_with_events(config, None)
     }
 
@@ -80,7 +80,7 @@ impl Engine {
     pub fn open_with_events(
         config: EngineConfig,
         events: Option<EventSink>,
-    ) -> Result<(Engine, InitializeResult)> {
+    ) -> Result<(Engine, Opened)> {
         let session_file = match &config.session_file {
             Some(p) => Some(absolute(p, "sessionFile")?),
             None => None,
@@ -143,12 +143,12 @@ impl Engine {
         }
 
         let mut recovered = torn.map(|t| match t {
-            TornTail::Completed => Recovered {
-                torn_tail: Some("completed".into()),
+            session::TornTail::Completed => Recovered {
+                torn_tail: Some(TornTail::Completed),
                 ..Default::default()
             },
-            TornTail::Truncated { bytes } => Recovered {
-                torn_tail: Some("truncated".into()),
+            session::TornTail::Truncated { bytes } => Recovered {
+                torn_tail: Some(TornTail::Truncated),
                 truncated_bytes: Some(bytes),
                 ..Default::default()
             },
@@ -252,29 +252,23 @@ impl Engine {
         }
     }
 
-    fn initialize_result(
-        &mut self,
-        resumed: bool,
-        recovered: Option<crate::protocol::Recovered>,
-    ) -> Result<InitializeResult> {
+    fn initialize_result(&mut self, resumed: bool, recovered: Option<Recovered>) -> Result<Opened> {
         let baseline = self
             .baseline()
             .ok_or_else(|| EngineError::InvalidParams("session has no baseline".into()))?
             .clone();
         let tree = super::tree_of(&baseline)?;
         let files = self.flat(Some(tree))?;
-        Ok(InitializeResult {
-            protocol_version: PROTOCOL_VERSION,
-            server_version: env!("CARGO_PKG_VERSION").to_string(),
+        Ok(Opened {
             session_id: self.log.header().id.clone(),
-            session_file: self.log.path().display().to_string(),
-            store_dir: self.store.root().display().to_string(),
-            project_root: self.working_copy.root().display().to_string(),
+            session_file: self.log.path().to_path_buf(),
+            store_dir: self.store.root().to_path_buf(),
+            project_root: self.working_copy.root().to_path_buf(),
             leaf_id: self.leaf_id().unwrap_or_default(),
             resumed,
             baseline: BaselineInfo {
                 entry_id: baseline.id.clone(),
-                tree_hash: tree.to_hex(),
+                tree_hash: tree,
                 files: files.len() as u64,
                 bytes: files.values().map(|e| e.size).sum(),
             },

@@ -3,15 +3,15 @@
 
 use base64::Engine as _;
 
+use super::api::{
+    CheckpointInfo, ContentEncoding, DiffHunk, FileDiff, FileDiffParams, FileHistoryParams,
+    FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
+    ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
+};
 use super::line_diff::{self, DiffBudget};
 use super::{
     diff_of, kind_of, label_for, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point,
     Result, WORKING,
-};
-use crate::protocol::{
-    CheckpointInfo, ContentEncoding, DiffHunk, FileDiff, FileDiffParams, FileHistoryParams,
-    FileHistoryResult, FileStatus, FileVersion, ListCheckpointsParams, ListCheckpointsResult,
-    ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
 use crate::session::records::{Approval, StepSnapshot};
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
@@ -232,8 +232,8 @@ impl Engine {
             .collect();
         Ok(ModifiedFilesResult {
             files,
-            from_tree_hash: from_tree.to_hex(),
-            to_tree_hash: to_tree.to_hex(),
+            from_tree_hash: from_tree,
+            to_tree_hash: to_tree,
         })
     }
 
@@ -287,8 +287,8 @@ impl Engine {
             path: path.to_string(),
             old_content: None,
             new_content: None,
-            old_hash: old.map(|e| e.id.to_hex()),
-            new_hash: new.map(|e| e.id.to_hex()),
+            old_hash: old.map(|e| e.id),
+            new_hash: new.map(|e| e.id),
             unified_diff: String::new(),
             additions: 0,
             deletions: 0,
@@ -361,7 +361,7 @@ impl Engine {
             let hash = if status == FileStatus::Deleted {
                 None
             } else {
-                lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id.to_hex())
+                lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id)
             };
             versions.push(FileVersion {
                 entry_id: e.id.clone(),
@@ -412,7 +412,7 @@ impl Engine {
                     .and_then(|s| s.git)
                     .and_then(|g| g.branch),
                 timestamp: e.timestamp.clone(),
-                tree_hash: e.recorded_tree().unwrap_or_default().to_string(),
+                tree_hash: tree_of(e)?,
                 turn_index: turn_of(e),
                 added: count(FileStatus::Added),
                 modified: count(FileStatus::Modified),
@@ -491,8 +491,8 @@ impl Engine {
             objects: usage.objects,
             sessions: super::open::known_sessions(&self.store).len() as u64,
             snapshots,
-            project_root: self.working_copy.root().display().to_string(),
-            store_dir: self.store.root().display().to_string(),
+            project_root: self.working_copy.root().to_path_buf(),
+            store_dir: self.store.root().to_path_buf(),
         })
     }
 }

@@ -6,12 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use super::api::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult};
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
-use crate::protocol::{
-    serde_name, ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult,
-};
 use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
 use crate::session::records::{self, Record, StepSnapshot, UnrevertPoint};
@@ -346,7 +344,7 @@ impl Engine {
         touched.sort();
         let diff = diff_lists(&changes);
         let record = UnrevertPoint {
-            kind: Some(serde_name(&op.kind)),
+            kind: Some(op.kind.as_str().to_string()),
             pre_rollback_tree_hash: Some(plan.working.to_hex()),
             target_tree_hash: plan.target.map(|t| t.to_hex()),
             rolled_back_to_leaf: op.target_entry,
@@ -395,7 +393,7 @@ impl Engine {
             &plan.writes,
             &plan.deletes,
             &before,
-            &serde_name(&op.kind),
+            op.kind.as_str(),
             &mut result,
         );
         Journal::remove(&journal_path);
@@ -516,7 +514,7 @@ impl Engine {
 /// Parse and check a restore's `files` filter.
 pub(crate) fn parse_filter(
     root: &std::path::Path,
-    files: Option<Vec<String>>,
+    files: Option<Vec<RepoPath>>,
 ) -> Result<Option<Vec<RepoPath>>> {
     let Some(files) = files else { return Ok(None) };
     let out = super::parse_paths(root, &files)?;

@@ -14,15 +14,15 @@
 
 use std::collections::BTreeMap;
 
+use super::api::{
+    ChangeReason, Conflict, ConflictHunk, ConflictReason, OnConflict, RevertAction, RevertFile,
+    RevertOnConflict, RevertParams, RevertResult, RevertStatus,
+};
 use super::line_diff::{self, DiffBudget};
 use super::merge::{self, Merged, Segment};
 use super::queries::{is_binary, MAX_DIFF_BYTES};
 use super::restore::{entry_eq, parse_filter, Operation, Scanned};
 use super::{tree_of, Engine, EngineError, Result};
-use crate::protocol::{
-    ChangeReason, Conflict, ConflictHunk, ConflictReason, OnConflict, RevertFile, RevertOnConflict,
-    RevertParams, RevertResult, RevertStatus,
-};
 use crate::store::{diff_trees, empty_tree_id, EntryKind, ObjectId, TreeEntry};
 
 /// What the revert does to one path.
@@ -140,14 +140,14 @@ impl Engine {
                 None => String::new(),
             };
             let action = match &written {
-                Some(Some(_)) => "write",
-                Some(None) => "delete",
-                None => "none",
+                Some(Some(_)) => RevertAction::Write,
+                Some(None) => RevertAction::Delete,
+                None => RevertAction::None,
             };
             files.push(RevertFile {
                 path: c.path.clone(),
                 status: plan.status,
-                action: action.into(),
+                action,
                 reason: plan.reason.map(str::to_string),
                 diff,
                 conflicts: plan.conflicts,
@@ -167,7 +167,7 @@ impl Engine {
             if let Some(f) = files.iter_mut().find(|f| f.path == c.path) {
                 f.status = RevertStatus::Skip;
                 f.reason = Some("an uncaptured file is in the way".into());
-                f.action = "none".into();
+                f.action = RevertAction::None;
                 f.diff.clear();
             }
         }

@@ -2,13 +2,13 @@
 //! reset. Each plans with `plan_restore`, stops there for a preview or an
 //! abort, then snapshots before mutating and executes.
 
-use super::restore::{parse_filter, Operation, Plan};
-use super::snapshot::SnapshotSpec;
-use super::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
-use crate::protocol::{
+use super::api::{
     ApproveParams, ApproveResult, ChangeReason, NavigateTreeParams, NavigateTreeResult, OnConflict,
     ResetParams, ResetResult, RestoreFilesParams, RestoreResult, UndoParams,
 };
+use super::restore::{parse_filter, Operation, Plan};
+use super::snapshot::SnapshotSpec;
+use super::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
 use crate::session::records::{
     Approval, BranchDetails, BranchSummary, Label, Navigation, Record, UnrevertPoint,
 };
@@ -79,10 +79,9 @@ impl Engine {
                 let t = self.checkpoint_or_empty(&id)?;
                 (Some(id), t)
             }
-            (None, Some(h)) => {
-                let t = parse_tree_hash(&h)?;
+            (None, Some(t)) => {
                 if self.store.get_tree(&t).is_err() {
-                    return Err(EngineError::UnknownTree(h));
+                    return Err(EngineError::UnknownTree(t.to_hex()));
                 }
                 (None, t)
             }
@@ -119,7 +118,7 @@ impl Engine {
         &mut self,
         target: ObjectId,
         whole: Option<&[crate::repo_path::RepoPath]>,
-        selections: Vec<crate::protocol::HunkSelection>,
+        selections: Vec<super::api::HunkSelection>,
         mode: OnConflict,
         preview: bool,
         op: Operation,
@@ -377,7 +376,7 @@ impl Engine {
         let e = self.log.append(record.to_new_entry(None, parent)?)?;
         Ok(ApproveResult {
             approved_entry_id: e.id,
-            approved_tree_hash: working.to_hex(),
+            approved_tree_hash: working,
             snapshots_approved,
         })
     }
@@ -424,7 +423,7 @@ impl Engine {
     /// The `gc` method: retention and sweep over the whole store (every
     /// session it serves, this one included, which is protected because we
     /// hold it open).
-    pub fn gc(&self, p: crate::protocol::GcParams) -> Result<crate::protocol::GcResult> {
+    pub fn gc(&self, p: super::api::GcParams) -> Result<super::api::GcResult> {
         Ok(crate::gc::run(
             &self.store,
             &p,
@@ -433,7 +432,7 @@ impl Engine {
     }
 
     /// The `verify` method: the whole store, read and hashed (see `crate::verify`).
-    pub fn verify(&self) -> Result<crate::protocol::VerifyResult> {
+    pub fn verify(&self) -> Result<super::api::VerifyResult> {
         Ok(crate::verify::run(&self.store)?)
     }
 }

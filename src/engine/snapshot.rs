@@ -2,11 +2,10 @@
 //! paths a host announced), build the hierarchical tree, diff it against the
 //! checkpoint at the parent, and append a step-snapshot when it changed.
 
-use super::{turn_of, Engine, Result};
-use crate::protocol::{
-    serde_name, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats,
-    ToolInfo,
+use super::api::{
+    DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
 };
+use super::{turn_of, Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
 use crate::store::{diff_trees, Change};
@@ -63,7 +62,7 @@ impl Engine {
         };
         let parent = self.parent_or_leaf(p.parent_id)?;
         self.record_snapshot(SnapshotSpec {
-            kind: serde_name(&kind),
+            kind: kind.as_str().to_string(),
             label: p.label,
             scope,
             tool: p.tool,
@@ -111,7 +110,7 @@ impl Engine {
         if !changed && !spec.force && spec.parent.is_some() {
             return Ok(SnapshotResult {
                 entry_id: None,
-                tree_hash: state.tree.to_hex(),
+                tree_hash: state.tree,
                 changed: false,
                 diff,
                 turn_index: parent_cp.map(|(t, _)| t).unwrap_or(0),
@@ -181,7 +180,7 @@ impl Engine {
         let entry = self.log.append(new_entry)?;
         Ok(SnapshotResult {
             entry_id: Some(entry.id),
-            tree_hash: state.tree.to_hex(),
+            tree_hash: state.tree,
             changed,
             diff,
             turn_index,

@@ -6,8 +6,13 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::api::*;
 use super::*;
-use crate::protocol::*;
+use crate::repo_path::RepoPath;
+
+fn rp(path: &str) -> RepoPath {
+    RepoPath::parse(path).expect("a clean test path")
+}
 use crate::store::TreeEntry;
 use crate::working_copy::ScanOptions;
 
@@ -39,7 +44,7 @@ impl T {
             resume: Default::default(),
         }
     }
-    fn open(&self) -> (Engine, InitializeResult) {
+    fn open(&self) -> (Engine, Opened) {
         Engine::open(self.config(None)).unwrap()
     }
 }
@@ -217,8 +222,8 @@ fn modified_files_name_the_earliest_entry() {
     // By hash.
     let m = e
         .get_modified_files(RangeParams {
-            from_hash: Some(init.baseline.tree_hash.clone()),
-            to_hash: Some(s1.tree_hash.clone()),
+            from_hash: Some(init.baseline.tree_hash.to_hex()),
+            to_hash: Some(s1.tree_hash.to_hex()),
             ..Default::default()
         })
         .unwrap();
@@ -246,7 +251,7 @@ fn paths_fast_path_rechecks_only_announced_paths() {
     let s = e
         .snapshot(SnapshotParams {
             kind: Some(SnapshotKind::Tool),
-            paths: Some(vec!["a.txt".into(), "new/dir".into()]),
+            paths: Some(vec![rp("a.txt"), rp("new/dir")]),
             ..Default::default()
         })
         .unwrap();
@@ -254,11 +259,16 @@ fn paths_fast_path_rechecks_only_announced_paths() {
     // The unannounced change is picked up by the next full snapshot.
     let full = snap(&mut e);
     assert_eq!(full.diff.modified, vec!["b.txt"]);
+    // A path's syntax is RepoPath's (the edge parses it); that it stays
+    // inside the project is the engine's check, against the disk.
+    assert!(RepoPath::parse("../x").is_err());
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.dir.path().join("lnk")).unwrap();
     let bad = e.snapshot(SnapshotParams {
-        paths: Some(vec!["../x".into()]),
+        paths: Some(vec![rp("lnk/x")]),
         ..Default::default()
     });
-    assert!(matches!(bad, Err(EngineError::BadPath(_))));
+    assert!(matches!(bad, Err(EngineError::BadPath(_))), "{bad:?}");
 }
 
 #[test]
@@ -272,9 +282,8 @@ fn file_diff_and_history() {
     let s2 = snap(&mut e);
     let d = e
         .get_file_diff(FileDiffParams {
-            file_path: "a.txt".into(),
             to_entry_id: s1.entry_id.clone(),
-            ..Default::default()
+            ..FileDiffParams::new(rp("a.txt"))
         })
         .unwrap()
         .unwrap();
@@ -284,8 +293,7 @@ fn file_diff_and_history() {
     assert_eq!(d.old_content.as_deref(), Some("one\n"));
     let b = e
         .get_file_diff(FileDiffParams {
-            file_path: "bin.dat".into(),
-            ..Default::default()
+            ..FileDiffParams::new(rp("bin.dat"))
         })
         .unwrap()
         .unwrap();
@@ -294,14 +302,13 @@ fn file_diff_and_history() {
     assert_eq!(b.new_content.as_deref(), Some("AAEC/w=="));
     assert!(e
         .get_file_diff(FileDiffParams {
-            file_path: "nothing.txt".into(),
-            ..Default::default()
+            ..FileDiffParams::new(rp("nothing.txt"))
         })
         .unwrap()
         .is_none());
     let h = e
         .get_file_history(FileHistoryParams {
-            file_path: "a.txt".into(),
+            file_path: rp("a.txt"),
             scope: None,
         })
         .unwrap();
@@ -448,7 +455,7 @@ fn restore_undo_redo() {
         assert_eq!(
             ev.last(),
             Some(&EngineEvent::FilesChanged {
-                reason: crate::protocol::ChangeReason::Restore,
+                reason: super::api::ChangeReason::Restore,
                 written: vec!["a.txt".into()],
                 deleted: vec!["new/added.txt".into()],
             })
@@ -620,7 +627,7 @@ fn approve_and_reset() {
     t.write("b.txt", "new");
     snap(&mut e);
     let r = e.reset(ResetParams::default()).unwrap();
-    assert_eq!(r.reset_to, ap.approved_tree_hash);
+    assert_eq!(r.reset_to, ap.approved_tree_hash.to_hex());
     assert_eq!(read(&t, "a.txt").as_deref(), Some("2"));
     assert_eq!(read(&t, "b.txt"), None);
     // Undoable like any restore.
@@ -666,7 +673,7 @@ fn interrupted_restore_is_completed_on_open() {
     t.write("a.txt", "2");
     let (_e, init2) = Engine::open(t.config(Some(file.clone()))).unwrap();
     let rec = init2.recovered.unwrap().interrupted_restore.unwrap();
-    assert_eq!(rec.action, "completed");
+    assert_eq!(rec.action, RecoveryAction::Completed);
     assert_eq!(rec.restored, vec!["a.txt"]);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("1"));
     assert!(!crate::store::Layout::session_journal(&file).exists());
@@ -684,7 +691,7 @@ fn the_watcher_sees_what_the_host_did_not_announce() {
     let s = e
         .snapshot(SnapshotParams {
             kind: Some(SnapshotKind::Tool),
-            paths: Some(vec!["a.txt".into()]),
+            paths: Some(vec![rp("a.txt")]),
             ..Default::default()
         })
         .unwrap();
@@ -796,7 +803,7 @@ mod watched_equals_full_scan {
                 prop_assert_eq!(&w.diff, &f.diff, "after {:?}", op);
                 // Both engines derive their trees incrementally; a tree built
                 // from scratch is the reference.
-                prop_assert_eq!(&f.tree_hash, &rebuilt(&full).to_hex(), "after {:?}", op);
+                prop_assert_eq!(&f.tree_hash, &rebuilt(&full), "after {:?}", op);
             }
         }
     }
@@ -868,21 +875,19 @@ fn staging_through_a_symlinked_parent_is_refused_and_never_captured() {
     let (mut e, _) = t.open();
     let err = e
         .stage_files(StageFilesParams {
-            paths: vec!["lnk/f1".into()],
+            paths: vec![rp("lnk/f1")],
         })
         .unwrap_err();
     assert!(err.to_string().contains("not a real directory"), "{err}");
     // A path staged while its parent was a directory, which then became a link.
     e.stage_files(StageFilesParams {
-        paths: vec!["x/f1".into()],
+        paths: vec![rp("x/f1")],
     })
     .unwrap();
     std::os::unix::fs::symlink("d", t.dir.path().join("x")).unwrap();
     let r = snap(&mut e);
     assert_eq!(r.diff.added, ["x"], "{:?}", r.diff);
-    let files = e
-        .flat(Some(ObjectId::from_hex(&r.tree_hash).unwrap()))
-        .unwrap();
+    let files = e.flat(Some(r.tree_hash)).unwrap();
     assert_eq!(
         files.get("x").map(|f| f.kind),
         Some(crate::store::EntryKind::Symlink)

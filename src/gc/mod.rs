@@ -54,7 +54,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::protocol::{GcParams, GcResult};
+use crate::engine::api::{GcParams, GcResult};
 use crate::session::SessionError;
 use crate::store::{ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL};
 

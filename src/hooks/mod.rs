@@ -15,8 +15,9 @@ pub mod tools;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use crate::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
 use crate::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode};
-use crate::protocol::{SnapshotKind, SnapshotParams, ToolInfo};
+use crate::repo_path::RepoPath;
 use crate::store::Layout;
 pub use payload::{parse, Agent};
 use payload::{HookEvent, Step};
@@ -238,7 +239,7 @@ fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
 /// The agent's paths relative to the project root (given canonical and as
 /// the agent spells it); `None` (a full snapshot) when one is outside the
 /// project or not plain.
-fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<String>> {
+fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<RepoPath>> {
     paths
         .iter()
         .map(|p| {
@@ -256,7 +257,8 @@ fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<S
             }
             let rel = roots.iter().find_map(|r| abs.strip_prefix(r).ok())?;
             let rel = rel.to_str()?;
-            (!rel.is_empty()).then(|| rel.to_string())
+            // A path RepoPath refuses makes the snapshot scan everything.
+            RepoPath::parse(rel).ok()
         })
         .collect()
 }
@@ -309,7 +311,11 @@ mod tests {
         };
         assert_eq!(
             rel(&["/real/p/a.txt", "b/c.txt", "/link/p/d"]),
-            Some(vec!["a.txt".into(), "b/c.txt".into(), "d".into()])
+            Some(
+                ["a.txt", "b/c.txt", "d"]
+                    .map(|p| RepoPath::parse(p).unwrap())
+                    .to_vec()
+            )
         );
         assert_eq!(rel(&["/elsewhere/x"]), None);
         assert_eq!(rel(&["../x"]), None);
@@ -318,7 +324,7 @@ mod tests {
         let p = vec!["x.txt".to_string()];
         assert_eq!(
             relative_paths(&roots, Path::new("/real/p/sub"), &p),
-            Some(vec!["sub/x.txt".into()])
+            Some(vec![RepoPath::parse("sub/x.txt").unwrap()])
         );
     }
 }

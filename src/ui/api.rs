@@ -2,7 +2,7 @@
 //! /api/rpc` takes a JSON-RPC request naming a read method of
 //! docs/protocol.md (`list_checkpoints`, `get_file_diff`, …) with its own
 //! params and answers with its own result, run through the sidecar's
-//! method table (`rewind::handlers::call`) on the session opened read-only.
+//! method table (`rewind::server::handlers::call`) on the session opened read-only.
 //! Writes go through `POST /api/write` in two steps (`frontend::two_step`):
 //! without a token the answer is the exact plan and a token; with the
 //! token the write runs only if nothing changed since (else 409 and the new
@@ -18,12 +18,15 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use rewind::engine::{Engine, EngineError};
-use rewind::handlers::{self, MethodAccess};
-use rewind::protocol::{
-    LabelParams, NavigateTreeParams, RestoreFilesParams, RevertParams, RevertResult, UndoParams,
+use rewind::engine::api::{
+    LabelParams, NavigateTreeParams, RestoreFilesParams, RevertAction, RevertParams, RevertResult,
+    UndoParams,
 };
-use rewind::rpc::codes;
+use rewind::engine::{Engine, EngineError};
+use rewind::server::convert::{to_json, FromWire, ToWire};
+use rewind::server::handlers::{self, MethodAccess};
+use rewind::server::protocol as wire;
+use rewind::server::rpc::codes;
 use rewind::store::Layout;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -353,9 +356,16 @@ struct WriteRequest {
     session: Option<String>,
 }
 
-fn typed<T: serde::de::DeserializeOwned>(params: &Value) -> Result<T, ApiError> {
-    serde_json::from_value(params.clone())
-        .map_err(|e| ApiError::bad(format!("invalid params: {e}")))
+/// A write's params as the engine takes them: parsed as the protocol's
+/// wire type `W`, then converted (bad paths and hashes refused there).
+fn typed<W, T>(params: &Value) -> Result<T, ApiError>
+where
+    W: serde::de::DeserializeOwned,
+    T: FromWire<W>,
+{
+    let wire: W = serde_json::from_value(params.clone())
+        .map_err(|e| ApiError::bad(format!("invalid params: {e}")))?;
+    Ok(T::from_wire(wire)?)
 }
 
 /// One step of a write: the plan (and its token), or the write itself
@@ -410,7 +420,7 @@ fn write_step(
     let op = json!({ "method": method, "params": params });
     let answer = match method {
         "restore_files" => {
-            let p: RestoreFilesParams = typed(&params)?;
+            let p: RestoreFilesParams = typed::<wire::RestoreFilesParams, _>(&params)?;
             let step = frontend::two_step(engine, op, token, |e, preview| {
                 e.restore_files(RestoreFilesParams {
                     preview: Some(preview),
@@ -420,7 +430,7 @@ fn write_step(
             answer(step, plan_files)
         }
         "undo" => {
-            let p: UndoParams = typed(&params)?;
+            let p: UndoParams = typed::<wire::UndoParams, _>(&params)?;
             let step = frontend::two_step(engine, op, token, |e, preview| {
                 e.undo(UndoParams {
                     preview: Some(preview),
@@ -430,7 +440,7 @@ fn write_step(
             answer(step, plan_files)
         }
         "navigate_tree" => {
-            let p: NavigateTreeParams = typed(&params)?;
+            let p: NavigateTreeParams = typed::<wire::NavigateTreeParams, _>(&params)?;
             let step = frontend::two_step(engine, op, token, |e, preview| {
                 e.navigate_tree(NavigateTreeParams {
                     preview: Some(preview),
@@ -442,7 +452,7 @@ fn write_step(
             })
         }
         "revert" => {
-            let p: RevertParams = typed(&params)?;
+            let p: RevertParams = typed::<wire::RevertParams, _>(&params)?;
             let step = frontend::two_step(engine, op, token, |e, preview| {
                 e.revert(RevertParams {
                     preview: Some(preview),
@@ -452,13 +462,12 @@ fn write_step(
             answer(step, revert_files)
         }
         "label" => {
-            let p: LabelParams = typed(&params)?;
+            let p: LabelParams = typed::<wire::LabelParams, _>(&params)?;
             let step = frontend::two_step(engine, op.clone(), token, |e, preview| {
                 if preview {
                     Ok(op.clone())
                 } else {
-                    e.label(p.clone())
-                        .map(|r| serde_json::to_value(r).unwrap_or_default())
+                    e.label(p.clone()).map(|r| to_json(&r).unwrap_or_default())
                 }
             })?;
             answer(step, |_| Vec::new())
@@ -478,11 +487,11 @@ fn revert_files(plan: &RevertResult) -> Vec<Value> {
     plan.files
         .iter()
         .map(|f| {
-            let action = match f.action.as_str() {
-                "write" | "delete" => f.action.as_str(),
-                _ => "keep",
+            let action = match f.action {
+                RevertAction::Write | RevertAction::Delete => f.action.as_str(),
+                RevertAction::None => "keep",
             };
-            let mut v = json!({ "path": f.path, "action": action, "status": f.status });
+            let mut v = json!({ "path": f.path, "action": action, "status": f.status.to_wire() });
             if let Some(r) = &f.reason {
                 v["reason"] = json!(r);
             }
@@ -493,14 +502,14 @@ fn revert_files(plan: &RevertResult) -> Vec<Value> {
 
 /// A step's answer: what was done, or the plan with its per-file actions
 /// and token (409 when the token given was stale).
-fn answer<T: serde::Serialize>(
+fn answer<T: ToWire<Wire: serde::Serialize> + Clone>(
     step: Step<T>,
     files: impl Fn(&T) -> Vec<Value>,
 ) -> (StatusCode, Value) {
     match step {
         Step::Done(done) => (
             StatusCode::OK,
-            json!({ "executed": true, "result": serde_json::to_value(&done).unwrap_or_default() }),
+            json!({ "executed": true, "result": to_json(&done).unwrap_or_default() }),
         ),
         Step::Plan {
             plan,
@@ -511,7 +520,7 @@ fn answer<T: serde::Serialize>(
             let mut body = json!({
                 "executed": false,
                 "stale": stale,
-                "plan": serde_json::to_value(&plan).unwrap_or_default(),
+                "plan": to_json(&plan).unwrap_or_default(),
                 "files": files(&plan),
                 "token": token,
                 "workingTreeHash": working_tree,

@@ -21,7 +21,7 @@ use crate::repo_path::{relative, RepoPath};
 use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
 /// Why a path found in the project is not in the checkpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UntrackedReason {
     /// Larger than `maxFileSize`, and not in the parent checkpoint.
@@ -46,7 +46,7 @@ pub enum UntrackedReason {
     IgnoredOverCap,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Untracked {
     pub path: String,
     pub reason: UntrackedReason,

@@ -599,8 +599,7 @@ class SnapshotParams(TypedDict, total=False):
 #: existed as a whole.
 #:
 #: "ignoredOverCap": Ignored by git and small enough to be captured, but its directory
-#: holds more such files than `ignoredPerDirectory`
-#: (see [`super::ignored`]).
+#: holds more such files than `ignoredPerDirectory`.
 UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable", "ignoredOverCap"]
 
 

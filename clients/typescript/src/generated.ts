@@ -670,7 +670,7 @@ export interface Untracked {
  * - "unreadable": Could not be read: permissions, an I/O error, a name that is not UTF-8, or a directory that could not be listed (nothing below it is captured).
  * - "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it cannot be opened by name; for a directory, nothing below it is captured.
  * - "unstable": Kept changing while it was read (a file rewritten in place), in every attempt: what was read would be a mix of versions that never existed as a whole.
- * - "ignoredOverCap": Ignored by git and small enough to be captured, but its directory holds more such files than `ignoredPerDirectory` (see [`super::ignored`]).
+ * - "ignoredOverCap": Ignored by git and small enough to be captured, but its directory holds more such files than `ignoredPerDirectory`.
  */
 export type UntrackedReason = "tooLarge" | "special" | "unreadable" | "pathTooLong" | "unstable" | "ignoredOverCap";
 

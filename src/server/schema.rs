@@ -7,7 +7,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use crate::protocol::*;
+use crate::server::protocol::*;
 
 /// A method as the schema lists it.
 struct MethodSpec {

@@ -14,25 +14,32 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rewind::engine::{Engine, EngineError};
-use rewind::protocol::{
-    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, RangeParams,
-    RestoreFilesParams, RestoreResult, RevertOnConflict, RevertParams, RevertResult, SnapshotKind,
-    SnapshotParams, UndoParams,
+use rewind::engine::api::{
+    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, RestoreFilesParams,
+    RevertParams, SnapshotKind, SnapshotParams, UndoParams,
 };
+use rewind::engine::Engine;
+use rewind::repo_path::RepoPath;
+use rewind::server::convert::FromWire;
+use rewind::store::ObjectId;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode, ErrorData, ServerCapabilities, ServerConfig,
 };
-use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use serde_json::json;
 
-use crate::frontend::{self, plan_files, point, Access, FrontError, Step};
+use crate::frontend::{point, Access};
 use crate::Location;
 
 /// The longest unified diff `diff` returns by default, in bytes.
+mod answer;
+mod args;
+
+use answer::*;
+use args::*;
+
 const DEFAULT_DIFF_BYTES: usize = 64 * 1024;
 /// The most files `changed_files` lists by default.
 const DEFAULT_FILE_LIMIT: usize = 500;
@@ -84,354 +91,6 @@ pub struct RewindMcp {
     tool_router: ToolRouter<Self>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CheckpointArgs {
-    /// What the checkpoint is for (shown by list_checkpoints).
-    pub label: String,
-    /// Only rescan these files or directories (relative to the project
-    /// root); default: the whole project.
-    #[serde(default)]
-    pub paths: Option<Vec<String>>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListArgs {
-    /// Case-insensitive substring searched in labels and notes.
-    #[serde(default)]
-    pub query: Option<String>,
-    /// Return only the last N checkpoints (default 50).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RangeArgs {
-    /// Start: an entry id, a 32-hex tree hash or "@working" (default: the
-    /// session's baseline).
-    #[serde(default)]
-    pub from: Option<String>,
-    /// End: an entry id, a 32-hex tree hash or "@working" (default:
-    /// "@working", the files on disk now).
-    #[serde(default)]
-    pub to: Option<String>,
-    /// List at most this many files (default 500).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DiffArgs {
-    /// The file, relative to the project root.
-    pub path: String,
-    /// Start: an entry id, a 32-hex tree hash or "@working" (default: the
-    /// session's baseline).
-    #[serde(default)]
-    pub from: Option<String>,
-    /// End: an entry id, a 32-hex tree hash or "@working" (default:
-    /// "@working").
-    #[serde(default)]
-    pub to: Option<String>,
-    /// Lines of context around each change (default 3).
-    #[serde(default)]
-    pub context_lines: Option<usize>,
-    /// Cut the unified diff after this many bytes (default 65536).
-    #[serde(default)]
-    pub max_bytes: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HistoryArgs {
-    /// The file, relative to the project root.
-    pub path: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RestoreArgs {
-    /// The checkpoint to go back to: an entry id (from list_checkpoints or
-    /// file_history) or a 32-hex tree hash.
-    pub target: String,
-    /// Only these files or directories (relative to the project root);
-    /// default: every file.
-    #[serde(default)]
-    pub files: Option<Vec<String>>,
-    /// The token the first call returned with the plan. Without it nothing
-    /// is written: the answer is the plan and a token.
-    #[serde(default)]
-    pub confirm_token: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BlameArgs {
-    /// The file, relative to the project root.
-    pub path: String,
-    /// An entry id: the file as that checkpoint has it (default: on disk now).
-    #[serde(default)]
-    pub at: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RevertArgs {
-    /// The checkpoint whose changes are taken out (an entryId from
-    /// list_checkpoints, file_history or blame).
-    pub entry_id: String,
-    /// The last checkpoint of a range starting at entryId: the whole
-    /// range's changes are taken out.
-    #[serde(default)]
-    pub to_entry_id: Option<String>,
-    /// Only these files or directories (relative to the project root).
-    #[serde(default)]
-    pub files: Option<Vec<String>>,
-    /// "abort" (default: nothing written if a file conflicts), "skip"
-    /// (write the files that merge cleanly) or "markers" (write conflicts
-    /// with git-style conflict markers).
-    #[serde(default)]
-    pub on_conflict: Option<RevertOnConflict>,
-    /// The token the first call returned with the plan. Without it nothing
-    /// is written: the answer is the plan and a token.
-    #[serde(default)]
-    pub confirm_token: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UndoArgs {
-    /// The unrevert-point to undo (default: the newest on the current
-    /// path, i.e. the last restore or undo).
-    #[serde(default)]
-    pub entry_id: Option<String>,
-    /// The token the first call returned with the plan. Without it nothing
-    /// is written: the answer is the plan and a token.
-    #[serde(default)]
-    pub confirm_token: Option<String>,
-}
-
-/// An engine failure as an MCP error: the caller's mistakes (bad ids,
-/// paths, arguments) are invalid params (turned into tool errors by
-/// `RewindMcp::call`); the rest keep rewind's code.
-fn mcp_error(err: EngineError) -> ErrorData {
-    let code = rewind::rpc::codes::code(&err);
-    let data = rewind::rpc::codes::data(&err);
-    let message = err.to_string();
-    match code {
-        rewind::rpc::codes::INVALID_PARAMS | rewind::rpc::codes::UNKNOWN_ID => {
-            ErrorData::invalid_params(message, data)
-        }
-        c => ErrorData::new(ErrorCode(c), message, data),
-    }
-}
-
-/// A shared front-end failure as an MCP error.
-fn front_error(err: FrontError) -> ErrorData {
-    match err {
-        FrontError::Locked(m) => ErrorData::new(ErrorCode(rewind::rpc::codes::LOCKED), m, None),
-        FrontError::Engine(e) => mcp_error(e),
-        FrontError::Internal(m) => internal(m),
-    }
-}
-
-/// The session for one call: `--session`, else the store's newest.
-fn open(at: &Location, access: Access) -> Result<Engine, ErrorData> {
-    frontend::open(at, access, LOCK_WAIT).map_err(front_error)
-}
-
-fn internal(message: String) -> ErrorData {
-    ErrorData::internal_error(message, None)
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorData> {
-    serde_json::to_value(v).map_err(|e| internal(format!("serializing the result: {e}")))
-}
-
-/// Readable text plus the same answer as structured content.
-fn answer(text: String, structured: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
-}
-
-fn range(from: Option<String>, to: Option<String>) -> RangeParams {
-    let (from_entry_id, from_hash) = point(from);
-    let (to_entry_id, to_hash) = match to {
-        None => (Some("@working".to_string()), None),
-        t => point(t),
-    };
-    RangeParams {
-        from_entry_id,
-        to_entry_id,
-        from_hash,
-        to_hash,
-    }
-}
-
-/// What a two-step write answers with: the plan in words, the files it
-/// touches, and what was done.
-trait Outcome: serde::Serialize {
-    fn plan_text(&self, what: &str) -> String;
-    /// Per-file actions for the structured plan, where the result does not
-    /// list them itself.
-    fn plan_files(&self) -> Option<Vec<Value>>;
-    fn restored(&self) -> usize;
-    fn deleted(&self) -> usize;
-    fn unrevert_entry_id(&self) -> Option<&str>;
-    fn warnings(&self) -> &[String];
-}
-
-impl Outcome for RestoreResult {
-    fn plan_text(&self, what: &str) -> String {
-        restore_plan_text(what, self)
-    }
-    fn plan_files(&self) -> Option<Vec<Value>> {
-        Some(plan_files(self))
-    }
-    fn restored(&self) -> usize {
-        self.restored.len()
-    }
-    fn deleted(&self) -> usize {
-        self.deleted.len()
-    }
-    fn unrevert_entry_id(&self) -> Option<&str> {
-        self.unrevert_entry_id.as_deref()
-    }
-    fn warnings(&self) -> &[String] {
-        &self.warnings
-    }
-}
-
-impl Outcome for RevertResult {
-    fn plan_text(&self, what: &str) -> String {
-        format!(
-            "{what} would write {} file(s) and delete {}:\n{}",
-            self.restored.len(),
-            self.deleted.len(),
-            crate::cli_revert::revert_plan_text(self, true)
-        )
-    }
-    fn plan_files(&self) -> Option<Vec<Value>> {
-        None
-    }
-    fn restored(&self) -> usize {
-        self.restored.len()
-    }
-    fn deleted(&self) -> usize {
-        self.deleted.len()
-    }
-    fn unrevert_entry_id(&self) -> Option<&str> {
-        self.unrevert_entry_id.as_deref()
-    }
-    fn warnings(&self) -> &[String] {
-        &[]
-    }
-}
-
-fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
-    let mut s = String::new();
-    if plan.restored.is_empty() && plan.deleted.is_empty() {
-        s.push_str(&format!("{what}: nothing to change.\n"));
-    } else {
-        s.push_str(&format!(
-            "{what} would write {} file(s) and delete {}:\n",
-            plan.restored.len(),
-            plan.deleted.len()
-        ));
-    }
-    for p in &plan.restored {
-        s.push_str(&format!("  write   {p}\n"));
-    }
-    for p in &plan.deleted {
-        s.push_str(&format!("  delete  {p}\n"));
-    }
-    for p in plan.skipped.iter().chain(&plan.dirty) {
-        if !plan.restored.contains(p) && !plan.deleted.contains(p) {
-            s.push_str(&format!(
-                "  keep    {p} (changed since it was last recorded)\n"
-            ));
-        }
-    }
-    for c in &plan.conflicts {
-        s.push_str(&format!("  conflict {} ({:?})\n", c.path, c.reason));
-    }
-    for w in &plan.warnings {
-        s.push_str(&format!("  warning: {w}\n"));
-    }
-    s
-}
-
-/// The two steps of a write: `run(engine, true)` plans, `run(engine,
-/// false)` executes. Without `token`, or with one that no longer matches
-/// the plan and the files on disk, nothing is written and the answer is
-/// the (new) plan with its token.
-fn two_step<T: Outcome>(
-    engine: &mut Engine,
-    what: &str,
-    op: Value,
-    token: Option<String>,
-    run: impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
-) -> Result<CallToolResult, ErrorData> {
-    let (plan, fresh, working, stale) = match frontend::two_step(engine, op, token.as_deref(), run)
-        .map_err(front_error)?
-    {
-        Step::Done(done) => {
-            let mut text = format!(
-                "{what} done: wrote {} file(s), deleted {}.",
-                done.restored(),
-                done.deleted()
-            );
-            if let Some(u) = done.unrevert_entry_id() {
-                text.push_str(&format!(
-                        " The state before it is kept (unrevert-point {u}); the `undo` tool puts it back."
-                    ));
-            }
-            for w in done.warnings() {
-                text.push_str(&format!("\nwarning: {w}"));
-            }
-            let structured = json!({
-                "executed": true,
-                "result": to_value(&done)?,
-            });
-            return Ok(answer(text, structured));
-        }
-        Step::Plan {
-            plan,
-            token,
-            working_tree,
-            stale,
-        } => (plan, token, working_tree, stale),
-    };
-    let mut text = String::new();
-    if stale {
-        text.push_str(
-            "NOT executed: the confirmToken does not match (the files or the session changed since that plan was made, or it was for other arguments). Nothing was written. This is the current plan:\n",
-        );
-    }
-    text.push_str(&plan.plan_text(what));
-    text.push_str(&format!(
-        "To execute exactly this plan, call again with the same arguments and confirmToken \"{fresh}\"."
-    ));
-    let mut structured = json!({
-        "executed": false,
-        "staleToken": stale,
-        "plan": to_value(&plan)?,
-        "confirmToken": fresh,
-        "workingTreeHash": working,
-    });
-    if let Some(files) = plan.plan_files() {
-        structured["files"] = json!(files);
-    }
-    let mut r = answer(text, structured);
-    if stale {
-        r.is_error = Some(true);
-    }
-    Ok(r)
-}
-
 impl RewindMcp {
     pub fn new(at: Location) -> Self {
         RewindMcp {
@@ -473,7 +132,7 @@ impl RewindMcp {
         match self.with_engine(access, f).await {
             Err(e)
                 if e.code == ErrorCode::INVALID_PARAMS
-                    || e.code == ErrorCode(rewind::rpc::codes::LOCKED) =>
+                    || e.code == ErrorCode(rewind::server::rpc::codes::LOCKED) =>
             {
                 let mut r = CallToolResult::error(vec![ContentBlock::text(format!(
                     "invalid arguments: {}",
@@ -504,11 +163,12 @@ impl RewindMcp {
         Parameters(args): Parameters<CheckpointArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
+            let paths = FromWire::from_wire(args.paths).map_err(mcp_error)?;
             let r = engine
                 .snapshot(SnapshotParams {
                     kind: Some(SnapshotKind::Manual),
                     label: Some(args.label.clone()),
-                    paths: args.paths,
+                    paths,
                     force: Some(true),
                     ..Default::default()
                 })
@@ -602,9 +262,9 @@ impl RewindMcp {
             );
             for f in &r.files {
                 let s = match f.status {
-                    rewind::protocol::FileStatus::Added => "A",
-                    rewind::protocol::FileStatus::Modified => "M",
-                    rewind::protocol::FileStatus::Deleted => "D",
+                    rewind::engine::api::FileStatus::Added => "A",
+                    rewind::engine::api::FileStatus::Modified => "M",
+                    rewind::engine::api::FileStatus::Deleted => "D",
                 };
                 text.push_str(&format!("  {s} {}\n", f.path));
             }
@@ -634,7 +294,7 @@ impl RewindMcp {
             let r = range(args.from, args.to);
             let d = engine
                 .get_file_diff(FileDiffParams {
-                    file_path: args.path.clone(),
+                    file_path: RepoPath::from_wire(args.path.clone()).map_err(mcp_error)?,
                     from_entry_id: r.from_entry_id,
                     to_entry_id: r.to_entry_id,
                     from_hash: r.from_hash,
@@ -711,7 +371,7 @@ impl RewindMcp {
         self.call(Access::Read, move |engine| {
             let r = engine
                 .get_file_history(FileHistoryParams {
-                    file_path: args.path,
+                    file_path: RepoPath::from_wire(args.path).map_err(mcp_error)?,
                     scope: None,
                 })
                 .map_err(mcp_error)?;
@@ -747,8 +407,10 @@ impl RewindMcp {
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
             let (target_entry_id, tree_hash) = point(Some(args.target.clone()));
+            let tree_hash: Option<ObjectId> = FromWire::from_wire(tree_hash).map_err(mcp_error)?;
             let op = json!({ "tool": "restore", "target": args.target, "files": args.files });
-            let files = args.files;
+            let files: Option<Vec<RepoPath>> =
+                FromWire::from_wire(args.files).map_err(mcp_error)?;
             two_step(
                 engine,
                 "restore",
@@ -757,7 +419,7 @@ impl RewindMcp {
                 move |e, preview| {
                     e.restore_files(RestoreFilesParams {
                         target_entry_id: target_entry_id.clone(),
-                        tree_hash: tree_hash.clone(),
+                        tree_hash,
                         files: files.clone(),
                         preview: Some(preview),
                         on_conflict: None,
@@ -812,7 +474,7 @@ impl RewindMcp {
         self.call(Access::Read, move |engine| {
             let r = engine
                 .get_file_blame(FileBlameParams {
-                    path: args.path,
+                    path: RepoPath::from_wire(args.path).map_err(mcp_error)?,
                     at: args.at,
                 })
                 .map_err(mcp_error)?;
@@ -853,8 +515,9 @@ impl RewindMcp {
             });
             let entry_id = args.entry_id;
             let to_entry_id = args.to_entry_id;
-            let files = args.files;
-            let on_conflict = args.on_conflict;
+            let files: Option<Vec<RepoPath>> =
+                FromWire::from_wire(args.files).map_err(mcp_error)?;
+            let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;
             two_step(
                 engine,
                 "revert",

@@ -83,7 +83,9 @@ pub fn data(err: &EngineError) -> Option<Value> {
             _ => Some(json!({ "path": path })),
         },
         EngineError::Io { path, .. } => Some(json!({ "path": path.display().to_string() })),
-        EngineError::Conflicts(c) => Some(json!({ "conflicts": c })),
+        EngineError::Conflicts(c) => {
+            Some(json!({ "conflicts": crate::server::convert::conflicts(c) }))
+        }
         EngineError::StaleHunk { path, index } => Some(json!({ "path": path, "index": index })),
         _ => None,
     }

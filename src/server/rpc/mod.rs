@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::transport::{Line, LineReader, LineWriter, DEFAULT_MAX_LINE_BYTES};
+use crate::server::transport::{Line, LineReader, LineWriter, DEFAULT_MAX_LINE_BYTES};
 use envelope::{
     Envelope, EnvelopeMemory, ExactIds, Id, Incoming, JsonRpcRequest, JsonRpcResponse, PiCommand,
     PiResponse,

@@ -11,8 +11,9 @@ use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 
 use crate::engine::{Engine, EngineConfig, EngineError, EngineEvent};
-use crate::protocol::*;
-use crate::rpc::{codes, Notifier, Shutdown};
+use crate::server::convert::{self, FromWire, ToWire};
+use crate::server::protocol::*;
+use crate::server::rpc::{codes, Notifier, Shutdown};
 use crate::working_copy::ScanOptions;
 
 /// What `rewind serve`'s flags say, used when `initialize` does not.
@@ -50,35 +51,11 @@ fn to_rpc(err: EngineError) -> ErrorObjectOwned {
 
 /// An engine event as the notification the protocol names for it.
 fn notify(notifier: &Notifier, event: EngineEvent) {
-    let (method, params) = match event {
-        EngineEvent::FilesChanged {
-            reason,
-            written,
-            deleted,
-        } => (
-            "files_changed",
-            serde_json::to_value(FilesChanged {
-                reason,
-                written,
-                deleted,
-            }),
-        ),
-        EngineEvent::Progress {
-            operation,
-            done,
-            total,
-        } => (
-            "progress",
-            serde_json::to_value(Progress {
-                operation,
-                done,
-                total,
-            }),
-        ),
-    };
-    match params {
-        Ok(params) => notifier.notify(method, params),
-        Err(err) => tracing::error!(method, %err, "notification dropped: not serializable"),
+    match convert::notification(event) {
+        (method, Ok(params)) => notifier.notify(method, params),
+        (method, Err(err)) => {
+            tracing::error!(method, %err, "notification dropped: not serializable")
+        }
     }
 }
 
@@ -176,7 +153,7 @@ impl Server {
         match self.open_engine(config.clone()) {
             Ok((engine, result)) => {
                 *state = State::Open(Box::new(engine), config);
-                Ok(result)
+                Ok(result.to_wire())
             }
             Err(err) => {
                 if let Some(c) = previous_config {
@@ -193,7 +170,10 @@ impl Server {
     }
 
     /// Open an engine whose notifications go to the client.
-    fn open_engine(&self, config: EngineConfig) -> Result<(Engine, InitializeResult), EngineError> {
+    fn open_engine(
+        &self,
+        config: EngineConfig,
+    ) -> Result<(Engine, crate::engine::api::Opened), EngineError> {
         let notifier = self.notifier.clone();
         Engine::open_with_events(
             config,
@@ -257,14 +237,17 @@ macro_rules! parse {
 /// call them by name through [`call`], with the same param and result
 /// types, so no method has a second implementation.
 macro_rules! engine_methods {
-    ($($name:literal, $kind:ident $ty:ty, $access:ident, |$e:ident, $p:ident| $body:expr;)*) => {
+    ($($name:literal, $kind:ident $ty:ty, $access:ident, |$e:ident, $p:ident $(: $pty:ty)?| $body:expr;)*) => {
         fn register_engine_methods(
             m: &mut RpcModule<Server>,
         ) -> Result<(), jsonrpsee::core::RegisterMethodError> {
             $(
                 m.register_blocking_method($name, |params, ctx, _| {
-                    let $p: $ty = parse!($kind, params.as_str())?;
-                    ctx.with_engine(|$e| $body)
+                    let wire: $ty = parse!($kind, params.as_str())?;
+                    ctx.with_engine(|$e| {
+                        let $p $(: $pty)? = FromWire::from_wire(wire)?;
+                        $body.map(ToWire::to_wire)
+                    })
                 })?;
             )*
             Ok(())
@@ -289,9 +272,11 @@ macro_rules! engine_methods {
             match method {
                 $(
                     $name => Some((|| {
-                        let $p: $ty = parse!($kind, params)?;
+                        let wire: $ty = parse!($kind, params)?;
                         let $e = engine;
-                        let result = $body.map_err(to_rpc)?;
+                        let result = FromWire::from_wire(wire)
+                            .and_then(|$p $(: $pty)?| $body.map(ToWire::to_wire))
+                            .map_err(to_rpc)?;
                         serde_json::to_value(result).map_err(|err| {
                             ErrorObjectOwned::owned(codes::INTERNAL_ERROR, format!("serializing the result: {err}"), None::<()>)
                         })
@@ -308,14 +293,14 @@ engine_methods! {
     "append_entry", opt AppendEntryParams, Write, |e, p| e.append_entry(p);
     "label", req LabelParams, Write, |e, p| e.label(p);
     "stage_files", req StageFilesParams, Write, |e, p| e.stage_files(p);
-    "get_tree", opt NoParams, Read, |e, _p| e.get_tree();
+    "get_tree", opt NoParams, Read, |e, _p: ()| e.get_tree();
     "list_checkpoints", opt ListCheckpointsParams, Read, |e, p| e.list_checkpoints(p);
     "get_modified_files", opt RangeParams, Read, |e, p| e.get_modified_files(p);
     "get_file_diff", req FileDiffParams, Read, |e, p| e.get_file_diff(p);
     "get_file_history", req FileHistoryParams, Read, |e, p| e.get_file_history(p);
     "get_file_blame", req FileBlameParams, Read, |e, p| e.get_file_blame(p);
-    "get_status", opt NoParams, Read, |e, _p| e.get_status();
-    "stats", opt NoParams, Read, |e, _p| e.stats();
+    "get_status", opt NoParams, Read, |e, _p: ()| e.get_status();
+    "stats", opt NoParams, Read, |e, _p: ()| e.stats();
     "restore_files", opt RestoreFilesParams, Write, |e, p| e.restore_files(p);
     "navigate_tree", req NavigateTreeParams, Write, |e, p| e.navigate_tree(p);
     "revert", req RevertParams, Write, |e, p| e.revert(p);
@@ -323,7 +308,7 @@ engine_methods! {
     "approve", opt ApproveParams, Write, |e, p| e.approve(p);
     "reset", opt ResetParams, Write, |e, p| e.reset(p);
     "gc", opt GcParams, Write, |e, p| e.gc(p);
-    "verify", opt NoParams, Read, |e, _p| e.verify();
+    "verify", opt NoParams, Read, |e, _p: ()| e.verify();
 }
 
 /// Every method of PROTOCOL.md this build implements.

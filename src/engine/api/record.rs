@@ -1,0 +1,157 @@
+//! Requests and results of the methods that record: snapshots, host
+//! entries, labels and the staged set (and the tree view of the session).
+
+use serde_json::Value;
+
+use crate::repo_path::RepoPath;
+use crate::store::ObjectId;
+pub use crate::working_copy::{Untracked, UntrackedReason};
+
+// ------------------------------------------------------------------ snapshot
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotKind {
+    #[default]
+    Turn,
+    Message,
+    Tool,
+    Manual,
+}
+
+impl SnapshotKind {
+    /// The `kind` a step-snapshot of this kind records (docs/format.md).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotKind::Turn => "turn",
+            SnapshotKind::Message => "message",
+            SnapshotKind::Tool => "tool",
+            SnapshotKind::Manual => "manual",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub name: String,
+    pub input: Option<Value>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct SnapshotParams {
+    pub kind: Option<SnapshotKind>,
+    pub label: Option<String>,
+    /// Only these may have changed: re-check just them (files, missing
+    /// files, or directories re-checked recursively).
+    pub paths: Option<Vec<RepoPath>>,
+    pub tool: Option<ToolInfo>,
+    /// Default: the leaf.
+    pub parent_id: Option<String>,
+    pub turn_index: Option<u64>,
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DiffLists {
+    pub added: Vec<String>,
+    pub modified: Vec<String>,
+    pub deleted: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct SnapshotStats {
+    pub files_scanned: u64,
+    pub files_hashed: u64,
+    pub bytes_hashed: u64,
+    pub duration_ms: u64,
+    pub untracked: Vec<Untracked>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitInfo {
+    pub branch: Option<String>,
+    pub head: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SnapshotResult {
+    /// The new step-snapshot, or None when nothing changed.
+    pub entry_id: Option<String>,
+    pub tree_hash: ObjectId,
+    pub changed: bool,
+    pub diff: DiffLists,
+    pub turn_index: u64,
+    pub stats: SnapshotStats,
+    pub git: Option<GitInfo>,
+}
+
+// -------------------------------------------------------------- append_entry
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum HostEntryType {
+    #[default]
+    Message,
+    Custom,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct AppendEntryParams {
+    /// The host's own id for the entry (non-empty, no whitespace, ≤ 64 chars).
+    pub entry_id: Option<String>,
+    pub parent_id: Option<String>,
+    pub entry_type: Option<HostEntryType>,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub custom_type: Option<String>,
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AppendEntryResult {
+    pub entry_id: String,
+    pub existed: bool,
+}
+
+// --------------------------------------------------------------------- label
+
+#[derive(Debug, Clone)]
+pub struct LabelParams {
+    pub target_id: String,
+    /// The label; None clears it.
+    pub label: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EntryIdResult {
+    pub entry_id: String,
+}
+
+// --------------------------------------------------------------- stage_files
+
+#[derive(Debug, Clone)]
+pub struct StageFilesParams {
+    pub paths: Vec<RepoPath>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StageFilesResult {
+    pub staged: Vec<String>,
+}
+
+// ------------------------------------------------------------------ get_tree
+
+#[derive(Debug, Clone)]
+pub struct TreeEntryInfo {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub entry_type: String,
+    pub custom_type: Option<String>,
+    pub label: Option<String>,
+    pub timestamp: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct GetTreeResult {
+    pub entries: Vec<TreeEntryInfo>,
+    pub leaf_id: String,
+}

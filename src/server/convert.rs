@@ -1,0 +1,407 @@
+//! Wire ⇄ engine: params into the engine's requests ([`FromWire`]), its
+//! results into wire results ([`ToWire`]). The macros list each type's
+//! fields once and build exhaustive struct literals on both sides, so a
+//! field added to an engine type or a wire type and not to the other one
+//! does not compile (docs/architecture.md, "Layers").
+//!
+//! What the conversion decides, and nothing else: the textual forms of
+//! domain values (a hash's hex, a path's `/`-separated string, an enum's
+//! name) and the syntax of what a client sends (a path that is not a clean
+//! project path, a hash that is not one). Whether an entry exists, a path
+//! stays inside the project or a list may be empty are the engine's rules.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::protocol as wire;
+use crate::engine::api;
+use crate::engine::{EngineError, EngineEvent};
+use crate::repo_path::RepoPath;
+use crate::store::ObjectId;
+
+/// An engine value's wire form.
+pub trait ToWire {
+    type Wire;
+    fn to_wire(self) -> Self::Wire;
+}
+
+/// A wire value as the engine's; fails on what the engine's types cannot
+/// hold (a malformed path or hash).
+pub trait FromWire<W>: Sized {
+    fn from_wire(wire: W) -> Result<Self, EngineError>;
+}
+
+macro_rules! same_on_both_sides {
+    ($($t:ty),*) => {$(
+        impl ToWire for $t {
+            type Wire = $t;
+            fn to_wire(self) -> $t {
+                self
+            }
+        }
+        impl FromWire<$t> for $t {
+            fn from_wire(wire: $t) -> Result<$t, EngineError> {
+                Ok(wire)
+            }
+        }
+    )*};
+}
+same_on_both_sides!(String, bool, u32, u64, usize, f64, Value);
+
+impl<T: ToWire> ToWire for Option<T> {
+    type Wire = Option<T::Wire>;
+    fn to_wire(self) -> Self::Wire {
+        self.map(ToWire::to_wire)
+    }
+}
+
+impl<T: ToWire> ToWire for Vec<T> {
+    type Wire = Vec<T::Wire>;
+    fn to_wire(self) -> Self::Wire {
+        self.into_iter().map(ToWire::to_wire).collect()
+    }
+}
+
+impl<W, T: FromWire<W>> FromWire<Option<W>> for Option<T> {
+    fn from_wire(wire: Option<W>) -> Result<Self, EngineError> {
+        wire.map(T::from_wire).transpose()
+    }
+}
+
+impl<W, T: FromWire<W>> FromWire<Vec<W>> for Vec<T> {
+    fn from_wire(wire: Vec<W>) -> Result<Self, EngineError> {
+        wire.into_iter().map(T::from_wire).collect()
+    }
+}
+
+impl<T: ToWire> ToWire for Box<T> {
+    type Wire = T::Wire;
+    fn to_wire(self) -> T::Wire {
+        (*self).to_wire()
+    }
+}
+
+impl ToWire for ObjectId {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.to_hex()
+    }
+}
+
+/// A hash that does not parse names no tree the store could hold.
+impl FromWire<String> for ObjectId {
+    fn from_wire(wire: String) -> Result<Self, EngineError> {
+        ObjectId::from_hex(&wire).map_err(|_| EngineError::UnknownTree(wire))
+    }
+}
+
+impl ToWire for RepoPath {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.into_string()
+    }
+}
+
+impl FromWire<String> for RepoPath {
+    fn from_wire(wire: String) -> Result<Self, EngineError> {
+        Ok(RepoPath::parse(&wire)?)
+    }
+}
+
+impl ToWire for PathBuf {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.display().to_string()
+    }
+}
+
+/// Methods without params.
+impl FromWire<wire::NoParams> for () {
+    fn from_wire(_: wire::NoParams) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+/// Engine result structs into wire structs of the same name and fields.
+macro_rules! to_wire_structs {
+    ($($name:ident { $($field:ident),* $(,)? })*) => {$(
+        impl ToWire for api::$name {
+            type Wire = wire::$name;
+            fn to_wire(self) -> wire::$name {
+                wire::$name { $($field: self.$field.to_wire(),)* }
+            }
+        }
+    )*};
+}
+
+/// Wire param structs into engine request structs of the same name and
+/// fields.
+macro_rules! from_wire_structs {
+    ($($name:ident { $($field:ident),* $(,)? })*) => {$(
+        impl FromWire<wire::$name> for api::$name {
+            fn from_wire(wire: wire::$name) -> Result<Self, EngineError> {
+                Ok(api::$name { $($field: FromWire::from_wire(wire.$field)?,)* })
+            }
+        }
+    )*};
+}
+
+/// Enums with the same variants on both sides (exhaustive both ways).
+macro_rules! enums_both_ways {
+    ($($name:ident { $($variant:ident),* $(,)? })*) => {$(
+        impl ToWire for api::$name {
+            type Wire = wire::$name;
+            fn to_wire(self) -> wire::$name {
+                match self { $(api::$name::$variant => wire::$name::$variant,)* }
+            }
+        }
+        impl FromWire<wire::$name> for api::$name {
+            fn from_wire(wire: wire::$name) -> Result<Self, EngineError> {
+                Ok(match wire { $(wire::$name::$variant => api::$name::$variant,)* })
+            }
+        }
+    )*};
+}
+
+enums_both_ways! {
+    SnapshotKind { Turn, Message, Tool, Manual }
+    HostEntryType { Message, Custom }
+    UntrackedReason { TooLarge, Special, Unreadable, PathTooLong, Unstable, IgnoredOverCap }
+    Scope { Path, All }
+    FileStatus { Added, Modified, Deleted }
+    ContentEncoding { Utf8, Base64 }
+    OnConflict { Skip, Overwrite, Abort }
+    ConflictReason { Dirty, Untracked, Unwritable, Merge }
+    RevertOnConflict { Abort, Skip, Markers }
+    RevertStatus { Clean, Conflict, Skip }
+    ChangeReason { Restore, Navigate, Undo, Reset, Revert }
+    VerifyProblemKind { Session, MissingObject, CorruptObject }
+}
+
+// ------------------------------------------------------------------ requests
+
+from_wire_structs! {
+    SnapshotParams { kind, label, paths, tool, parent_id, turn_index, force }
+    ToolInfo { name, input }
+    AppendEntryParams { entry_id, parent_id, entry_type, role, text, custom_type, data }
+    LabelParams { target_id, label, note }
+    StageFilesParams { paths }
+    ListCheckpointsParams { scope, query }
+    RangeParams { from_entry_id, to_entry_id, from_hash, to_hash }
+    FileDiffParams { file_path, from_entry_id, to_entry_id, from_hash, to_hash, context_lines }
+    FileHistoryParams { file_path, scope }
+    FileBlameParams { path, at }
+    RestoreFilesParams { target_entry_id, tree_hash, files, preview, on_conflict, hunks }
+    HunkSelection { path, hunks, context_lines }
+    HunkRef { index, hash }
+    RevertParams { entry_id, to_entry_id, files, preview, on_conflict }
+    NavigateTreeParams { target_id, skip_files, summarize, summary, label, preview, on_conflict }
+    UndoParams { entry_id, on_conflict, preview }
+    ApproveParams { message }
+    ResetParams { on_conflict, preview }
+    GcParams { dry_run, keep_last, max_age_days, budget_bytes }
+}
+
+// ------------------------------------------------------------------- results
+
+to_wire_structs! {
+    BaselineInfo { entry_id, tree_hash, files, bytes }
+    Recovered { torn_tail, truncated_bytes, outside_entry_id, interrupted_restore }
+    InterruptedRestore { unrevert_entry_id, action, restored, deleted, kept }
+    SnapshotResult { entry_id, tree_hash, changed, diff, turn_index, stats, git }
+    DiffLists { added, modified, deleted }
+    SnapshotStats { files_scanned, files_hashed, bytes_hashed, duration_ms, untracked }
+    Untracked { path, reason }
+    GitInfo { branch, head }
+    AppendEntryResult { entry_id, existed }
+    EntryIdResult { entry_id }
+    StageFilesResult { staged }
+    GetTreeResult { entries, leaf_id }
+    TreeEntryInfo { id, parent_id, entry_type, custom_type, label, timestamp }
+    ListCheckpointsResult { checkpoints, initial_entry_id }
+    CheckpointInfo {
+        entry_id, parent_id, kind, label, note, tool, git_branch, timestamp, tree_hash,
+        turn_index, added, modified, deleted, on_current_path,
+    }
+    ModifiedFilesResult { files, from_tree_hash, to_tree_hash }
+    ModifiedFile { path, status, turn_index, entry_id }
+    FileDiff {
+        path, old_content, new_content, old_hash, new_hash, unified_diff, additions, deletions,
+        is_binary, is_too_large, is_approximate, encoding, hunks,
+    }
+    DiffHunk { index, old_start, old_lines, new_start, new_lines, hash }
+    FileHistoryResult { path, versions }
+    FileVersion { entry_id, turn_index, kind, label, timestamp, status, hash }
+    StatusResult { has_unapproved, approved_entry_id, last_approved_at, changed_files }
+    StatusFile {
+        path, status, additions, deletions, diff, base_content, is_binary, is_too_large,
+        is_approximate,
+    }
+    StatsResult { store_bytes, objects, sessions, snapshots, project_root, store_dir }
+    FileBlameResult { path, lines, is_approximate }
+    BlameLine { line, entry_id, turn_index, kind, label, timestamp, text }
+    RestoreResult {
+        preview, restored, deleted, skipped, dirty, conflicts, unrevert_entry_id, warnings,
+    }
+    Conflict { path, reason }
+    RevertResult { preview, files, restored, deleted, failed, unrevert_entry_id }
+    RevertFile { path, status, action, reason, diff, conflicts }
+    ConflictHunk { current, reverted, before }
+    NavigateTreeResult { new_leaf_id, old_leaf_id, restore, summary_entry_id }
+    ApproveResult { approved_entry_id, approved_tree_hash, snapshots_approved }
+    ResetResult { reset_to, restore }
+    GcResult {
+        objects_before, objects_removed, bytes_before, bytes_freed, sessions_pruned, budget_met,
+        dry_run, pruned_sessions,
+    }
+    VerifyResult { ok, sessions, stat_caches, objects, problems }
+    VerifyProblem { kind, subject, detail }
+}
+
+impl ToWire for api::TornTail {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        match self {
+            api::TornTail::Completed => "completed",
+            api::TornTail::Truncated => "truncated",
+        }
+        .into()
+    }
+}
+
+impl ToWire for api::RecoveryAction {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        match self {
+            api::RecoveryAction::Completed => "completed",
+            api::RecoveryAction::Discarded => "discarded",
+        }
+        .into()
+    }
+}
+
+impl ToWire for api::RevertAction {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.as_str().into()
+    }
+}
+
+/// `initialize`'s result: the opened session plus what only the wire has
+/// (the protocol and server versions).
+impl ToWire for api::Opened {
+    type Wire = wire::InitializeResult;
+    fn to_wire(self) -> wire::InitializeResult {
+        wire::InitializeResult {
+            protocol_version: wire::PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            session_id: self.session_id,
+            session_file: self.session_file.to_wire(),
+            store_dir: self.store_dir.to_wire(),
+            project_root: self.project_root.to_wire(),
+            leaf_id: self.leaf_id,
+            resumed: self.resumed,
+            baseline: self.baseline.to_wire(),
+            recovered: self.recovered.to_wire(),
+        }
+    }
+}
+
+/// An engine event as the notification the protocol names for it: its
+/// method and params.
+pub fn notification(event: EngineEvent) -> (&'static str, Result<Value, serde_json::Error>) {
+    match event {
+        EngineEvent::FilesChanged {
+            reason,
+            written,
+            deleted,
+        } => (
+            "files_changed",
+            serde_json::to_value(wire::FilesChanged {
+                reason: reason.to_wire(),
+                written,
+                deleted,
+            }),
+        ),
+        EngineEvent::Progress {
+            operation,
+            done,
+            total,
+        } => (
+            "progress",
+            serde_json::to_value(wire::Progress {
+                operation,
+                done,
+                total,
+            }),
+        ),
+    }
+}
+
+/// An engine result as the JSON the protocol gives it (for the front ends
+/// that answer in JSON without the JSON-RPC server: MCP, the UI).
+pub fn to_json<T>(value: &T) -> Result<Value, serde_json::Error>
+where
+    T: ToWire + Clone,
+    T::Wire: serde::Serialize,
+{
+    serde_json::to_value(value.clone().to_wire())
+}
+
+/// The conflicts an aborted restore reports in its error's `data`.
+pub fn conflicts(list: &[api::Conflict]) -> Vec<wire::Conflict> {
+    list.iter().cloned().map(ToWire::to_wire).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_with_a_bad_path_or_hash_are_refused_at_the_edge() {
+        let bad_path = wire::StageFilesParams {
+            paths: vec!["ok.txt".into(), "../outside".into()],
+        };
+        let r = api::StageFilesParams::from_wire(bad_path);
+        assert!(matches!(r, Err(EngineError::BadPath(_))), "{r:?}");
+        let bad_hash = wire::RestoreFilesParams {
+            tree_hash: Some("not-a-hash".into()),
+            ..Default::default()
+        };
+        let r = api::RestoreFilesParams::from_wire(bad_hash);
+        assert!(
+            matches!(&r, Err(EngineError::UnknownTree(h)) if h == "not-a-hash"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn results_keep_their_wire_spelling() {
+        let id = ObjectId::from_hex("0123456789abcdef0123456789abcdef").unwrap();
+        let r = api::ApproveResult {
+            approved_entry_id: "e1".into(),
+            approved_tree_hash: id,
+            snapshots_approved: 2,
+        };
+        assert_eq!(
+            serde_json::to_value(r.to_wire()).unwrap(),
+            serde_json::json!({
+                "approvedEntryId": "e1",
+                "approvedTreeHash": "0123456789abcdef0123456789abcdef",
+                "snapshotsApproved": 2,
+            })
+        );
+        let f = api::RevertFile {
+            path: "a.txt".into(),
+            status: api::RevertStatus::Skip,
+            action: api::RevertAction::None,
+            reason: None,
+            diff: String::new(),
+            conflicts: Vec::new(),
+        };
+        let v = serde_json::to_value(f.to_wire()).unwrap();
+        assert_eq!(v["action"], "none");
+        assert_eq!(v["status"], "skip");
+    }
+}
