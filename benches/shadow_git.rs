@@ -734,7 +734,7 @@ fn edit_rounds(
         out.rewind.push(d, t);
         out.hashed.insert(r.stats.files_hashed);
         let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
-        let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
+        let got: BTreeSet<&str> = r.diff.modified.iter().map(|p| p.as_str()).collect();
         out.all_found &= want == got && paths.len() == 3;
         if let Some((shadow, samples)) = shadow.as_mut() {
             let (d, t, r) = measure(true, || shadow.checkpoint());

@@ -904,7 +904,7 @@ fn main() -> Result<()> {
                 edits.push(d, t);
                 hashed.insert(r.stats.files_hashed);
                 let want: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
-                let got: BTreeSet<&str> = r.diff.modified.iter().map(String::as_str).collect();
+                let got: BTreeSet<&str> = r.diff.modified.iter().map(|p| p.as_str()).collect();
                 seen_all &= want == got;
             }
             push_row(

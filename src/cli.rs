@@ -210,7 +210,7 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
             continue;
         }
         let d = engine.get_file_diff(FileDiffParams {
-            file_path: RepoPath::parse(&f.path)?,
+            file_path: f.path.clone(),
             from_entry_id: from_entry.clone(),
             to_entry_id: to_entry.clone(),
             from_hash: from_hash.clone(),
@@ -271,7 +271,7 @@ pub(crate) fn open_for_writing(at: &Location) -> Result<Engine> {
 }
 
 fn print_plan(r: &RestoreResult) {
-    let note = |p: &String| {
+    let note = |p: &RepoPath| {
         if r.dirty.contains(p) {
             "  (changed since the last checkpoint; undo brings it back)"
         } else {

@@ -221,9 +221,9 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
             None => "q".into(),
         })
     };
-    'files: for f in changed.files.iter().filter(|f| wanted(&f.path)) {
+    'files: for f in changed.files.iter().filter(|f| wanted(f.path.as_str())) {
         let Some(d) = view.get_file_diff(FileDiffParams {
-            file_path: RepoPath::parse(&f.path)?,
+            file_path: f.path.clone(),
             from_entry_id: Some(target.clone()),
             to_entry_id: Some("@working".into()),
             from_hash: None,
@@ -237,7 +237,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
             let what = if d.is_binary { "binary" } else { "too large" };
             println!("{} ({what}): no hunks", d.path);
             match next_answer("Restore the whole file [y,n,q]?")?.as_str() {
-                "y" => whole.push(RepoPath::parse(&d.path)?),
+                "y" => whole.push(d.path.clone()),
                 "q" => break 'files,
                 _ => {}
             }
@@ -271,7 +271,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
                         }
                         "q" => {
                             if !chosen.is_empty() {
-                                selections.push(selection(&d.path, chosen)?);
+                                selections.push(selection(&d.path, chosen));
                             }
                             break 'files;
                         }
@@ -287,7 +287,7 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
             }
         }
         if !chosen.is_empty() {
-            selections.push(selection(&d.path, chosen)?);
+            selections.push(selection(&d.path, chosen));
         }
     }
     if selections.is_empty() && whole.is_empty() {
@@ -309,12 +309,12 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
     Ok(())
 }
 
-fn selection(path: &str, hunks: Vec<HunkRef>) -> Result<HunkSelection> {
-    Ok(HunkSelection {
-        path: RepoPath::parse(path)?,
+fn selection(path: &RepoPath, hunks: Vec<HunkRef>) -> HunkSelection {
+    HunkSelection {
+        path: path.clone(),
         hunks,
         context_lines: None,
-    })
+    }
 }
 
 /// The hunks of a unified diff, each with its `@@` header.

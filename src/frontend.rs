@@ -184,14 +184,14 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 pub fn plan_files(plan: &RestoreResult) -> Vec<Value> {
     let mut files = Vec::new();
     for p in &plan.restored {
-        files.push(json!({ "path": p, "action": "write" }));
+        files.push(json!({ "path": p.as_str(), "action": "write" }));
     }
     for p in &plan.deleted {
-        files.push(json!({ "path": p, "action": "delete" }));
+        files.push(json!({ "path": p.as_str(), "action": "delete" }));
     }
     for p in plan.skipped.iter().chain(&plan.dirty) {
         if !plan.restored.contains(p) && !plan.deleted.contains(p) {
-            files.push(json!({ "path": p, "action": "keep" }));
+            files.push(json!({ "path": p.as_str(), "action": "keep" }));
         }
     }
     files

@@ -123,6 +123,17 @@ impl RepoPath {
         RepoPath(rel)
     }
 
+    /// Wrap a path a stored tree or a session record names (it was clean
+    /// when it was captured).
+    pub fn from_recorded(rel: String) -> RepoPath {
+        RepoPath(rel)
+    }
+
+    /// [`RepoPath::from_recorded`] for a list.
+    pub fn all_recorded(rels: Vec<String>) -> Vec<RepoPath> {
+        rels.into_iter().map(RepoPath).collect()
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -185,6 +196,27 @@ impl RepoPath {
 impl fmt::Display for RepoPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// A path is recorded as its text (a snapshot's `untracked` list).
+impl serde::Serialize for RepoPath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// A path compares equal to its text (so results can be checked against
+/// literals).
+impl PartialEq<str> for RepoPath {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for RepoPath {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
     }
 }
 

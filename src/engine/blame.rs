@@ -214,7 +214,7 @@ impl Engine {
             })
             .collect();
         Ok(FileBlameResult {
-            path,
+            path: super::result_path(&path),
             lines,
             is_approximate: origins.approximate,
         })

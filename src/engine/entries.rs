@@ -137,7 +137,12 @@ impl Engine {
         // All or nothing: validate every path before staging any.
         self.working_copy.stage(parsed);
         Ok(StageFilesResult {
-            staged: self.working_copy.staged().iter().cloned().collect(),
+            staged: self
+                .working_copy
+                .staged()
+                .iter()
+                .map(|p| super::result_path(p))
+                .collect(),
         })
     }
 

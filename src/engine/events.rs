@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::api::ChangeReason;
+use crate::repo_path::RepoPath;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineEvent {
@@ -12,8 +13,8 @@ pub enum EngineEvent {
     /// operation returns.
     FilesChanged {
         reason: ChangeReason,
-        written: Vec<String>,
-        deleted: Vec<String>,
+        written: Vec<RepoPath>,
+        deleted: Vec<RepoPath>,
     },
     /// A long operation's progress, at most every 100 ms: `"restore"`,
     /// `"navigate"`, `"undo"`, `"reset"`, `"revert"` (files written) or `"scan"`

@@ -142,7 +142,7 @@ impl Engine {
             );
         }
         Journal::remove(&path);
-        result.restored.extend(done);
+        result.restored.extend(RepoPath::all_recorded(done));
         result.restored.sort();
         Ok(Some(InterruptedRestore {
             unrevert_entry_id: journal.unrevert_entry_id,

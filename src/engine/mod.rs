@@ -196,6 +196,12 @@ fn parse_paths(root: &Path, paths: &[RepoPath]) -> Result<Vec<RepoPath>> {
     paths.iter().map(|p| parse_path(root, p)).collect()
 }
 
+/// A path a stored tree or the plan built from one names, as results
+/// report it.
+fn result_path(path: &str) -> RepoPath {
+    RepoPath::from_recorded(path.to_string())
+}
+
 /// Turn index of a tree-recording entry (unrevert-points carry the turn of
 /// the latest step-snapshot above them).
 fn turn_of(e: &Entry) -> u64 {

@@ -10,8 +10,8 @@ use super::api::{
 };
 use super::line_diff::{self, DiffBudget};
 use super::{
-    diff_of, kind_of, label_for, parse_tree_hash, tree_of, turn_of, Engine, EngineError, Point,
-    Result, WORKING,
+    diff_of, kind_of, label_for, parse_tree_hash, result_path, tree_of, turn_of, Engine,
+    EngineError, Point, Result, WORKING,
 };
 use crate::session::records::{Approval, StepSnapshot};
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
@@ -223,7 +223,7 @@ impl Engine {
                 };
                 let hit = first_change(&c.path);
                 ModifiedFile {
-                    path: c.path.clone(),
+                    path: result_path(&c.path),
                     status,
                     turn_index: hit.map(turn_of),
                     entry_id: hit.map(|e| e.id.clone()),
@@ -284,7 +284,7 @@ impl Engine {
             || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
             || new.is_some_and(|e| e.size > MAX_DIFF_BYTES);
         let mut out = FileDiff {
-            path: path.to_string(),
+            path: result_path(path),
             old_content: None,
             new_content: None,
             old_hash: old.map(|e| e.id),
@@ -373,10 +373,7 @@ impl Engine {
                 hash,
             });
         }
-        Ok(FileHistoryResult {
-            path: path.into_string(),
-            versions,
-        })
+        Ok(FileHistoryResult { path, versions })
     }
 
     pub fn list_checkpoints(&self, p: ListCheckpointsParams) -> Result<ListCheckpointsResult> {
@@ -458,7 +455,7 @@ impl Engine {
                 _ => FileStatus::Modified,
             };
             changed_files.push(StatusFile {
-                path: c.path.clone(),
+                path: result_path(&c.path),
                 status,
                 additions: d.additions,
                 deletions: d.deletions,

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use super::api::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult};
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
-use super::{turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
+use super::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
-use crate::session::records::{self, Record, StepSnapshot, UnrevertPoint};
+use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
 use crate::store::{diff_trees, Change, ObjectId, TreeEntry};
 use crate::working_copy::checkout::{self, CheckoutError};
 use crate::working_copy::CheckoutPlan;
@@ -51,10 +51,10 @@ impl Plan {
     pub fn preview_result(&self) -> RestoreResult {
         RestoreResult {
             preview: true,
-            restored: self.writes.iter().map(|(p, _)| p.clone()).collect(),
-            deleted: self.deletes.clone(),
-            skipped: self.skipped.clone(),
-            dirty: self.dirty.clone(),
+            restored: self.writes.iter().map(|(p, _)| result_path(p)).collect(),
+            deleted: RepoPath::all_recorded(self.deletes.clone()),
+            skipped: RepoPath::all_recorded(self.skipped.clone()),
+            dirty: RepoPath::all_recorded(self.dirty.clone()),
             conflicts: self.conflicts.clone(),
             unrevert_entry_id: None,
             warnings: Vec::new(),
@@ -191,7 +191,7 @@ impl Engine {
                 if let Some(reason) = self.uncaptured_in_the_way(path, &working, &deleting) {
                     tracing::debug!(path, reason, "restore blocked by an uncaptured path");
                     plan.conflicts.push(Conflict {
-                        path: path.to_string(),
+                        path: result_path(path),
                         reason: ConflictReason::Untracked,
                     });
                     plan.skipped.push(path.to_string());
@@ -203,7 +203,7 @@ impl Engine {
                 plan.dirty.push(path.to_string());
                 if mode != OnConflict::Overwrite {
                     plan.conflicts.push(Conflict {
-                        path: path.to_string(),
+                        path: result_path(path),
                         reason: ConflictReason::Dirty,
                     });
                     plan.skipped.push(path.to_string());
@@ -238,7 +238,7 @@ impl Engine {
                 // Left as the working directory has it.
                 plan.expected_changes.remove(&p);
                 plan.conflicts.push(Conflict {
-                    path: p.clone(),
+                    path: result_path(&p),
                     reason: ConflictReason::Untracked,
                 });
                 plan.skipped.push(p);
@@ -304,8 +304,8 @@ impl Engine {
     pub(crate) fn execute(&mut self, plan: Plan, op: Operation) -> Result<RestoreResult> {
         let mut result = RestoreResult {
             preview: false,
-            skipped: plan.skipped.clone(),
-            dirty: plan.dirty.clone(),
+            skipped: RepoPath::all_recorded(plan.skipped.clone()),
+            dirty: RepoPath::all_recorded(plan.dirty.clone()),
             conflicts: plan.conflicts.clone(),
             ..Default::default()
         };
@@ -342,7 +342,6 @@ impl Engine {
         let mut touched: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
         touched.extend(plan.deletes.iter().map(String::as_str));
         touched.sort();
-        let diff = diff_lists(&changes);
         let record = UnrevertPoint {
             kind: Some(op.kind.as_str().to_string()),
             pre_rollback_tree_hash: Some(plan.working.to_hex()),
@@ -350,11 +349,7 @@ impl Engine {
             rolled_back_to_leaf: op.target_entry,
             restored_files: touched.into_iter().map(str::to_string).collect(),
             working_tree_hash: Some(expected_tree.to_hex()),
-            diff: records::Diff {
-                added: diff.added,
-                deleted: diff.deleted,
-                modified: diff.modified,
-            },
+            diff: diff_lists(&changes),
             turn_index: turn,
             old_leaf_id: op.old_leaf_id,
             target_id: op.target_id,
@@ -435,7 +430,7 @@ impl Engine {
         before: &FlatTree,
         operation: &str,
         result: &mut RestoreResult,
-    ) -> Vec<String> {
+    ) -> Vec<RepoPath> {
         let mut last_progress = Instant::now();
         let plan = CheckoutPlan {
             writes,
@@ -453,20 +448,24 @@ impl Engine {
                 CheckoutError::Blocked { .. } => ConflictReason::Untracked,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
                 CheckoutError::Changed { .. } => {
-                    result.dirty.push(path.clone());
+                    result.dirty.push(result_path(&path));
                     ConflictReason::Dirty
                 }
             };
             result.conflicts.push(Conflict {
-                path: path.clone(),
+                path: result_path(&path),
                 reason,
             });
-            result.skipped.push(path.clone());
-            failures.push(path);
+            result.skipped.push(result_path(&path));
+            failures.push(RepoPath::from_recorded(path));
         }
-        result.deleted.extend(outcome.deleted);
+        result
+            .deleted
+            .extend(RepoPath::all_recorded(outcome.deleted));
         result.deleted.sort();
-        result.restored.extend(outcome.restored);
+        result
+            .restored
+            .extend(RepoPath::all_recorded(outcome.restored));
         result.restored.sort();
         failures
     }

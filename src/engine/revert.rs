@@ -22,7 +22,8 @@ use super::line_diff::{self, DiffBudget};
 use super::merge::{self, Merged, Segment};
 use super::queries::{is_binary, MAX_DIFF_BYTES};
 use super::restore::{entry_eq, parse_filter, Operation, Scanned};
-use super::{tree_of, Engine, EngineError, Result};
+use super::{result_path, tree_of, Engine, EngineError, Result};
+use crate::repo_path::RepoPath;
 use crate::store::{diff_trees, empty_tree_id, EntryKind, ObjectId, TreeEntry};
 
 /// What the revert does to one path.
@@ -145,7 +146,7 @@ impl Engine {
                 None => RevertAction::None,
             };
             files.push(RevertFile {
-                path: c.path.clone(),
+                path: result_path(&c.path),
                 status: plan.status,
                 action,
                 reason: plan.reason.map(str::to_string),
@@ -157,7 +158,7 @@ impl Engine {
         if mode != RevertOnConflict::Markers {
             for f in files.iter_mut() {
                 if f.status == RevertStatus::Conflict {
-                    merged.remove(&f.path);
+                    merged.remove(f.path.as_str());
                 }
             }
         }
@@ -182,8 +183,8 @@ impl Engine {
         let mut result = RevertResult {
             preview,
             files,
-            restored: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
-            deleted: plan.deletes.clone(),
+            restored: plan.writes.iter().map(|(p, _)| result_path(p)).collect(),
+            deleted: RepoPath::all_recorded(plan.deletes.clone()),
             failed: Vec::new(),
             unrevert_entry_id: None,
         };

@@ -40,8 +40,9 @@ impl SnapshotSpec {
     }
 }
 
-pub(crate) fn diff_lists(changes: &[Change]) -> DiffLists {
-    let mut d = DiffLists::default();
+/// The changes as a record lists them.
+pub(crate) fn diff_lists(changes: &[Change]) -> records::Diff {
+    let mut d = records::Diff::default();
     for c in changes {
         match (&c.old, &c.new) {
             (None, Some(_)) => d.added.push(c.path.clone()),
@@ -50,6 +51,15 @@ pub(crate) fn diff_lists(changes: &[Change]) -> DiffLists {
         }
     }
     d
+}
+
+/// A recorded diff as a result reports it.
+fn result_lists(d: records::Diff) -> DiffLists {
+    DiffLists {
+        added: RepoPath::all_recorded(d.added),
+        modified: RepoPath::all_recorded(d.modified),
+        deleted: RepoPath::all_recorded(d.deleted),
+    }
 }
 
 impl Engine {
@@ -112,7 +122,7 @@ impl Engine {
                 entry_id: None,
                 tree_hash: state.tree,
                 changed: false,
-                diff,
+                diff: result_lists(diff),
                 turn_index: parent_cp.map(|(t, _)| t).unwrap_or(0),
                 stats,
                 git,
@@ -127,11 +137,7 @@ impl Engine {
         let mut record = StepSnapshot {
             baseline_tree_hash: Some(baseline_tree.to_hex()),
             snapshot_tree_hash: Some(state.tree.to_hex()),
-            diff: records::Diff {
-                added: diff.added,
-                deleted: diff.deleted,
-                modified: diff.modified,
-            },
+            diff,
             turn_index,
             kind: Some(spec.kind.clone()),
             label: spec.label.clone(),
@@ -168,11 +174,7 @@ impl Engine {
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;
-        let diff = DiffLists {
-            added: std::mem::take(&mut record.diff.added),
-            modified: std::mem::take(&mut record.diff.modified),
-            deleted: std::mem::take(&mut record.diff.deleted),
-        };
+        let diff = result_lists(std::mem::take(&mut record.diff));
         drop(record);
         // Write order (docs/architecture.md rule 4): the objects are durable before the
         // entry that references them.

@@ -189,7 +189,7 @@ fn modified_files_name_the_earliest_entry() {
     let by_path: Vec<(String, Option<String>, Option<u64>)> = m
         .files
         .iter()
-        .map(|f| (f.path.clone(), f.entry_id.clone(), f.turn_index))
+        .map(|f| (f.path.to_string(), f.entry_id.clone(), f.turn_index))
         .collect();
     assert_eq!(
         by_path,
@@ -456,8 +456,8 @@ fn restore_undo_redo() {
             ev.last(),
             Some(&EngineEvent::FilesChanged {
                 reason: super::api::ChangeReason::Restore,
-                written: vec!["a.txt".into()],
-                deleted: vec!["new/added.txt".into()],
+                written: vec![rp("a.txt")],
+                deleted: vec![rp("new/added.txt")],
             })
         );
     }

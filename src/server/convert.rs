@@ -320,8 +320,8 @@ pub fn notification(event: EngineEvent) -> (&'static str, Result<Value, serde_js
             "files_changed",
             serde_json::to_value(wire::FilesChanged {
                 reason: reason.to_wire(),
-                written,
-                deleted,
+                written: written.to_wire(),
+                deleted: deleted.to_wire(),
             }),
         ),
         EngineEvent::Progress {
@@ -393,7 +393,7 @@ mod tests {
             })
         );
         let f = api::RevertFile {
-            path: "a.txt".into(),
+            path: RepoPath::parse("a.txt").unwrap(),
             status: api::RevertStatus::Skip,
             action: api::RevertAction::None,
             reason: None,

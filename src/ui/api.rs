@@ -491,7 +491,8 @@ fn revert_files(plan: &RevertResult) -> Vec<Value> {
                 RevertAction::Write | RevertAction::Delete => f.action.as_str(),
                 RevertAction::None => "keep",
             };
-            let mut v = json!({ "path": f.path, "action": action, "status": f.status.to_wire() });
+            let mut v =
+                json!({ "path": f.path.as_str(), "action": action, "status": f.status.to_wire() });
             if let Some(r) = &f.reason {
                 v["reason"] = json!(r);
             }

@@ -48,7 +48,7 @@ pub enum UntrackedReason {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Untracked {
-    pub path: String,
+    pub path: RepoPath,
     pub reason: UntrackedReason,
 }
 
@@ -444,7 +444,10 @@ impl Sink {
                 }
                 self.out.files.insert(rel, entry);
             }
-            Outcome::Untracked(reason) => self.out.untracked.push(Untracked { path: rel, reason }),
+            Outcome::Untracked(reason) => self.out.untracked.push(Untracked {
+                path: RepoPath::from_walk(rel),
+                reason,
+            }),
             Outcome::Directory { files } => {
                 if let Some(n) = files {
                     self.listed.insert(rel.clone(), n);
@@ -650,7 +653,12 @@ fn second_pass(
     sink: &mut Sink,
 ) -> Result<(), ScanError> {
     let root = req.root;
-    let untracked: HashSet<String> = sink.out.untracked.iter().map(|u| u.path.clone()).collect();
+    let untracked: HashSet<String> = sink
+        .out
+        .untracked
+        .iter()
+        .map(|u| u.path.to_string())
+        .collect();
     let seen = |p: &str| sink.out.files.contains_key(p) || untracked.contains(p);
     let mut candidates: Vec<String> = Vec::new();
     // What the walk of a staged directory could not look at.

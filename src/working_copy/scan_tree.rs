@@ -399,7 +399,7 @@ impl WorkingCopy {
                 let mut untracked: Vec<_> = base
                     .untracked
                     .iter()
-                    .filter(|u| !in_scope(&u.path))
+                    .filter(|u| !in_scope(u.path.as_str()))
                     .cloned()
                     .collect();
                 untracked.append(&mut out.untracked);

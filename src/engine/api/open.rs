@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::repo_path::RepoPath;
 use crate::store::ObjectId;
 
 #[derive(Debug, Clone)]
@@ -35,11 +36,11 @@ pub enum RecoveryAction {
 pub struct InterruptedRestore {
     pub unrevert_entry_id: String,
     pub action: RecoveryAction,
-    pub restored: Vec<String>,
-    pub deleted: Vec<String>,
+    pub restored: Vec<RepoPath>,
+    pub deleted: Vec<RepoPath>,
     /// Paths that held neither what the restore found nor what it meant
     /// to leave (edited after the crash): left as they are.
-    pub kept: Vec<String>,
+    pub kept: Vec<RepoPath>,
 }
 
 #[derive(Debug, Default, Clone)]

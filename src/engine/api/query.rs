@@ -74,7 +74,7 @@ pub enum FileStatus {
 
 #[derive(Debug, Clone)]
 pub struct ModifiedFile {
-    pub path: String,
+    pub path: RepoPath,
     pub status: FileStatus,
     /// Turn of the earliest tree-recording entry in the range that changed
     /// the file; null when no recorded entry did (e.g. `@working` changes).
@@ -123,7 +123,7 @@ pub enum ContentEncoding {
 
 #[derive(Debug, Clone)]
 pub struct FileDiff {
-    pub path: String,
+    pub path: RepoPath,
     pub old_content: Option<String>,
     pub new_content: Option<String>,
     pub old_hash: Option<ObjectId>,
@@ -179,7 +179,7 @@ pub struct FileVersion {
 
 #[derive(Debug, Clone)]
 pub struct FileHistoryResult {
-    pub path: String,
+    pub path: RepoPath,
     pub versions: Vec<FileVersion>,
 }
 
@@ -187,7 +187,7 @@ pub struct FileHistoryResult {
 
 #[derive(Debug, Clone)]
 pub struct StatusFile {
-    pub path: String,
+    pub path: RepoPath,
     pub status: FileStatus,
     pub additions: u64,
     pub deletions: u64,
@@ -244,7 +244,7 @@ pub struct BlameLine {
 
 #[derive(Debug, Clone)]
 pub struct FileBlameResult {
-    pub path: String,
+    pub path: RepoPath,
     pub lines: Vec<BlameLine>,
     /// Some line diff ran out of its budget: lines of a stretch shown as replaced
     /// wholesale are attributed to the later checkpoint.

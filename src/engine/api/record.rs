@@ -52,9 +52,9 @@ pub struct SnapshotParams {
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DiffLists {
-    pub added: Vec<String>,
-    pub modified: Vec<String>,
-    pub deleted: Vec<String>,
+    pub added: Vec<RepoPath>,
+    pub modified: Vec<RepoPath>,
+    pub deleted: Vec<RepoPath>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -135,7 +135,7 @@ pub struct StageFilesParams {
 
 #[derive(Debug, Clone)]
 pub struct StageFilesResult {
-    pub staged: Vec<String>,
+    pub staged: Vec<RepoPath>,
 }
 
 // ------------------------------------------------------------------ get_tree

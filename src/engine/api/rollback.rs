@@ -62,7 +62,7 @@ pub enum ConflictReason {
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Conflict {
-    pub path: String,
+    pub path: RepoPath,
     pub reason: ConflictReason,
 }
 
@@ -70,11 +70,11 @@ pub struct Conflict {
 pub struct RestoreResult {
     pub preview: bool,
     /// Files written (created or overwritten).
-    pub restored: Vec<String>,
+    pub restored: Vec<RepoPath>,
     /// Files removed.
-    pub deleted: Vec<String>,
-    pub skipped: Vec<String>,
-    pub dirty: Vec<String>,
+    pub deleted: Vec<RepoPath>,
+    pub skipped: Vec<RepoPath>,
+    pub dirty: Vec<RepoPath>,
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<String>,
     pub warnings: Vec<String>,
@@ -147,7 +147,7 @@ impl RevertAction {
 
 #[derive(Debug, Clone)]
 pub struct RevertFile {
-    pub path: String,
+    pub path: RepoPath,
     pub status: RevertStatus,
     pub action: RevertAction,
     pub reason: Option<String>,
@@ -162,9 +162,9 @@ pub struct RevertResult {
     pub preview: bool,
     pub files: Vec<RevertFile>,
     /// Files written (created or overwritten).
-    pub restored: Vec<String>,
+    pub restored: Vec<RepoPath>,
     /// Files removed.
-    pub deleted: Vec<String>,
+    pub deleted: Vec<RepoPath>,
     /// Files that could not be touched at write time (changed under our feet,
     /// unwritable).
     pub failed: Vec<Conflict>,

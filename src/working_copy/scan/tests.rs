@@ -217,12 +217,12 @@ fn symlinks_exec_bits_special_and_too_large() {
     assert_eq!(e.store.get(&link.id).unwrap(), b"/etc/passwd");
     assert!(!out.files.contains_key("big.bin"));
     assert!(out.untracked.contains(&Untracked {
-        path: "big.bin".into(),
+        path: RepoPath::from_walk("big.bin".into()),
         reason: UntrackedReason::TooLarge
     }));
     if fifo_ok {
         assert!(out.untracked.contains(&Untracked {
-            path: "pipe".into(),
+            path: RepoPath::from_walk("pipe".into()),
             reason: UntrackedReason::Special
         }));
     }
@@ -387,7 +387,7 @@ fn a_file_rewritten_in_place_is_never_captured_torn() {
                 assert_eq!(
                     *untracked,
                     [Untracked {
-                        path: "big.bin".into(),
+                        path: RepoPath::from_walk("big.bin".into()),
                         reason: UntrackedReason::Unstable
                     }]
                 );
