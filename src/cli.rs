@@ -6,8 +6,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::{Confirm, Location};
 use rewind::engine::api::{
-    FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, RangeParams, RestoreFilesParams,
-    RestoreResult, Scope, UndoParams,
+    FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, Point, RangeParams,
+    RestoreFilesParams, RestoreResult, Scope, UndoParams,
 };
 use rewind::engine::{default_store_dir, rewind_home, Engine, EngineConfig};
 use rewind::install::{self, Agent, Plan};
@@ -181,23 +181,11 @@ pub fn log(at: Location, all: bool) -> Result<()> {
 
 pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {
     let mut engine = Engine::open_read_only(locate(&at)?)?;
-    let point = |s: Option<String>| -> (Option<String>, Option<String>) {
-        match s {
-            Some(s) if s.len() == 32 && s.chars().all(|c| c.is_ascii_hexdigit()) => (None, Some(s)),
-            Some(s) => (Some(s), None),
-            None => (None, None),
-        }
-    };
-    let (from_entry, from_hash) = point(from);
-    let (to_entry, to_hash) = match to {
-        None => (Some("@working".to_string()), None),
-        t => point(t),
-    };
+    let from = from.as_deref().map(Point::parse);
+    let to = Some(to.as_deref().map_or(Point::Working, Point::parse));
     let files = engine.get_modified_files(RangeParams {
-        from_entry_id: from_entry.clone(),
-        to_entry_id: to_entry.clone(),
-        from_hash: from_hash.clone(),
-        to_hash: to_hash.clone(),
+        from: from.clone(),
+        to: to.clone(),
     })?;
     for f in &files.files {
         if name_only {
@@ -211,10 +199,8 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
         }
         let d = engine.get_file_diff(FileDiffParams {
             file_path: f.path.clone(),
-            from_entry_id: from_entry.clone(),
-            to_entry_id: to_entry.clone(),
-            from_hash: from_hash.clone(),
-            to_hash: to_hash.clone(),
+            from: from.clone(),
+            to: to.clone(),
             context_lines: None,
         })?;
         if let Some(d) = d {
@@ -639,10 +625,8 @@ pub fn status(at: Location) -> Result<()> {
                     last.entry_id, last.turn_index, last.kind, last.timestamp
                 );
                 let changed = engine.get_modified_files(RangeParams {
-                    from_entry_id: Some(last.entry_id.clone()),
-                    to_entry_id: Some("@working".into()),
-                    from_hash: None,
-                    to_hash: None,
+                    from: Some(Point::Entry(last.entry_id.clone())),
+                    to: Some(Point::Working),
                 })?;
                 if changed.files.is_empty() {
                     println!("nothing changed since the latest checkpoint");

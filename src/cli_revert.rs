@@ -12,8 +12,8 @@ use crate::cli::{
 };
 use crate::{Location, RevertConflictMode};
 use rewind::engine::api::{
-    FileBlameParams, FileDiffParams, HunkRef, HunkSelection, RangeParams, RestoreFilesParams,
-    RevertOnConflict, RevertParams, RevertResult, RevertStatus,
+    FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,
+    RestoreFilesParams, RevertOnConflict, RevertParams, RevertResult, RevertStatus,
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
@@ -164,7 +164,7 @@ pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()>
     let mut view = Engine::open_read_only(locate(&at)?)?;
     let r = view.get_file_blame(FileBlameParams {
         path: RepoPath::parse(&file)?,
-        at: at_entry,
+        at: at_entry.as_deref().map(Point::parse),
     })?;
     let width = r.lines.len().to_string().len();
     for l in &r.lines {
@@ -198,10 +198,8 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
     let mut view = Engine::open_read_only(locate(&at)?)?;
     let target = target.unwrap_or_else(|| leaf_of(&view));
     let changed = view.get_modified_files(RangeParams {
-        from_entry_id: Some(target.clone()),
-        to_entry_id: Some("@working".into()),
-        from_hash: None,
-        to_hash: None,
+        from: Some(Point::Entry(target.clone())),
+        to: Some(Point::Working),
     })?;
     let wanted = |p: &str| {
         files.is_empty()
@@ -224,10 +222,8 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
     'files: for f in changed.files.iter().filter(|f| wanted(f.path.as_str())) {
         let Some(d) = view.get_file_diff(FileDiffParams {
             file_path: f.path.clone(),
-            from_entry_id: Some(target.clone()),
-            to_entry_id: Some("@working".into()),
-            from_hash: None,
-            to_hash: None,
+            from: Some(Point::Entry(target.clone())),
+            to: Some(Point::Working),
             context_lines: None,
         })?
         else {

@@ -197,16 +197,6 @@ pub fn plan_files(plan: &RestoreResult) -> Vec<Value> {
     files
 }
 
-/// An entry id, tree hash or "@working" as the (entry, hash) pair the
-/// protocol's range parameters take.
-pub fn point(s: Option<String>) -> (Option<String>, Option<String>) {
-    match s {
-        Some(s) if s.len() == 32 && s.chars().all(|c| c.is_ascii_hexdigit()) => (None, Some(s)),
-        Some(s) => (Some(s), None),
-        None => (None, None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,13 +223,5 @@ mod tests {
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
         assert!(constant_time_eq(b"", b""));
-    }
-
-    #[test]
-    fn points() {
-        let h = "0123456789abcdef0123456789abcdef".to_string();
-        assert_eq!(point(Some(h.clone())), (None, Some(h)));
-        assert_eq!(point(Some("e1".into())), (Some("e1".into()), None));
-        assert_eq!(point(None), (None, None));
     }
 }

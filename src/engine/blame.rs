@@ -19,7 +19,7 @@ use super::api::{BlameLine, FileBlameParams, FileBlameResult};
 use super::line_diff::{self, DiffBudget};
 use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
-use super::{Result, WORKING};
+use super::{Point, Result};
 use crate::store::{lookup, EntryKind, ObjectId};
 
 /// How many files' origins are remembered between requests.
@@ -120,15 +120,20 @@ impl Engine {
     pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
         let path = parse_path(self.working_copy.root(), &p.path)?;
         let path = path.as_str().to_string();
-        let at = p.at.unwrap_or_else(|| WORKING.to_string());
-        let working = at == WORKING;
-        let end = if working {
-            self.leaf_id()
-        } else {
-            if !self.log.index().contains(&at) {
-                return Err(EngineError::UnknownEntry(at));
+        let at = p.at.unwrap_or(Point::Working);
+        let working = at == Point::Working;
+        let end = match at {
+            Point::Working => self.leaf_id(),
+            Point::Entry(id) if !self.log.index().contains(&id) => {
+                return Err(EngineError::UnknownEntry(id))
             }
-            Some(at.clone())
+            Point::Entry(id) => Some(id),
+            Point::Tree(t) => {
+                return Err(EngineError::InvalidParams(format!(
+                    "blame needs an entry id or {}: tree {t} has no history",
+                    Point::WORKING
+                )))
+            }
         };
         let versions = match &end {
             Some(end) => self.versions_of(&path, end)?,

@@ -22,7 +22,7 @@ mod snapshot;
 
 use std::path::Path;
 
-pub use api::InterruptedRestore;
+pub use api::{InterruptedRestore, Point};
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
 pub use open::{default_store_dir, rewind_home, EngineConfig, ResumeMode};
@@ -56,17 +56,6 @@ impl Drop for Engine {
         self.working_copy.save_stat_cache();
     }
 }
-
-/// A point in history a query compares: an entry's checkpoint, a tree
-/// named by hash, or the live working directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Point {
-    Entry(String),
-    Tree(ObjectId),
-    Working,
-}
-
-pub const WORKING: &str = "@working";
 
 impl Engine {
     pub fn project_root(&self) -> &Path {

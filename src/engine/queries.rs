@@ -11,7 +11,7 @@ use super::api::{
 use super::line_diff::{self, DiffBudget};
 use super::{
     diff_of, kind_of, label_for, parse_tree_hash, result_path, tree_of, turn_of, Engine,
-    EngineError, Point, Result, WORKING,
+    EngineError, Point, Result,
 };
 use crate::session::records::{Approval, StepSnapshot};
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
@@ -65,30 +65,8 @@ impl Engine {
     }
 
     /// Resolve one side of a range to a point and its tree.
-    fn resolve(
-        &mut self,
-        entry: Option<String>,
-        hash: Option<String>,
-        default: Point,
-    ) -> Result<(Point, ObjectId)> {
-        let point = match (entry, hash) {
-            (Some(_), Some(_)) => {
-                return Err(EngineError::InvalidParams(
-                    "give an entry id or a tree hash, not both".into(),
-                ))
-            }
-            (Some(e), None) if e == WORKING => Point::Working,
-            (Some(e), None) => Point::Entry(e),
-            (None, Some(h)) if h == WORKING => Point::Working,
-            (None, Some(h)) => {
-                let id = parse_tree_hash(&h)?;
-                if id != crate::store::empty_tree_id() && !self.store.contains(&id) {
-                    return Err(EngineError::UnknownTree(h));
-                }
-                Point::Tree(id)
-            }
-            (None, None) => default,
-        };
+    fn resolve(&mut self, point: Option<Point>, default: Point) -> Result<(Point, ObjectId)> {
+        let point = point.unwrap_or(default);
         let tree = match &point {
             Point::Entry(id) => match self.checkpoint_tree(id)? {
                 Some((_, t)) => t,
@@ -114,18 +92,16 @@ impl Engine {
 
     fn range(
         &mut self,
-        from_entry: Option<String>,
-        from_hash: Option<String>,
-        to_entry: Option<String>,
-        to_hash: Option<String>,
+        from: Option<Point>,
+        to: Option<Point>,
     ) -> Result<((Point, ObjectId), (Point, ObjectId))> {
         let baseline = self
             .baseline()
             .map(|e| Point::Entry(e.id.clone()))
             .unwrap_or(Point::Working);
         let leaf = self.leaf_id().map(Point::Entry).unwrap_or(Point::Working);
-        let from = self.resolve(from_entry, from_hash, baseline)?;
-        let to = self.resolve(to_entry, to_hash, leaf)?;
+        let from = self.resolve(from, baseline)?;
+        let to = self.resolve(to, leaf)?;
         Ok((from, to))
     }
 
@@ -180,8 +156,7 @@ impl Engine {
     }
 
     pub fn get_modified_files(&mut self, p: RangeParams) -> Result<ModifiedFilesResult> {
-        let ((from, from_tree), (to, to_tree)) =
-            self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
+        let ((from, from_tree), (to, to_tree)) = self.range(p.from, p.to)?;
         let changes = diff_trees(&self.store, Some(&from_tree), Some(&to_tree))?;
         let between = self.entries_between(&from, from_tree, &to);
         let index = self.log.index();
@@ -239,8 +214,7 @@ impl Engine {
 
     pub fn get_file_diff(&mut self, p: FileDiffParams) -> Result<Option<FileDiff>> {
         let path = super::parse_path(self.working_copy.root(), &p.file_path)?;
-        let ((from, from_tree), (to, to_tree)) =
-            self.range(p.from_entry_id, p.from_hash, p.to_entry_id, p.to_hash)?;
+        let ((from, from_tree), (to, to_tree)) = self.range(p.from, p.to)?;
         let old = lookup(&self.store, &from_tree, path.as_str())?;
         let new = lookup(&self.store, &to_tree, path.as_str())?;
         let old = old.filter(|e| e.kind != crate::store::EntryKind::Tree);
@@ -442,7 +416,7 @@ impl Engine {
                 None => crate::store::empty_tree_id(),
             },
         };
-        let (_, working) = self.resolve(None, None, Point::Working)?;
+        let (_, working) = self.resolve(None, Point::Working)?;
         let changes = diff_trees(&self.store, Some(&base_tree), Some(&working))?;
         let mut changed_files = Vec::with_capacity(changes.len());
         // One budget for all files: the request as a whole is what must not stall.

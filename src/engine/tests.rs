@@ -130,7 +130,7 @@ fn modified_files_ignore_changes_on_other_branches() {
     // on the leaf's path that is not on s1's.
     let m = e
         .get_modified_files(RangeParams {
-            from_entry_id: s1.entry_id.clone(),
+            from: s1.entry_id.clone().map(Point::Entry),
             ..Default::default()
         })
         .unwrap();
@@ -152,7 +152,7 @@ fn modified_files_read_large_diffs_that_are_not_indexed_by_path() {
     let s2 = snap(&mut e);
     let from_empty = e
         .get_modified_files(RangeParams {
-            from_hash: Some(crate::store::empty_tree_id().to_hex()),
+            from: Some(Point::Tree(crate::store::empty_tree_id())),
             ..Default::default()
         })
         .unwrap();
@@ -201,7 +201,7 @@ fn modified_files_name_the_earliest_entry() {
     // From s2: only a.txt, first changed by s3.
     let m = e
         .get_modified_files(RangeParams {
-            from_entry_id: s2.entry_id.clone(),
+            from: s2.entry_id.clone().map(Point::Entry),
             ..Default::default()
         })
         .unwrap();
@@ -211,9 +211,8 @@ fn modified_files_name_the_earliest_entry() {
     t.write("c.txt", "c");
     let m = e
         .get_modified_files(RangeParams {
-            from_entry_id: s3.entry_id.clone(),
-            to_entry_id: Some(WORKING.into()),
-            ..Default::default()
+            from: s3.entry_id.clone().map(Point::Entry),
+            to: Some(Point::Working),
         })
         .unwrap();
     assert_eq!(m.files.len(), 1);
@@ -222,14 +221,13 @@ fn modified_files_name_the_earliest_entry() {
     // By hash.
     let m = e
         .get_modified_files(RangeParams {
-            from_hash: Some(init.baseline.tree_hash.to_hex()),
-            to_hash: Some(s1.tree_hash.to_hex()),
-            ..Default::default()
+            from: Some(Point::Tree(init.baseline.tree_hash)),
+            to: Some(Point::Tree(s1.tree_hash)),
         })
         .unwrap();
     assert_eq!(m.files.len(), 1);
     let bad = e.get_modified_files(RangeParams {
-        from_entry_id: Some("nope".into()),
+        from: Some(Point::Entry("nope".into())),
         ..Default::default()
     });
     assert!(matches!(bad, Err(EngineError::UnknownEntry(_))));
@@ -282,7 +280,7 @@ fn file_diff_and_history() {
     let s2 = snap(&mut e);
     let d = e
         .get_file_diff(FileDiffParams {
-            to_entry_id: s1.entry_id.clone(),
+            to: s1.entry_id.clone().map(Point::Entry),
             ..FileDiffParams::new(rp("a.txt"))
         })
         .unwrap()

@@ -1,14 +1,14 @@
 //! How tool calls answer: engine errors as MCP errors, results as text
 //! plus structured content, and the two-step write with its plan token.
 
-use rewind::engine::api::{RangeParams, RestoreResult, RevertResult};
+use rewind::engine::api::{Point, RangeParams, RestoreResult, RevertResult};
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
 use serde_json::{json, Value};
 
 use super::LOCK_WAIT;
-use crate::frontend::{self, plan_files, point, Access, FrontError, Step};
+use crate::frontend::{self, plan_files, Access, FrontError, Step};
 use crate::Location;
 
 /// An engine failure as an MCP error: the caller's mistakes (bad ids,
@@ -61,17 +61,12 @@ pub(super) fn answer(text: String, structured: Value) -> CallToolResult {
     r
 }
 
+/// A tool's `from`/`to` (entry id, tree hash or `@working`); `to`
+/// defaults to the working directory.
 pub(super) fn range(from: Option<String>, to: Option<String>) -> RangeParams {
-    let (from_entry_id, from_hash) = point(from);
-    let (to_entry_id, to_hash) = match to {
-        None => (Some("@working".to_string()), None),
-        t => point(t),
-    };
     RangeParams {
-        from_entry_id,
-        to_entry_id,
-        from_hash,
-        to_hash,
+        from: from.as_deref().map(Point::parse),
+        to: Some(to.as_deref().map_or(Point::Working, Point::parse)),
     }
 }
 

@@ -15,13 +15,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rewind::engine::api::{
-    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, RestoreFilesParams,
-    RevertParams, SnapshotKind, SnapshotParams, UndoParams,
+    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, Point,
+    RestoreFilesParams, RevertParams, SnapshotKind, SnapshotParams, UndoParams,
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
 use rewind::server::convert::FromWire;
-use rewind::store::ObjectId;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -30,7 +29,7 @@ use rmcp::model::{
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde_json::json;
 
-use crate::frontend::{point, Access};
+use crate::frontend::Access;
 use crate::Location;
 
 /// The longest unified diff `diff` returns by default, in bytes.
@@ -295,10 +294,8 @@ impl RewindMcp {
             let d = engine
                 .get_file_diff(FileDiffParams {
                     file_path: RepoPath::from_wire(args.path.clone()).map_err(mcp_error)?,
-                    from_entry_id: r.from_entry_id,
-                    to_entry_id: r.to_entry_id,
-                    from_hash: r.from_hash,
-                    to_hash: r.to_hash,
+                    from: r.from,
+                    to: r.to,
                     context_lines: Some(args.context_lines.unwrap_or(3)),
                 })
                 .map_err(mcp_error)?;
@@ -406,8 +403,10 @@ impl RewindMcp {
         Parameters(args): Parameters<RestoreArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
-            let (target_entry_id, tree_hash) = point(Some(args.target.clone()));
-            let tree_hash: Option<ObjectId> = FromWire::from_wire(tree_hash).map_err(mcp_error)?;
+            let (target_entry_id, tree_hash) = match Point::parse(&args.target) {
+                Point::Tree(t) => (None, Some(t)),
+                _ => (Some(args.target.clone()), None),
+            };
             let op = json!({ "tool": "restore", "target": args.target, "files": args.files });
             let files: Option<Vec<RepoPath>> =
                 FromWire::from_wire(args.files).map_err(mcp_error)?;
@@ -475,7 +474,7 @@ impl RewindMcp {
             let r = engine
                 .get_file_blame(FileBlameParams {
                     path: RepoPath::from_wire(args.path).map_err(mcp_error)?,
-                    at: args.at,
+                    at: args.at.as_deref().map(Point::parse),
                 })
                 .map_err(mcp_error)?;
             let mut text = format!("{}: {} line(s)\n", r.path, r.lines.len());

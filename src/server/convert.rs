@@ -188,10 +188,7 @@ from_wire_structs! {
     LabelParams { target_id, label, note }
     StageFilesParams { paths }
     ListCheckpointsParams { scope, query }
-    RangeParams { from_entry_id, to_entry_id, from_hash, to_hash }
-    FileDiffParams { file_path, from_entry_id, to_entry_id, from_hash, to_hash, context_lines }
     FileHistoryParams { file_path, scope }
-    FileBlameParams { path, at }
     RestoreFilesParams { target_entry_id, tree_hash, files, preview, on_conflict, hunks }
     HunkSelection { path, hunks, context_lines }
     HunkRef { index, hash }
@@ -201,6 +198,52 @@ from_wire_structs! {
     ApproveParams { message }
     ResetParams { on_conflict, preview }
     GcParams { dry_run, keep_last, max_age_days, budget_bytes }
+}
+
+/// One end of a range: the wire names it by an entry id or a tree hash (in
+/// two fields), either of which may be `@working`.
+fn point(entry: Option<String>, hash: Option<String>) -> Result<Option<api::Point>, EngineError> {
+    Ok(match (entry, hash) {
+        (Some(_), Some(_)) => {
+            return Err(EngineError::InvalidParams(
+                "give an entry id or a tree hash, not both".into(),
+            ))
+        }
+        (Some(s), None) | (None, Some(s)) if s == api::Point::WORKING => Some(api::Point::Working),
+        (Some(id), None) => Some(api::Point::Entry(id)),
+        (None, Some(h)) => Some(api::Point::Tree(ObjectId::from_wire(h)?)),
+        (None, None) => None,
+    })
+}
+
+impl FromWire<wire::RangeParams> for api::RangeParams {
+    fn from_wire(w: wire::RangeParams) -> Result<Self, EngineError> {
+        Ok(api::RangeParams {
+            from: point(w.from_entry_id, w.from_hash)?,
+            to: point(w.to_entry_id, w.to_hash)?,
+        })
+    }
+}
+
+impl FromWire<wire::FileDiffParams> for api::FileDiffParams {
+    fn from_wire(w: wire::FileDiffParams) -> Result<Self, EngineError> {
+        Ok(api::FileDiffParams {
+            file_path: RepoPath::from_wire(w.file_path)?,
+            from: point(w.from_entry_id, w.from_hash)?,
+            to: point(w.to_entry_id, w.to_hash)?,
+            context_lines: w.context_lines,
+        })
+    }
+}
+
+/// `at` is an entry id or `@working`.
+impl FromWire<wire::FileBlameParams> for api::FileBlameParams {
+    fn from_wire(w: wire::FileBlameParams) -> Result<Self, EngineError> {
+        Ok(api::FileBlameParams {
+            path: RepoPath::from_wire(w.path)?,
+            at: point(w.at, None)?,
+        })
+    }
 }
 
 // ------------------------------------------------------------------- results
@@ -374,6 +417,33 @@ mod tests {
             matches!(&r, Err(EngineError::UnknownTree(h)) if h == "not-a-hash"),
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn a_range_end_is_one_point() {
+        let both = wire::RangeParams {
+            from_entry_id: Some("e1".into()),
+            from_hash: Some("0123456789abcdef0123456789abcdef".into()),
+            ..Default::default()
+        };
+        let r = api::RangeParams::from_wire(both);
+        assert!(matches!(r, Err(EngineError::InvalidParams(_))), "{r:?}");
+        let r = api::RangeParams::from_wire(wire::RangeParams {
+            from_entry_id: Some("e1".into()),
+            to_hash: Some("@working".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(r.from, Some(api::Point::Entry("e1".into())));
+        assert_eq!(r.to, Some(api::Point::Working));
+        // An entry id is an entry id even when it looks like a hash.
+        let hex = "0123456789abcdef0123456789abcdef";
+        let r = api::RangeParams::from_wire(wire::RangeParams {
+            to_entry_id: Some(hex.into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(r.to, Some(api::Point::Entry(hex.into())));
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! Requests and results of the read methods: checkpoints, changed files,
-//! diffs, file history and blame, status and stats. Paths in results are
-//! the recorded tree paths (`/`-separated, relative to the project root);
-//! a point in a range is an entry id, `@working`, or a tree hash.
+//! diffs, file history and blame, status and stats. The two ends of a
+//! range are [`Point`]s.
 
 use std::path::PathBuf;
 
@@ -55,14 +54,41 @@ pub struct ListCheckpointsResult {
 
 // -------------------------------------------------------- get_modified_files
 
+/// A point in history a query compares: an entry's checkpoint, a tree
+/// named by hash, or the live working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Point {
+    Entry(String),
+    Tree(ObjectId),
+    Working,
+}
+
+impl Point {
+    /// The text that names the working directory.
+    pub const WORKING: &'static str = "@working";
+
+    /// A point as people type it: `@working`, a 32-digit tree hash, or
+    /// else an entry id.
+    pub fn parse(s: &str) -> Point {
+        if s == Point::WORKING {
+            Point::Working
+        } else if let Some(id) = (s.len() == 32)
+            .then(|| ObjectId::from_hex(s).ok())
+            .flatten()
+        {
+            Point::Tree(id)
+        } else {
+            Point::Entry(s.to_string())
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct RangeParams {
-    /// Entry id or "@working". Default: the baseline.
-    pub from_entry_id: Option<String>,
-    /// Entry id or "@working". Default: the leaf.
-    pub to_entry_id: Option<String>,
-    pub from_hash: Option<String>,
-    pub to_hash: Option<String>,
+    /// Default: the baseline.
+    pub from: Option<Point>,
+    /// Default: the leaf.
+    pub to: Option<Point>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -94,10 +120,10 @@ pub struct ModifiedFilesResult {
 #[derive(Debug, Clone)]
 pub struct FileDiffParams {
     pub file_path: RepoPath,
-    pub from_entry_id: Option<String>,
-    pub to_entry_id: Option<String>,
-    pub from_hash: Option<String>,
-    pub to_hash: Option<String>,
+    /// Default: the baseline.
+    pub from: Option<Point>,
+    /// Default: the leaf.
+    pub to: Option<Point>,
     pub context_lines: Option<usize>,
 }
 
@@ -106,10 +132,8 @@ impl FileDiffParams {
     pub fn new(file_path: RepoPath) -> Self {
         FileDiffParams {
             file_path,
-            from_entry_id: None,
-            to_entry_id: None,
-            from_hash: None,
-            to_hash: None,
+            from: None,
+            to: None,
             context_lines: None,
         }
     }
@@ -224,8 +248,9 @@ pub struct StatsResult {
 #[derive(Debug, Clone)]
 pub struct FileBlameParams {
     pub path: RepoPath,
-    /// An entry id, or `@working` (the default).
-    pub at: Option<String>,
+    /// An entry's checkpoint, or the working directory (the default); a
+    /// tree hash has no history to blame.
+    pub at: Option<Point>,
 }
 
 #[derive(Debug, Clone)]
@@ -249,4 +274,21 @@ pub struct FileBlameResult {
     /// Some line diff ran out of its budget: lines of a stretch shown as replaced
     /// wholesale are attributed to the later checkpoint.
     pub is_approximate: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_as_people_type_them() {
+        let h = "0123456789abcdef0123456789abcdef";
+        let id = ObjectId::from_hex(h).unwrap();
+        assert_eq!(Point::parse(h), Point::Tree(id));
+        assert_eq!(Point::parse("@working"), Point::Working);
+        assert_eq!(Point::parse("e1"), Point::Entry("e1".into()));
+        // 32 characters that are not a hash name an entry.
+        let not_hex = "0123456789abcdef0123456789abcdeg";
+        assert_eq!(Point::parse(not_hex), Point::Entry(not_hex.into()));
+    }
 }
