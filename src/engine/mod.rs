@@ -80,7 +80,7 @@ impl Engine {
         }
     }
 
-    /// The tree recorded by the checkpoint at `id` (PROTOCOL "checkpoint at
+    /// The tree recorded by the checkpoint at `id` (docs/protocol.md "checkpoint at
     /// an entry"), with the entry that recorded it.
     fn checkpoint_tree(&self, id: &str) -> Result<Option<(&Entry, ObjectId)>> {
         if !self.log.index().contains(id) {

@@ -283,7 +283,7 @@ fn store_of_session(session: Option<&Path>) -> Option<PathBuf> {
     Layout::of_session(session?).map(|l| l.root().to_path_buf())
 }
 
-/// Every session a store serves is registered in it (PROTOCOL), so gc sees
+/// Every session a store serves is registered in it (docs/format.md "Session registry"), so gc sees
 /// sessions kept outside `<store>/sessions/`. A registration that cannot be
 /// written is logged: it only matters to gc, which then keeps more.
 fn register_session(store: &Store, session_path: &Path) {

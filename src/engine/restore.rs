@@ -1,5 +1,5 @@
 //! The restore core shared by restore_files, navigate_tree, undo and reset:
-//! plan (dirty files, conflicts), then — following PROTOCOL "Snapshot
+//! plan (dirty files, conflicts), then — following docs/protocol.md "Snapshot
 //! before mutate" — the pre-restore snapshot, the unrevert-point, the
 //! journal, and only then the files.
 

@@ -311,7 +311,7 @@ engine_methods! {
     "verify", opt NoParams, Read, |e, _p: ()| e.verify();
 }
 
-/// Every method of PROTOCOL.md this build implements.
+/// Every method of docs/protocol.md.
 pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::RegisterMethodError> {
     let mut m = RpcModule::new(server);
     m.register_blocking_method("initialize", |params, ctx, _| {

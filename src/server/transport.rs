@@ -4,7 +4,7 @@
 //! garbage) is decided by `rpc`. Keeping the codec apart from the envelope logic (as
 //! rust-analyzer's lsp-server does) lets each be tested on its own.
 //!
-//! Framing rules (PROTOCOL.md "Transport"):
+//! Framing rules (docs/protocol.md "Transport"):
 //! - split on `\n` only, strip ONE trailing `\r`;
 //! - U+2028 / U+2029 are ordinary characters (we work on bytes, so they never split);
 //! - a final line without `\n` is still yielded at EOF;

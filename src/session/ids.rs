@@ -2,7 +2,7 @@
 
 use time::OffsetDateTime;
 
-/// The longest host-supplied entry id accepted (PROTOCOL.md, "Identifiers").
+/// The longest host-supplied entry id accepted (docs/protocol.md "Shared notions").
 pub const MAX_HOST_ID_CHARS: usize = 64;
 
 /// A random id of 8 lowercase hex chars (pi's entry id shape) for which `taken` is false.

@@ -1,5 +1,5 @@
 //! What a scan captures, with every default documented (ripgrep's
-//! builder/built style: the defaults here are the ones PROTOCOL.md names).
+//! builder/built style: the defaults here are the ones docs/protocol.md `initialize` names).
 
 /// Dependency, build and cache directories no one wants checkpointed.
 /// Files the user's git index tracks below them are still captured.

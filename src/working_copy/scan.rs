@@ -93,7 +93,7 @@ pub struct ScanRequest<'a> {
     pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
 }
 
-/// How often a long scan reports progress (PROTOCOL: at most every 100 ms).
+/// How often a long scan reports progress (docs/protocol.md "Notifications": at most every 100 ms).
 pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Counts what the walker threads looked at and reports it, throttled.

@@ -1,4 +1,4 @@
-//! The two wire envelopes (PROTOCOL.md "Two envelopes on one stream"): recognising them in
+//! The two wire envelopes (docs/protocol.md "Envelopes"): recognising them in
 //! a parsed line and shaping responses and notifications for each.
 
 use std::fmt;
