@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use rewind::engine::api::RestoreResult;
 use rewind::engine::{Engine, EngineError, ResumeMode};
+use rewind::repo_path::RepoPath;
 use rewind::server::convert::{to_json, ToWire};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -189,10 +190,15 @@ pub fn plan_files(plan: &RestoreResult) -> Vec<Value> {
     for p in &plan.deleted {
         files.push(json!({ "path": p.as_str(), "action": "delete" }));
     }
-    for p in plan.skipped.iter().chain(&plan.dirty) {
-        if !plan.restored.contains(p) && !plan.deleted.contains(p) {
-            files.push(json!({ "path": p.as_str(), "action": "keep" }));
-        }
+    // A dirty file that is skipped is in both lists: one row.
+    let kept: std::collections::BTreeSet<&RepoPath> = plan
+        .skipped
+        .iter()
+        .chain(&plan.dirty)
+        .filter(|p| !plan.restored.contains(p) && !plan.deleted.contains(p))
+        .collect();
+    for p in kept {
+        files.push(json!({ "path": p.as_str(), "action": "keep" }));
     }
     files
 }
@@ -200,6 +206,25 @@ pub fn plan_files(plan: &RestoreResult) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dirty file a restore skips is listed once, as kept (it was listed twice).
+    #[test]
+    fn a_skipped_dirty_file_is_one_kept_row() {
+        let p = |s: &str| RepoPath::parse(s).unwrap();
+        let plan = RestoreResult {
+            restored: vec![p("a.txt")],
+            skipped: vec![p("b.txt")],
+            dirty: vec![p("b.txt")],
+            ..Default::default()
+        };
+        assert_eq!(
+            plan_files(&plan),
+            vec![
+                json!({"path": "a.txt", "action": "write"}),
+                json!({"path": "b.txt", "action": "keep"}),
+            ]
+        );
+    }
 
     #[test]
     fn tokens_change_with_any_part() {

@@ -75,13 +75,6 @@ impl<W, T: FromWire<W>> FromWire<Vec<W>> for Vec<T> {
     }
 }
 
-impl<T: ToWire> ToWire for Box<T> {
-    type Wire = T::Wire;
-    fn to_wire(self) -> T::Wire {
-        (*self).to_wire()
-    }
-}
-
 impl ToWire for ObjectId {
     type Wire = String;
     fn to_wire(self) -> String {

@@ -299,6 +299,17 @@ impl Watcher {
         match self.barrier.raise() {
             Ok(mark) => loop {
                 let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    // The budget holds even when the queue never runs dry: a
+                    // process renaming directories in a loop queues events
+                    // faster than they are taken (each new directory is a
+                    // round trip to `notify`'s thread), and a drain that read
+                    // on until the barrier stalled the sidecar for minutes.
+                    // What is left is read next time, in order.
+                    tracing::debug!("watcher backlog longer than the drain budget; full scan");
+                    self.lost = true;
+                    break;
+                }
                 match self.events.recv_timeout(left) {
                     Ok(Ok(ev)) if ev.paths.iter().any(|p| p.starts_with(&self.barrier.dir)) => {
                         if ev.paths.contains(&mark) && matches!(ev.kind, EventKind::Create(_)) {
@@ -667,6 +678,30 @@ mod tests {
             .unwrap();
         assert_eq!(w.drain(), Changes::Unknown);
         assert!(w.is_exhausted());
+    }
+
+    /// A backlog that takes longer than the budget to read (here: 200,000 new-directory
+    /// events, each a watch round trip) ends the drain at the budget with "scan
+    /// everything", and leaves the rest queued for the next drain. It used to read until
+    /// the barrier: under a directory-renaming loop, `tests/races.rs` saw a restore wait
+    /// over 60 s.
+    #[test]
+    fn a_drain_keeps_its_budget_behind_a_long_backlog() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        let mut w = Watcher::new(root).unwrap();
+        w.arm(["a"], true);
+        assert!(paths(&mut w).is_empty());
+        let ev = notify::Event::new(EventKind::Create(CreateKind::Folder)).add_path(root.join("a"));
+        for _ in 0..200_000 {
+            w.inject.send(Ok(ev.clone())).unwrap();
+        }
+        assert_eq!(w.drain(), Changes::Unknown);
+        assert!(
+            w.events.try_iter().next().is_some(),
+            "the drain stopped at its budget, before the end of the backlog"
+        );
     }
 
     /// A barrier that cannot be raised (its directory cleaned away) means a full scan,

@@ -400,3 +400,43 @@ test('requests without the secret, from a foreign Origin or with a foreign Host 
   await p2.close();
   assert.deepEqual(outside, [], 'the page loaded nothing from outside');
 });
+
+test('restoring one file by hunks takes back only the checked hunks', async () => {
+  // A recorded version of hunks.txt, then two edits far apart on disk: two hunks.
+  const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+  const recorded = `${lines.join('\n')}\n`;
+  const n = await page.locator('#timeline li.cp').count();
+  turn('turn-hunks', jsWrite({ 'hunks.txt': recorded }));
+  await page.waitForFunction((k) => document.querySelectorAll('#timeline li.cp').length > k, n, { timeout: 15000 });
+  const cps = (await api('/api/rpc', { jsonrpc: '2.0', id: 9, method: 'list_checkpoints', params: { scope: 'all' } })).json.result.checkpoints;
+  const cp = cps.filter((c) => c.kind === 'turn').at(-1);
+  const edited = lines.map((l, i) => (i === 1 ? 'line 2, edited' : i === 17 ? 'line 18, edited' : l));
+  fs.writeFileSync(path.join(project, 'hunks.txt'), `${edited.join('\n')}\n`);
+  const before = diskState();
+
+  // The file's history, and "restore this version…" of the recorded one.
+  await page.locator('#b-working').click();
+  await page.locator(`#timeline li.cp[data-id="${cp.entryId}"] .pick button`, { hasText: 'A' }).click();
+  await page.waitForSelector('#files li[data-path="hunks.txt"]');
+  await page.locator('#files li[data-path="hunks.txt"]').click();
+  await page.locator('#tab-history').click();
+  await page.waitForSelector('table.history');
+  await page.locator('table.history tr', { hasText: `#${cp.turnIndex}` }).locator('button.write').click();
+  await page.waitForSelector('#plan-dialog:not([hidden]) #plan-hunks input[data-index="1"]');
+  assert.equal(await page.locator('#plan-hunks input[type="checkbox"]').count(), 2, 'two hunks offered');
+  assert.ok(await page.locator('#plan-hunks input[data-index="0"]').isChecked(), 'all hunks checked at first');
+  await shot('hunk-picker');
+
+  // Keep the first edit: uncheck its hunk, and wait for the new plan's picker.
+  await page.evaluate(() => { document.querySelector('#plan-hunks').dataset.old = '1'; });
+  await page.locator('#plan-hunks input[data-index="0"]').uncheck();
+  await page.waitForSelector('#plan-hunks:not([data-old]) input[data-index="1"]');
+  assert.equal(await page.locator('#plan-hunks input[data-index="0"]').isChecked(), false);
+  assert.equal(await page.locator('#plan-hunks input[data-index="1"]').isChecked(), true);
+  sameState(diskState(), before, 'after the plans');
+  await page.locator('#plan-confirm').click();
+  await page.waitForSelector('#plan-dialog[hidden]', { state: 'attached' });
+  await page.waitForFunction(() => /Done: wrote 1 file/.test(document.querySelector('#toast').textContent));
+  const kept = lines.map((l, i) => (i === 1 ? 'line 2, edited' : l));
+  sameState(diskState(), { ...before, 'hunks.txt': `${kept.join('\n')}\n` }, 'after the hunk restore');
+});
