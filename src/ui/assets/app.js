@@ -608,8 +608,8 @@ function showPlan(method, params, title, body, stale) {
   notes.replaceChildren();
   for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
   for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
-  renderPlanOptions(method, params, title);
-  $('plan-dialog').dataset.onConflict = revert ? onConflict : '';
+  renderPlanOptions(method, params, title, restore);
+  $('plan-dialog').dataset.onConflict = revert ? onConflict : (params.onConflict || '');
   const details = $('plan-details');
   details.replaceChildren();
   if (revert) renderRevertDetails(plan);
@@ -618,11 +618,22 @@ function showPlan(method, params, title, body, stale) {
 }
 
 // The choices that change the plan (and so its token): a revert's
-// onConflict; the hunks of a one-file restore. A change asks for the new
-// plan.
-function renderPlanOptions(method, params, title) {
+// onConflict; whether a restore, navigation or undo overwrites files changed
+// since the last checkpoint; the hunks of a one-file restore. A change asks
+// for the new plan.
+function renderPlanOptions(method, params, title, restore) {
   const box = $('plan-options');
   box.replaceChildren();
+  const rollback = ['restore_files', 'navigate_tree', 'undo'].includes(method) && !params.hunks;
+  if (rollback && ((restore.dirty || []).length || params.onConflict)) {
+    const sel = el('select', { id: 'plan-onconflict', 'aria-label': 'changed files' },
+      ...[['skip', 'keep them: leave files changed since the last checkpoint as they are'],
+        ['overwrite', 'overwrite them too (the checkpoint taken first keeps their content; Undo brings it back)']]
+        .map(([v, t]) => el('option', { value: v, text: t })));
+    sel.value = params.onConflict || 'skip';
+    sel.addEventListener('change', () => startWrite(method, { ...params, onConflict: sel.value }, title));
+    box.append(el('label', {}, 'files changed since the last checkpoint: ', sel));
+  }
   if (method === 'revert') {
     const sel = el('select', { id: 'plan-onconflict', 'aria-label': 'on conflict' },
       ...[['abort', 'abort: write nothing if any file conflicts'], ['skip', 'skip: write the clean files, leave conflicting ones'],

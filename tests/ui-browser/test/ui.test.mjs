@@ -440,3 +440,31 @@ test('restoring one file by hunks takes back only the checked hunks', async () =
   const kept = lines.map((l, i) => (i === 1 ? 'line 2, edited' : l));
   sameState(diskState(), { ...before, 'hunks.txt': `${kept.join('\n')}\n` }, 'after the hunk restore');
 });
+
+test('a file changed since the last checkpoint is kept unless the plan is told to overwrite it', async () => {
+  const history = (await api('/api/rpc', { jsonrpc: '2.0', id: 10, method: 'get_file_history', params: { filePath: 'hunks.txt', scope: 'all' } })).json.result;
+  const v = history.versions.find((x) => x.kind === 'turn');
+  const recorded = `${Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n')}\n`;
+  fs.writeFileSync(path.join(project, 'hunks.txt'), 'rewritten since the last checkpoint\n');
+  const before = diskState();
+
+  await page.locator('#b-working').click();
+  await page.locator(`#timeline li.cp[data-id="${v.entryId}"] .pick button`, { hasText: 'A' }).click();
+  await page.waitForSelector('#files li[data-path="hunks.txt"]');
+  await page.locator('#files li[data-path="hunks.txt"]').click();
+  await page.locator('#tab-history').click();
+  await page.waitForSelector('table.history');
+  await page.locator('table.history tr', { hasText: `#${v.turnIndex}` }).locator('button.write').click();
+  await page.waitForSelector('#plan-dialog:not([hidden]) #plan-onconflict');
+  assert.equal(await page.locator('#plan-onconflict').inputValue(), 'skip');
+  assert.match(await page.locator('#plan-files tbody').innerText(), /keep\s+hunks\.txt/);
+
+  await page.locator('#plan-onconflict').selectOption('overwrite');
+  await page.waitForSelector('#plan-dialog[data-on-conflict="overwrite"]:not([hidden])', { state: 'attached' });
+  assert.match(await page.locator('#plan-files tbody').innerText(), /write\s+hunks\.txt/);
+  sameState(diskState(), before, 'after the plans');
+  await page.locator('#plan-confirm').click();
+  await page.waitForSelector('#plan-dialog[hidden]', { state: 'attached' });
+  await page.waitForFunction(() => /Done: wrote 1 file/.test(document.querySelector('#toast').textContent));
+  sameState(diskState(), { ...before, 'hunks.txt': recorded }, 'after the overwrite');
+});
