@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{Confirm, Location};
+use crate::{frontend, Confirm, Location};
 use rewind::engine::api::{
     FileDiffParams, GcParams, ListCheckpointsParams, OnConflict, Point, RangeParams,
     RestoreFilesParams, RestoreResult, Scope, UndoParams,
@@ -181,20 +181,14 @@ pub fn log(at: Location, all: bool) -> Result<()> {
 
 pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {
     let mut engine = Engine::open_read_only(locate(&at)?)?;
-    let from = from.as_deref().map(Point::parse);
-    let to = Some(to.as_deref().map_or(Point::Working, Point::parse));
+    let RangeParams { from, to } = frontend::range(from, to);
     let files = engine.get_modified_files(RangeParams {
         from: from.clone(),
         to: to.clone(),
     })?;
     for f in &files.files {
         if name_only {
-            let s = match f.status {
-                rewind::engine::api::FileStatus::Added => "A",
-                rewind::engine::api::FileStatus::Modified => "M",
-                rewind::engine::api::FileStatus::Deleted => "D",
-            };
-            println!("{s}\t{}", f.path);
+            println!("{}\t{}", f.status.letter(), f.path);
             continue;
         }
         let d = engine.get_file_diff(FileDiffParams {

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use rewind::engine::api::RestoreResult;
+use rewind::engine::api::{Point, RangeParams, RestoreResult};
 use rewind::engine::{Engine, EngineError, ResumeMode};
 use rewind::repo_path::RepoPath;
 use rewind::server::convert::{to_json, ToWire};
@@ -179,6 +179,15 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A range as people name its ends (entry id, tree hash or `@working`,
+/// see `Point::parse`); `to` defaults to the working directory.
+pub fn range(from: Option<String>, to: Option<String>) -> RangeParams {
+    RangeParams {
+        from: from.as_deref().map(Point::parse),
+        to: Some(to.as_deref().map_or(Point::Working, Point::parse)),
+    }
 }
 
 /// A restore plan's per-file actions: write, delete or keep.

@@ -118,18 +118,13 @@ impl RepoPath {
         Ok(RepoPath(trimmed.to_string()))
     }
 
-    /// Wrap a path produced by our own walk (already relative and clean).
+    /// Wrap a path produced by our own walk (already relative and clean),
+    /// or one a stored tree or a session record names (it came from one).
     pub fn from_walk(rel: String) -> RepoPath {
         RepoPath(rel)
     }
 
-    /// Wrap a path a stored tree or a session record names (it was clean
-    /// when it was captured).
-    pub fn from_recorded(rel: String) -> RepoPath {
-        RepoPath(rel)
-    }
-
-    /// [`RepoPath::from_recorded`] for a list.
+    /// [`RepoPath::from_walk`] for a list.
     pub fn all_recorded(rels: Vec<String>) -> Vec<RepoPath> {
         rels.into_iter().map(RepoPath).collect()
     }

@@ -118,8 +118,8 @@ fn carry(
 
 impl Engine {
     pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
-        let path = parse_path(self.working_copy.root(), &p.path)?;
-        let path = path.as_str().to_string();
+        let checked = parse_path(self.working_copy.root(), &p.path)?;
+        let path = checked.as_str();
         let at = p.at.unwrap_or(Point::Working);
         let working = at == Point::Working;
         let end = match at {
@@ -136,7 +136,7 @@ impl Engine {
             }
         };
         let versions = match &end {
-            Some(end) => self.versions_of(&path, end)?,
+            Some(end) => self.versions_of(path, end)?,
             None => Vec::new(),
         };
         let mut budget = DiffBudget::for_request();
@@ -146,10 +146,10 @@ impl Engine {
             .iter()
             .enumerate()
             .rev()
-            .find_map(|(i, v)| Some((i + 1, self.blame_cache.get(&path, &v.entry)?)))
+            .find_map(|(i, v)| Some((i + 1, self.blame_cache.get(path, &v.entry)?)))
             .unwrap_or((0, Arc::new(Origins::default())));
         let mut text = match origins.blob {
-            Some(id) => text_of(&path, self.store.get(&id)?)?,
+            Some(id) => text_of(path, self.store.get(&id)?)?,
             None => String::new(),
         };
         let mut seen: HashMap<ObjectId, Arc<Origins>> = HashMap::new();
@@ -165,7 +165,7 @@ impl Engine {
                 text.clear();
                 continue;
             };
-            let new_text = text_of(&path, self.store.get(&id)?)?;
+            let new_text = text_of(path, self.store.get(&id)?)?;
             let next = match seen.get(&id) {
                 Some(earlier) => earlier.clone(),
                 None => Arc::new(carry(
@@ -182,13 +182,13 @@ impl Engine {
             origins = next;
         }
         if let Some(last) = versions.last() {
-            self.blame_cache.put(&path, &last.entry, origins.clone());
+            self.blame_cache.put(path, &last.entry, origins.clone());
         }
         // Past the last checkpoint: the file on disk.
         let (lines_text, origins) = if working {
-            let disk = self.working_file(&path)?;
+            let disk = self.working_file(path)?;
             let new_text = match disk {
-                Some(bytes) => text_of(&path, bytes)?,
+                Some(bytes) => text_of(path, bytes)?,
                 None => String::new(),
             };
             // Lines no checkpoint holds yet: the empty origin.
@@ -219,7 +219,7 @@ impl Engine {
             })
             .collect();
         Ok(FileBlameResult {
-            path: super::result_path(&path),
+            path: checked,
             lines,
             is_approximate: origins.approximate,
         })

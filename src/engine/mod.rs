@@ -167,7 +167,8 @@ fn tree_of(e: &Entry) -> Result<ObjectId> {
     parse_tree_hash(h)
 }
 
-fn parse_tree_hash(h: &str) -> Result<ObjectId> {
+/// A tree hash a host names; one that does not parse names no tree.
+pub(crate) fn parse_tree_hash(h: &str) -> Result<ObjectId> {
     ObjectId::from_hex(h).map_err(|_| EngineError::UnknownTree(h.to_string()))
 }
 
@@ -188,7 +189,7 @@ fn parse_paths(root: &Path, paths: &[RepoPath]) -> Result<Vec<RepoPath>> {
 /// A path a stored tree or the plan built from one names, as results
 /// report it.
 fn result_path(path: &str) -> RepoPath {
-    RepoPath::from_recorded(path.to_string())
+    RepoPath::from_walk(path.to_string())
 }
 
 /// Turn index of a tree-recording entry (unrevert-points carry the turn of

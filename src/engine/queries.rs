@@ -59,9 +59,14 @@ impl Engine {
     /// nothing): what `rewind watch` compares to see whether writes have
     /// settled. With the watcher, proportional to what changed.
     pub fn working_tree_hash(&mut self) -> Result<String> {
+        Ok(self.working_tree()?.to_hex())
+    }
+
+    /// The tree of the working directory, scanned against the recorded one.
+    fn working_tree(&mut self) -> Result<ObjectId> {
         let recorded = self.recorded_tree()?;
         let prior = self.flat(recorded)?;
-        Ok(self.scan_working(None, &prior)?.tree.to_hex())
+        Ok(self.scan_working(None, &prior)?.tree)
     }
 
     /// Resolve one side of a range to a point and its tree.
@@ -81,11 +86,7 @@ impl Engine {
                 }
                 *t
             }
-            Point::Working => {
-                let recorded = self.recorded_tree()?;
-                let prior = self.flat(recorded)?;
-                self.scan_working(None, &prior)?.tree
-            }
+            Point::Working => self.working_tree()?,
         };
         Ok((point, tree))
     }

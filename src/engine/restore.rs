@@ -444,20 +444,21 @@ impl Engine {
             });
         let mut failures = Vec::with_capacity(outcome.failed.len());
         for (path, err) in outcome.failed {
+            let path = RepoPath::from_walk(path);
             let reason = match err {
                 CheckoutError::Blocked { .. } => ConflictReason::Untracked,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
                 CheckoutError::Changed { .. } => {
-                    result.dirty.push(result_path(&path));
+                    result.dirty.push(path.clone());
                     ConflictReason::Dirty
                 }
             };
             result.conflicts.push(Conflict {
-                path: result_path(&path),
+                path: path.clone(),
                 reason,
             });
-            result.skipped.push(result_path(&path));
-            failures.push(RepoPath::from_recorded(path));
+            result.skipped.push(path.clone());
+            failures.push(path);
         }
         result
             .deleted

@@ -1,7 +1,7 @@
 //! How tool calls answer: engine errors as MCP errors, results as text
 //! plus structured content, and the two-step write with its plan token.
 
-use rewind::engine::api::{Point, RangeParams, RestoreResult, RevertResult};
+use rewind::engine::api::{RestoreResult, RevertResult};
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
@@ -59,15 +59,6 @@ pub(super) fn answer(text: String, structured: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(structured);
     r
-}
-
-/// A tool's `from`/`to` (entry id, tree hash or `@working`); `to`
-/// defaults to the working directory.
-pub(super) fn range(from: Option<String>, to: Option<String>) -> RangeParams {
-    RangeParams {
-        from: from.as_deref().map(Point::parse),
-        to: Some(to.as_deref().map_or(Point::Working, Point::parse)),
-    }
 }
 
 /// What a two-step write answers with: the plan in words, the files it

@@ -29,7 +29,7 @@ use rmcp::model::{
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde_json::json;
 
-use crate::frontend::Access;
+use crate::frontend::{range, Access};
 use crate::Location;
 
 /// The longest unified diff `diff` returns by default, in bytes.
@@ -260,12 +260,7 @@ impl RewindMcp {
                 total, r.from_tree_hash, r.to_tree_hash
             );
             for f in &r.files {
-                let s = match f.status {
-                    rewind::engine::api::FileStatus::Added => "A",
-                    rewind::engine::api::FileStatus::Modified => "M",
-                    rewind::engine::api::FileStatus::Deleted => "D",
-                };
-                text.push_str(&format!("  {s} {}\n", f.path));
+                text.push_str(&format!("  {} {}\n", f.status.letter(), f.path));
             }
             if r.files.len() < total {
                 text.push_str(&format!(

@@ -85,7 +85,7 @@ impl ToWire for ObjectId {
 /// A hash that does not parse names no tree the store could hold.
 impl FromWire<String> for ObjectId {
     fn from_wire(wire: String) -> Result<Self, EngineError> {
-        ObjectId::from_hex(&wire).map_err(|_| EngineError::UnknownTree(wire))
+        crate::engine::parse_tree_hash(&wire)
     }
 }
 

@@ -98,6 +98,17 @@ pub enum FileStatus {
     Deleted,
 }
 
+impl FileStatus {
+    /// git's one-letter status (`A`, `M`, `D`), for listings people read.
+    pub fn letter(self) -> &'static str {
+        match self {
+            FileStatus::Added => "A",
+            FileStatus::Modified => "M",
+            FileStatus::Deleted => "D",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ModifiedFile {
     pub path: RepoPath,
