@@ -171,8 +171,14 @@ pub fn log(at: Location, all: bool) -> Result<()> {
             Some(t) => format!(" {t}"),
             None => String::new(),
         };
+        // Paths present but not captured (docs/architecture.md rule 14).
+        let uncaptured = if c.not_captured > 0 {
+            format!(" ?{}", c.not_captured)
+        } else {
+            String::new()
+        };
         println!(
-            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}  {}{tool}{label}{note}",
+            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}{uncaptured}  {}{tool}{label}{note}",
             c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp
         );
     }
@@ -266,6 +272,13 @@ fn print_plan(r: &RestoreResult) {
     }
     for c in &r.conflicts {
         println!("  keep    {} ({:?})", c.path, c.reason);
+    }
+    for u in &r.not_captured {
+        println!(
+            "  keep    {} (the checkpoint did not capture it: {})",
+            u.path,
+            u.reason.as_str()
+        );
     }
     for w in &r.warnings {
         println!("warning: {w}");

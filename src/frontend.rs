@@ -207,7 +207,14 @@ pub fn plan_files(plan: &RestoreResult) -> Vec<Value> {
         .filter(|p| !plan.restored.contains(p) && !plan.deleted.contains(p))
         .collect();
     for p in kept {
-        files.push(json!({ "path": p.as_str(), "action": "keep" }));
+        match plan.not_captured.iter().find(|u| &u.path == p) {
+            Some(u) => files.push(json!({
+                "path": p.as_str(),
+                "action": "keep",
+                "reason": format!("not captured by the target: {}", u.reason.as_str()),
+            })),
+            None => files.push(json!({ "path": p.as_str(), "action": "keep" })),
+        }
     }
     files
 }

@@ -114,7 +114,7 @@ impl Verifier<'_> {
                     for e in tree.entries.values() {
                         if e.kind == EntryKind::Tree {
                             stack.push(e.id);
-                        } else {
+                        } else if e.has_object() {
                             let owner = format!("tree {} of {who}", id.to_hex());
                             self.blob(e.id, &owner);
                         }

@@ -34,15 +34,20 @@ fn start_empty(fx: &Fixture, options: Value) -> Sidecar {
 }
 
 /// Every path captured from the working directory now (baseline is empty).
+/// A path found but not captured is listed as such, never as added.
 fn captured(s: &mut Sidecar) -> BTreeSet<String> {
     let r = s.ok("get_modified_files", json!({ "toEntryId": "@working" }));
     r["files"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| {
-            assert_eq!(f["status"], "added", "{f}");
-            f["path"].as_str().unwrap().to_string()
+        .filter_map(|f| match f["status"].as_str() {
+            Some("added") => Some(f["path"].as_str().unwrap().to_string()),
+            Some("notCaptured") => {
+                assert!(f["reason"].is_string(), "{f}");
+                None
+            }
+            _ => panic!("neither added nor not captured: {f}"),
         })
         .collect()
 }
@@ -664,25 +669,96 @@ fn a_fifo_is_reported_special() {
 #[test]
 fn an_unreadable_file_is_reported_unreadable() {
     let fx = Fixture::new();
-    let mut s = start_empty(&fx, json!({}));
+    let (mut s, _) = fx.start_without_read_override(json!({}));
     fx.write("a.txt", "a");
     fx.write("locked.txt", "secret");
     chmod(&fx, "locked.txt", 0o000);
-    let readable_anyway = std::fs::File::open(fx.project.path().join("locked.txt")).is_ok();
     let r = s.ok("snapshot", json!({}));
-    if readable_anyway {
-        // Running as root: mode 000 does not stop reads.
-        eprintln!("chmod 000 does not stop reads here (root?); skipping the unreadable check");
-        assert_eq!(r["diff"]["added"], json!(["a.txt", "locked.txt"]), "{r}");
-    } else {
-        assert_eq!(r["diff"]["added"], json!(["a.txt"]), "{r}");
-        assert_eq!(
-            r["stats"]["untracked"],
-            json!([{"path": "locked.txt", "reason": "unreadable"}]),
-            "{r}"
-        );
-    }
+    assert_eq!(r["diff"]["added"], json!(["a.txt"]), "{r}");
+    assert_eq!(r["diff"]["notCaptured"], json!(["locked.txt"]), "{r}");
+    assert_eq!(
+        r["stats"]["untracked"],
+        json!([{"path": "locked.txt", "reason": "unreadable"}]),
+        "{r}"
+    );
     chmod(&fx, "locked.txt", 0o644);
+}
+
+/// The user's story through the binary: a file the agent's checkpoint could
+/// not read (here a `.env` locked with `chmod 000`, a directory that could
+/// not be listed) is never called deleted, and going back to that
+/// checkpoint — restore, undo — never deletes it (docs/architecture.md
+/// rule 14).
+#[test]
+fn a_checkpoint_that_could_not_read_a_file_never_deletes_it() {
+    let fx = Fixture::new();
+    fx.write("app.py", "v1\n");
+    fx.write(".env", "TOKEN=1\n");
+    fx.write("data/rows.csv", "1\n");
+    let (mut s, _) = fx.start_without_read_override(json!({}));
+    chmod(&fx, ".env", 0o000);
+    chmod(&fx, "data", 0o000);
+    fx.write("app.py", "v2\n");
+    let turn = s.ok("snapshot", json!({"label": "turn 1"}));
+    assert_eq!(turn["diff"]["deleted"], json!([]), "{turn}");
+    assert_eq!(
+        turn["diff"]["notCaptured"],
+        json!([".env", "data", "data/rows.csv"]),
+        "{turn}"
+    );
+    let id = turn["entryId"].as_str().unwrap().to_string();
+    let files = s.ok("get_modified_files", json!({"toEntryId": id}));
+    let statuses: Vec<(String, String, String)> = files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                f["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        statuses.contains(&(".env".into(), "notCaptured".into(), "unreadable".into())),
+        "{statuses:?}"
+    );
+    // Readable again, changed, checkpointed; then back to turn 1.
+    chmod(&fx, ".env", 0o644);
+    chmod(&fx, "data", 0o755);
+    fx.write(".env", "TOKEN=2\n");
+    fx.write("app.py", "v3\n");
+    let later = s.ok("snapshot", json!({"label": "turn 2"}));
+    assert_eq!(
+        later["diff"]["recaptured"],
+        json!([".env", "data", "data/rows.csv"]),
+        "{later}"
+    );
+    let plan = s.ok(
+        "restore_files",
+        json!({"targetEntryId": id, "preview": true}),
+    );
+    assert_eq!(plan["deleted"], json!([]), "{plan}");
+    assert_eq!(plan["restored"], json!(["app.py"]), "{plan}");
+    let r = s.ok("restore_files", json!({"targetEntryId": id}));
+    assert_eq!(r["deleted"], json!([]), "{r}");
+    let left: Vec<&str> = r["notCaptured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        left.contains(&".env") && left.contains(&"data/rows.csv"),
+        "{r}"
+    );
+    assert_eq!(fx.read(".env").as_deref(), Some(&b"TOKEN=2\n"[..]));
+    assert_eq!(fx.read("data/rows.csv").as_deref(), Some(&b"1\n"[..]));
+    assert_eq!(fx.read("app.py").as_deref(), Some(&b"v2\n"[..]));
+    s.ok("undo", json!({}));
+    assert_eq!(fx.read("app.py").as_deref(), Some(&b"v3\n"[..]));
+    assert_eq!(fx.read(".env").as_deref(), Some(&b"TOKEN=2\n"[..]));
 }
 
 // ------------------------------------------------------------ large files

@@ -220,6 +220,13 @@ fn run_case(case: Case, mode: &str) {
             Some(_) => assert_eq!(d["newContent"], "outside", "{ctx}: {d}"),
             None => assert!(d["newContent"].is_null(), "{ctx}: {d}"),
         }
+    } else if case == Case::CreatedTooLarge {
+        // The file too large to capture is recorded present, not captured
+        // (docs/architecture.md rule 14): the disk differs from the
+        // checkpoint by that much, and the pre-restore snapshot says so.
+        assert_eq!(pre.len(), 1, "{ctx}: one pre-restore snapshot");
+        assert_eq!(pre[0]["data"]["diff"]["notCaptured"], json!([f]), "{ctx}");
+        assert_eq!(pre[0]["data"]["diff"]["added"], json!([]), "{ctx}");
     } else {
         assert!(pre.is_empty(), "{ctx}: nothing unrecorded, no snapshot");
     }

@@ -1379,10 +1379,10 @@ fn large_and_ignored_files_are_never_deleted_or_overwritten() {
     let big_data = vec![9u8; 300];
     fx.write("data.bin", &big_data);
     let r = s.ok("snapshot", json!({}));
-    assert!(
-        r["entryId"].is_null(),
-        "an uncaptured file changes nothing: {r}"
-    );
+    // Present, not captured (docs/architecture.md rule 14): neither added
+    // nor a change of content.
+    assert_eq!(r["diff"]["notCaptured"], json!(["data.bin"]), "{r}");
+    assert_eq!(r["diff"]["added"], json!([]), "{r}");
 
     let check = |fx: &Fixture, when: &str| {
         assert_eq!(

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use similar::{DiffTag, DiffableStr};
 
-use super::api::{BlameLine, FileBlameParams, FileBlameResult};
+use super::api::{BlameLine, FileBlameParams, FileBlameResult, FileStatus};
 use super::line_diff::{self, DiffBudget};
 use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
@@ -235,7 +235,16 @@ impl Engine {
             if !e.is_tree_recording() || e.recorded_tree().is_none() {
                 continue;
             }
-            if !first && !diff_of(e).iter().any(|(p, _)| p == path) {
+            let status = diff_of(e)
+                .into_iter()
+                .find_map(|(p, s)| (p == path).then_some(s));
+            if !first && status.is_none() {
+                continue;
+            }
+            // A checkpoint that did not capture the file has no version of
+            // it: its lines keep the origins of the last one that did, and
+            // the next captured version is compared with that one.
+            if status == Some(FileStatus::NotCaptured) {
                 continue;
             }
             first = false;

@@ -137,6 +137,12 @@ impl Engine {
         if e.kind == EntryKind::Symlink {
             return refuse("a symlink");
         }
+        if let Some(r) = e.not_captured() {
+            return Err(EngineError::InvalidParams(format!(
+                "{path} was not captured ({}): it has no hunks to restore",
+                r.as_str()
+            )));
+        }
         if e.size > MAX_DIFF_BYTES {
             return refuse("too large to diff");
         }

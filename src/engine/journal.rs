@@ -118,8 +118,14 @@ impl Engine {
             };
             let rel = rel.as_str();
             let target = lookup(&self.store, &tree, rel)?.filter(|e| e.kind != EntryKind::Tree);
-            if let Some(e) =
-                lookup(&self.store, &before_tree, rel)?.filter(|e| e.kind != EntryKind::Tree)
+            if target.is_some_and(|e| !e.has_object()) {
+                // A restore never writes what its target did not capture;
+                // a journal that says so was not written by one.
+                tracing::warn!(path = %rel, "restore journal names an uncaptured path; ignored");
+                continue;
+            }
+            if let Some(e) = lookup(&self.store, &before_tree, rel)?
+                .filter(|e| e.kind != EntryKind::Tree && e.has_object())
             {
                 before.insert(rel.to_string(), e);
             }

@@ -218,6 +218,8 @@ fn diff_of(e: &Entry) -> Vec<(String, api::FileStatus)> {
     with(diff.added, FileStatus::Added)
         .chain(with(diff.modified, FileStatus::Modified))
         .chain(with(diff.deleted, FileStatus::Deleted))
+        .chain(with(diff.not_captured, FileStatus::NotCaptured))
+        .chain(with(diff.recaptured, FileStatus::Recaptured))
         .collect()
 }
 

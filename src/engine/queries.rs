@@ -15,7 +15,7 @@ use super::{
 };
 use crate::session::records::{Approval, StepSnapshot};
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
-use crate::store::{diff_trees, lookup, ObjectId, TreeEntry};
+use crate::store::{classify, diff_trees, lookup, ObjectId, TreeEntry, UntrackedReason};
 
 /// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
 pub(super) const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
@@ -191,16 +191,14 @@ impl Engine {
         };
         let files = changes
             .iter()
-            .map(|c| {
-                let status = match (&c.old, &c.new) {
-                    (None, _) => FileStatus::Added,
-                    (_, None) => FileStatus::Deleted,
-                    _ => FileStatus::Modified,
-                };
+            .zip(classify(&changes))
+            .map(|(c, class)| {
+                let (status, reason) = FileStatus::of(class);
                 let hit = first_change(&c.path);
                 ModifiedFile {
                     path: result_path(&c.path),
                     status,
+                    reason,
                     turn_index: hit.map(turn_of),
                     entry_id: hit.map(|e| e.id.clone()),
                 }
@@ -218,19 +216,10 @@ impl Engine {
         let ((from, from_tree), (to, to_tree)) = self.range(p.from, p.to)?;
         let old = lookup(&self.store, &from_tree, path.as_str())?;
         let new = lookup(&self.store, &to_tree, path.as_str())?;
-        let old = old.filter(|e| e.kind != crate::store::EntryKind::Tree);
-        let new = new.filter(|e| e.kind != crate::store::EntryKind::Tree);
-        // A side that is the live directory may hold the file uncaptured
-        // because it is over the size cap: say so rather than "absent".
-        let disk_too_large = |pt: &Point| -> bool {
-            *pt == Point::Working
-                && std::fs::symlink_metadata(path.to_fs_path(self.working_copy.root()))
-                    .map(|m| m.is_file() && m.len() > self.working_copy.options().max_file_size)
-                    .unwrap_or(false)
-        };
-        let old_big = old.is_none() && disk_too_large(&from);
-        let new_big = new.is_none() && disk_too_large(&to);
-        if old.is_none() && new.is_none() && !old_big && !new_big {
+        let old = self.leaf_at(&from_tree, old, path.as_str())?;
+        let new = self.leaf_at(&to_tree, new, path.as_str())?;
+        let _ = (from, to);
+        if old.is_none() && new.is_none() {
             return Ok(None);
         }
         let context = p.context_lines.unwrap_or(3);
@@ -239,9 +228,42 @@ impl Engine {
             old,
             new,
             context,
-            old_big || new_big,
+            false,
             &mut DiffBudget::for_request(),
         )?))
+    }
+
+    /// The tree of the checkpoint an entry's recorded diff is taken against
+    /// (its parent's checkpoint; the empty tree for the baseline).
+    fn parent_checkpoint_tree(&self, e: &Entry) -> Result<ObjectId> {
+        match &e.parent_id {
+            Some(p) => Ok(self
+                .checkpoint_tree(p)?
+                .map_or_else(crate::store::empty_tree_id, |(_, t)| t)),
+            None => Ok(crate::store::empty_tree_id()),
+        }
+    }
+
+    /// The entry a tree holds for a file path: its own leaf (not a
+    /// directory), or, when a directory above it was not captured, that
+    /// directory's uncaptured entry (the path may be there; nobody looked).
+    fn leaf_at(
+        &self,
+        tree: &ObjectId,
+        found: Option<TreeEntry>,
+        path: &str,
+    ) -> Result<Option<TreeEntry>> {
+        if let Some(e) = found {
+            return Ok((e.kind != crate::store::EntryKind::Tree).then_some(e));
+        }
+        for (i, _) in path.match_indices('/') {
+            match lookup(&self.store, tree, &path[..i])? {
+                Some(e) if !e.has_object() => return Ok(Some(e)),
+                Some(e) if e.kind == crate::store::EntryKind::Tree => continue,
+                _ => break,
+            }
+        }
+        Ok(None)
     }
 
     /// Contents, hashes and unified diff of one file between two versions; the line
@@ -255,7 +277,14 @@ impl Engine {
         too_large: bool,
         budget: &mut DiffBudget,
     ) -> Result<FileDiff> {
+        let old_not_captured = old.and_then(|e| e.not_captured());
+        let new_not_captured = new.and_then(|e| e.not_captured());
+        // No content to show for a side that was not captured.
+        let old = old.filter(TreeEntry::has_object);
+        let new = new.filter(TreeEntry::has_object);
         let too_large = too_large
+            || old_not_captured == Some(UntrackedReason::TooLarge)
+            || new_not_captured == Some(UntrackedReason::TooLarge)
             || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
             || new.is_some_and(|e| e.size > MAX_DIFF_BYTES);
         let mut out = FileDiff {
@@ -264,6 +293,8 @@ impl Engine {
             new_content: None,
             old_hash: old.map(|e| e.id),
             new_hash: new.map(|e| e.id),
+            old_not_captured,
+            new_not_captured,
             unified_diff: String::new(),
             additions: 0,
             deletions: 0,
@@ -273,7 +304,7 @@ impl Engine {
             encoding: ContentEncoding::Utf8,
             hunks: Vec::new(),
         };
-        if too_large {
+        if too_large || old_not_captured.is_some() || new_not_captured.is_some() {
             return Ok(out);
         }
         let read = |e: Option<TreeEntry>| -> Result<Option<Vec<u8>>> {
@@ -333,10 +364,24 @@ impl Engine {
             else {
                 continue;
             };
-            let hash = if status == FileStatus::Deleted {
-                None
-            } else {
-                lookup(&self.store, &tree_of(e)?, path.as_str())?.map(|t| t.id)
+            let (hash, reason) = match status {
+                FileStatus::Deleted => (None, None),
+                FileStatus::Recaptured => {
+                    let tree = tree_of(e)?;
+                    let before = self.parent_checkpoint_tree(e)?;
+                    let found = lookup(&self.store, &before, path.as_str())?;
+                    let was = self.leaf_at(&before, found, path.as_str())?;
+                    let now = lookup(&self.store, &tree, path.as_str())?;
+                    (now.map(|t| t.id), was.and_then(|w| w.not_captured()))
+                }
+                _ => {
+                    let tree = tree_of(e)?;
+                    let found = lookup(&self.store, &tree, path.as_str())?;
+                    match self.leaf_at(&tree, found, path.as_str())? {
+                        Some(t) if !t.has_object() => (None, t.not_captured()),
+                        t => (t.map(|t| t.id), None),
+                    }
+                }
             };
             versions.push(FileVersion {
                 entry_id: e.id.clone(),
@@ -345,6 +390,7 @@ impl Engine {
                 label: label_for(index, e),
                 timestamp: e.timestamp.clone(),
                 status,
+                reason,
                 hash,
             });
         }
@@ -389,6 +435,7 @@ impl Engine {
                 added: count(FileStatus::Added),
                 modified: count(FileStatus::Modified),
                 deleted: count(FileStatus::Deleted),
+                not_captured: count(FileStatus::NotCaptured),
                 on_current_path: index.is_ancestor(&e.id, &leaf),
             });
         }
@@ -422,16 +469,13 @@ impl Engine {
         let mut changed_files = Vec::with_capacity(changes.len());
         // One budget for all files: the request as a whole is what must not stall.
         let mut budget = DiffBudget::for_request();
-        for c in &changes {
+        for (c, class) in changes.iter().zip(classify(&changes)) {
             let d = self.file_diff(&c.path, c.old, c.new, 3, false, &mut budget)?;
-            let status = match (&c.old, &c.new) {
-                (None, _) => FileStatus::Added,
-                (_, None) => FileStatus::Deleted,
-                _ => FileStatus::Modified,
-            };
+            let (status, reason) = FileStatus::of(class);
             changed_files.push(StatusFile {
                 path: result_path(&c.path),
                 status,
+                reason,
                 additions: d.additions,
                 deletions: d.deletions,
                 diff: (!d.is_binary && !d.is_too_large).then_some(d.unified_diff),

@@ -6,14 +6,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use super::api::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult};
+use super::api::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult, Untracked};
 use super::journal::Journal;
 use super::snapshot::{diff_lists, SnapshotSpec};
 use super::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
 use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
-use crate::store::{diff_trees, Change, ObjectId, TreeEntry};
+use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UntrackedReason};
 use crate::working_copy::checkout::{self, CheckoutError};
 use crate::working_copy::CheckoutPlan;
 
@@ -26,6 +26,9 @@ pub(crate) struct Plan {
     pub writes: Vec<(String, TreeEntry)>,
     pub deletes: Vec<String>,
     pub skipped: Vec<String>,
+    /// Paths the target did not capture, left as they are (also in
+    /// `skipped`).
+    pub not_captured: Vec<Untracked>,
     pub dirty: Vec<String>,
     pub conflicts: Vec<Conflict>,
     /// What the restore changes in the working tree (path → new entry, or
@@ -54,6 +57,7 @@ impl Plan {
             restored: self.writes.iter().map(|(p, _)| result_path(p)).collect(),
             deleted: RepoPath::all_recorded(self.deletes.clone()),
             skipped: RepoPath::all_recorded(self.skipped.clone()),
+            not_captured: self.not_captured.clone(),
             dirty: RepoPath::all_recorded(self.dirty.clone()),
             conflicts: self.conflicts.clone(),
             unrevert_entry_id: None,
@@ -84,6 +88,31 @@ pub(crate) struct Scanned {
     pub recorded: FlatTree,
     pub working: FlatTree,
     pub state: crate::working_copy::WorkingState,
+}
+
+/// The paths one side of a diff holds as uncaptured, with why.
+struct Uncaptured(BTreeMap<String, UntrackedReason>);
+
+impl Uncaptured {
+    fn of(changes: &[Change], side: fn(&Change) -> Option<TreeEntry>) -> Uncaptured {
+        Uncaptured(
+            changes
+                .iter()
+                .filter_map(|c| Some((c.path.clone(), side(c)?.not_captured()?)))
+                .collect(),
+        )
+    }
+
+    /// The reason when `path` or a directory above it is uncaptured.
+    fn at(&self, path: &str) -> Option<UntrackedReason> {
+        if self.0.is_empty() {
+            return None;
+        }
+        path.match_indices('/')
+            .map(|(i, _)| &path[..i])
+            .chain(std::iter::once(path))
+            .find_map(|p| self.0.get(p).copied())
+    }
 }
 
 /// The same entry (kind and content), or both absent.
@@ -144,12 +173,15 @@ impl Engine {
         // whose ids differ, so planning costs what the restore changes, not
         // what the project holds.
         let mut changes: Vec<Change> = match &target {
-            Some(target) => diff_trees(&self.store, Some(&state.tree), Some(target))?
-                .into_iter()
-                .filter(|c| in_filter(&c.path) && !merged.contains_key(&c.path))
-                .collect(),
+            Some(target) => diff_trees(&self.store, Some(&state.tree), Some(target))?,
             None => Vec::new(),
         };
+        // What either side did not capture, before the filter: a file below
+        // a directory the target could not list is as uncaptured as the
+        // directory (docs/architecture.md rule 14).
+        let target_uncaptured = Uncaptured::of(&changes, |c| c.new);
+        let working_uncaptured = Uncaptured::of(&changes, |c| c.old);
+        changes.retain(|c| in_filter(&c.path) && !merged.contains_key(&c.path));
         let from_working: BTreeSet<String> = merged.keys().cloned().collect();
         changes.extend(merged.into_iter().map(|(path, new)| Change {
             old: working.get(&path).copied(),
@@ -164,6 +196,7 @@ impl Engine {
             writes: Vec::new(),
             deletes: Vec::new(),
             skipped: Vec::new(),
+            not_captured: Vec::new(),
             dirty: Vec::new(),
             conflicts: Vec::new(),
             expected_changes: BTreeMap::new(),
@@ -183,6 +216,27 @@ impl Engine {
             let path = c.path.as_str();
             let (w, t) = (c.old.as_ref(), c.new.as_ref());
             if entry_eq(t, w) {
+                continue;
+            }
+            if let Some(reason) = target_uncaptured.at(path) {
+                // The target saw something here but did not capture it: what
+                // it was is unknown, so whatever is here now stays.
+                plan.not_captured.push(Untracked {
+                    path: result_path(path),
+                    reason,
+                });
+                plan.skipped.push(path.to_string());
+                continue;
+            }
+            if working_uncaptured.at(path).is_some() {
+                // Not captured now: never deleted or overwritten (rule 2).
+                if t.is_some() {
+                    plan.conflicts.push(Conflict {
+                        path: result_path(path),
+                        reason: ConflictReason::Untracked,
+                    });
+                    plan.skipped.push(path.to_string());
+                }
                 continue;
             }
             if t.is_some() && w.is_none() {
@@ -246,6 +300,7 @@ impl Engine {
         }
         plan.conflicts.sort();
         plan.skipped.sort();
+        plan.not_captured.sort();
         plan.scan = state.scan;
         Ok(plan)
     }
@@ -305,6 +360,7 @@ impl Engine {
         let mut result = RestoreResult {
             preview: false,
             skipped: RepoPath::all_recorded(plan.skipped.clone()),
+            not_captured: plan.not_captured.clone(),
             dirty: RepoPath::all_recorded(plan.dirty.clone()),
             conflicts: plan.conflicts.clone(),
             ..Default::default()

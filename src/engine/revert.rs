@@ -24,7 +24,9 @@ use super::queries::{is_binary, MAX_DIFF_BYTES};
 use super::restore::{entry_eq, parse_filter, Operation, Scanned};
 use super::{result_path, tree_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
-use crate::store::{diff_trees, empty_tree_id, EntryKind, ObjectId, TreeEntry};
+use crate::store::{
+    classify, diff_trees, empty_tree_id, ChangeClass, EntryKind, ObjectId, TreeEntry,
+};
 
 /// What the revert does to one path.
 struct FilePlan {
@@ -72,6 +74,25 @@ fn is_file(kind: EntryKind) -> bool {
     matches!(kind, EntryKind::File | EntryKind::Executable)
 }
 
+/// Why a path of the range is left alone because a side did not capture it.
+fn not_captured(class: ChangeClass, now: Option<&TreeEntry>) -> Option<String> {
+    match (class, now.and_then(TreeEntry::not_captured)) {
+        (ChangeClass::NotCaptured(r), _) => Some(format!(
+            "the range's last checkpoint did not capture this file ({})",
+            r.as_str()
+        )),
+        (ChangeClass::Recaptured(r), _) => Some(format!(
+            "the checkpoint before the range did not capture this file ({})",
+            r.as_str()
+        )),
+        (_, Some(r)) => Some(format!(
+            "it cannot be captured now ({}): left as it is",
+            r.as_str()
+        )),
+        _ => None,
+    }
+}
+
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -99,18 +120,34 @@ impl Engine {
                 .as_deref()
                 .is_none_or(|f| f.iter().any(|r| r.is_prefix_of(path)))
         };
-        let changes: Vec<_> = diff_trees(&self.store, Some(&before), Some(&after))?
+        let all = diff_trees(&self.store, Some(&before), Some(&after))?;
+        let classes = classify(&all);
+        let (changes, classes): (Vec<_>, Vec<_>) = all
             .into_iter()
-            .filter(|c| in_filter(&c.path))
-            .collect();
+            .zip(classes)
+            .filter(|(c, _)| in_filter(&c.path))
+            .unzip();
 
         let scanned: Scanned = self.scan_for_plan()?;
         let mut budget = DiffBudget::for_request();
         let mut files = Vec::with_capacity(changes.len());
         let mut merged: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
         let mut blobs: Vec<Vec<u8>> = Vec::new();
-        for c in &changes {
+        for (c, class) in changes.iter().zip(classes) {
             let now = scanned.working.get(&c.path).copied();
+            if let Some(why) = not_captured(class, now.as_ref()) {
+                // What one side holds is unknown: nothing to take out or
+                // put back (docs/architecture.md rule 14).
+                files.push(RevertFile {
+                    path: result_path(&c.path),
+                    status: RevertStatus::Skip,
+                    action: RevertAction::None,
+                    reason: Some(why),
+                    diff: String::new(),
+                    conflicts: Vec::new(),
+                });
+                continue;
+            }
             let mut plan = self.plan_file(c.old.as_ref(), c.new.as_ref(), now.as_ref(), &other)?;
             // What the file becomes: the merge, or with markers.
             let mut written: Option<Option<(TreeEntry, Vec<u8>)>> = None;

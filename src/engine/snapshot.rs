@@ -8,7 +8,7 @@ use super::api::{
 use super::{turn_of, Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
-use crate::store::{diff_trees, Change};
+use crate::store::{classify, diff_trees, Change, ChangeClass};
 use crate::working_copy::{git, WorkingState};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
@@ -43,12 +43,15 @@ impl SnapshotSpec {
 /// The changes as a record lists them.
 pub(crate) fn diff_lists(changes: &[Change]) -> records::Diff {
     let mut d = records::Diff::default();
-    for c in changes {
-        match (&c.old, &c.new) {
-            (None, Some(_)) => d.added.push(c.path.clone()),
-            (Some(_), None) => d.deleted.push(c.path.clone()),
-            _ => d.modified.push(c.path.clone()),
-        }
+    for (c, class) in changes.iter().zip(classify(changes)) {
+        let list = match class {
+            ChangeClass::Added => &mut d.added,
+            ChangeClass::Deleted => &mut d.deleted,
+            ChangeClass::Modified => &mut d.modified,
+            ChangeClass::NotCaptured(_) => &mut d.not_captured,
+            ChangeClass::Recaptured(_) => &mut d.recaptured,
+        };
+        list.push(c.path.clone());
     }
     d
 }
@@ -59,6 +62,8 @@ fn result_lists(d: records::Diff) -> DiffLists {
         added: RepoPath::all_recorded(d.added),
         modified: RepoPath::all_recorded(d.modified),
         deleted: RepoPath::all_recorded(d.deleted),
+        not_captured: RepoPath::all_recorded(d.not_captured),
+        recaptured: RepoPath::all_recorded(d.recaptured),
     }
 }
 

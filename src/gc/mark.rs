@@ -145,6 +145,7 @@ impl<'a> Walker<'a> {
             Ok(t) => t
                 .entries
                 .values()
+                .filter(|e| e.has_object())
                 .map(|e| (e.id, e.kind == EntryKind::Tree))
                 .collect(),
             Err(StoreError::NotFound { .. }) => {

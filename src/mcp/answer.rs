@@ -138,8 +138,16 @@ pub(super) fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
     for p in &plan.deleted {
         s.push_str(&format!("  delete  {p}\n"));
     }
+    for u in &plan.not_captured {
+        s.push_str(&format!(
+            "  keep    {} (the target did not capture it: {})\n",
+            u.path,
+            u.reason.as_str()
+        ));
+    }
     for p in plan.skipped.iter().chain(&plan.dirty) {
-        if !plan.restored.contains(p) && !plan.deleted.contains(p) {
+        let uncaptured = plan.not_captured.iter().any(|u| &u.path == p);
+        if !plan.restored.contains(p) && !plan.deleted.contains(p) && !uncaptured {
             s.push_str(&format!(
                 "  keep    {p} (changed since it was last recorded)\n"
             ));

@@ -162,7 +162,7 @@ enums_both_ways! {
     HostEntryType { Message, Custom }
     UntrackedReason { TooLarge, Special, Unreadable, PathTooLong, Unstable, IgnoredOverCap }
     Scope { Path, All }
-    FileStatus { Added, Modified, Deleted }
+    FileStatus { Added, Modified, Deleted, NotCaptured, Recaptured }
     ContentEncoding { Utf8, Base64 }
     OnConflict { Skip, Overwrite, Abort }
     ConflictReason { Dirty, Untracked, Unwritable, Merge }
@@ -246,7 +246,7 @@ to_wire_structs! {
     Recovered { torn_tail, truncated_bytes, outside_entry_id, interrupted_restore }
     InterruptedRestore { unrevert_entry_id, action, restored, deleted, kept }
     SnapshotResult { entry_id, tree_hash, changed, diff, turn_index, stats, git }
-    DiffLists { added, modified, deleted }
+    DiffLists { added, modified, deleted, not_captured, recaptured }
     SnapshotStats { files_scanned, files_hashed, bytes_hashed, duration_ms, untracked }
     Untracked { path, reason }
     GitInfo { branch, head }
@@ -258,27 +258,29 @@ to_wire_structs! {
     ListCheckpointsResult { checkpoints, initial_entry_id }
     CheckpointInfo {
         entry_id, parent_id, kind, label, note, tool, git_branch, timestamp, tree_hash,
-        turn_index, added, modified, deleted, on_current_path,
+        turn_index, added, modified, deleted, not_captured, on_current_path,
     }
     ModifiedFilesResult { files, from_tree_hash, to_tree_hash }
-    ModifiedFile { path, status, turn_index, entry_id }
+    ModifiedFile { path, status, reason, turn_index, entry_id }
     FileDiff {
         path, old_content, new_content, old_hash, new_hash, unified_diff, additions, deletions,
-        is_binary, is_too_large, is_approximate, encoding, hunks,
+        is_binary, is_too_large, is_approximate, old_not_captured, new_not_captured, encoding,
+        hunks,
     }
     DiffHunk { index, old_start, old_lines, new_start, new_lines, hash }
     FileHistoryResult { path, versions }
-    FileVersion { entry_id, turn_index, kind, label, timestamp, status, hash }
+    FileVersion { entry_id, turn_index, kind, label, timestamp, status, reason, hash }
     StatusResult { has_unapproved, approved_entry_id, last_approved_at, changed_files }
     StatusFile {
-        path, status, additions, deletions, diff, base_content, is_binary, is_too_large,
-        is_approximate,
+        path, status, reason, additions, deletions, diff, base_content, is_binary,
+        is_too_large, is_approximate,
     }
     StatsResult { store_bytes, objects, sessions, snapshots, project_root, store_dir }
     FileBlameResult { path, lines, is_approximate }
     BlameLine { line, entry_id, turn_index, kind, label, timestamp, text }
     RestoreResult {
-        preview, restored, deleted, skipped, dirty, conflicts, unrevert_entry_id, warnings,
+        preview, restored, deleted, skipped, not_captured, dirty, conflicts, unrevert_entry_id,
+        warnings,
     }
     Conflict { path, reason }
     RevertResult { preview, files, restored, deleted, failed, unrevert_entry_id }

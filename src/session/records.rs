@@ -96,7 +96,11 @@ fn present<'a>(hashes: impl IntoIterator<Item = &'a Option<String>>) -> Vec<&'a 
 }
 
 /// `data.diff`: sorted paths changed from the checkpoint at the entry's parent.
+/// The two lists of paths one side did not capture (docs/format.md "Trees")
+/// are written only when they name something, so a record without them reads
+/// as it always did, and older records read with both empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Diff {
     #[serde(default)]
     pub added: Vec<String>,
@@ -104,15 +108,24 @@ pub struct Diff {
     pub deleted: Vec<String>,
     #[serde(default)]
     pub modified: Vec<String>,
+    /// Present but not captured by this checkpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_captured: Vec<String>,
+    /// Captured by this checkpoint, present but not captured by the parent's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recaptured: Vec<String>,
 }
 
 impl Diff {
-    /// Every path with the list it is in (`"added"`, `"modified"` or `"deleted"`).
+    /// Every path with the list it is in (`"added"`, `"modified"`,
+    /// `"deleted"`, `"notCaptured"` or `"recaptured"`).
     pub fn paths(&self) -> impl Iterator<Item = (&'static str, &str)> {
         [
             ("added", &self.added),
             ("modified", &self.modified),
             ("deleted", &self.deleted),
+            ("notCaptured", &self.not_captured),
+            ("recaptured", &self.recaptured),
         ]
         .into_iter()
         .flat_map(|(key, list)| list.iter().map(move |p| (key, p.as_str())))

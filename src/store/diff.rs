@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::error::StoreError;
 use super::object_id::ObjectId;
 use super::objects::Store;
-use super::tree::{check_name, empty_tree_id, EntryKind, Tree, TreeEntry};
+use super::tree::{check_name, empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason};
 
 /// The entries of `files` at `prefix` or below it (all of them for the
 /// empty prefix), found by range instead of a scan: "a/b" and "a/b/..." but
@@ -39,6 +39,77 @@ pub struct Change {
     pub path: String,
     pub old: Option<TreeEntry>,
     pub new: Option<TreeEntry>,
+}
+
+/// How a path differs between two trees, as people read it. A side that
+/// did not capture the path (an uncaptured entry, or a path below an
+/// uncaptured directory) never makes it "added" or "deleted"
+/// (docs/architecture.md rule 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeClass {
+    Added,
+    Modified,
+    Deleted,
+    /// Present at the new side but not captured there (with why): whether
+    /// it changed is unknown.
+    NotCaptured(UntrackedReason),
+    /// Captured at the new side, present but not captured at the old one
+    /// (with why): whether it changed is unknown.
+    Recaptured(UntrackedReason),
+}
+
+/// The class of each change of `changes` (a [`diff_trees`] result), in
+/// order.
+pub fn classify(changes: &[Change]) -> Vec<ChangeClass> {
+    use std::collections::HashMap;
+    let uncaptured = |side: fn(&Change) -> Option<TreeEntry>| -> HashMap<&str, UntrackedReason> {
+        changes
+            .iter()
+            .filter_map(|c| Some((c.path.as_str(), side(c)?.not_captured()?)))
+            .collect()
+    };
+    let old_dirs = uncaptured(|c| c.old);
+    let new_dirs = uncaptured(|c| c.new);
+    let above = |dirs: &HashMap<&str, UntrackedReason>, path: &str| {
+        if dirs.is_empty() {
+            return None;
+        }
+        path.match_indices('/')
+            .find_map(|(i, _)| dirs.get(&path[..i]).copied())
+    };
+    let new_below = |dir: &str| {
+        let prefix = format!("{dir}/");
+        changes
+            .iter()
+            .any(|c| c.new.is_some() && c.path.starts_with(&prefix))
+    };
+    changes
+        .iter()
+        .map(|c| {
+            let (old, new) = (c.old.as_ref(), c.new.as_ref());
+            if let Some(r) = new.and_then(TreeEntry::not_captured) {
+                return ChangeClass::NotCaptured(r);
+            }
+            match (old, new) {
+                (Some(o), None) => match (above(&new_dirs, &c.path), o.not_captured()) {
+                    (Some(r), _) => ChangeClass::NotCaptured(r),
+                    // An uncaptured directory that is captured now: its
+                    // files are the change, not the name going away.
+                    (None, Some(r)) if new_below(&c.path) => ChangeClass::Recaptured(r),
+                    _ => ChangeClass::Deleted,
+                },
+                (old, Some(_)) => match old.and_then(TreeEntry::not_captured) {
+                    Some(r) => ChangeClass::Recaptured(r),
+                    None if old.is_some() => ChangeClass::Modified,
+                    None => match above(&old_dirs, &c.path) {
+                        Some(r) => ChangeClass::Recaptured(r),
+                        None => ChangeClass::Added,
+                    },
+                },
+                (None, None) => ChangeClass::Modified,
+            }
+        })
+        .collect()
 }
 
 /// Differences between two trees (`None` = the empty tree), sorted by path (byte order).
@@ -430,6 +501,56 @@ mod tests {
     }
 
     use EntryKind::{Executable, File, Symlink};
+
+    /// A file or directory that one side could not capture is never added
+    /// or deleted: not captured at the new side, captured again at the new
+    /// side, or (gone from the disk after an uncaptured moment) deleted.
+    #[test]
+    fn classify_never_calls_an_uncaptured_path_added_or_deleted() {
+        use UntrackedReason::{Unreadable, Unstable};
+        let (_dir, store) = new_store();
+        let mut old: BTreeMap<String, TreeEntry> = BTreeMap::new();
+        let mut new: BTreeMap<String, TreeEntry> = BTreeMap::new();
+        let f = |c: &[u8]| put_leaf(&store, File, c);
+        // Captured, then unstable; unstable, then captured; unstable, then gone.
+        old.insert("db".into(), f(b"v1"));
+        new.insert("db".into(), TreeEntry::uncaptured(Unstable));
+        old.insert("log".into(), TreeEntry::uncaptured(Unstable));
+        new.insert("log".into(), f(b"v2"));
+        old.insert("tmp".into(), TreeEntry::uncaptured(Unstable));
+        // A directory that could not be listed, then could again.
+        old.insert("d/a".into(), f(b"a"));
+        new.insert("d".into(), TreeEntry::uncaptured(Unreadable));
+        old.insert("e".into(), TreeEntry::uncaptured(Unreadable));
+        new.insert("e/b".into(), f(b"b"));
+        // Plain changes beside them.
+        old.insert("gone".into(), f(b"g"));
+        new.insert("fresh".into(), f(b"n"));
+        let (o, n) = (
+            build_tree(&store, &old).unwrap(),
+            build_tree(&store, &new).unwrap(),
+        );
+        let changes = diff_trees(&store, Some(&o), Some(&n)).unwrap();
+        let got: Vec<(&str, ChangeClass)> = changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .zip(classify(&changes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("d", ChangeClass::NotCaptured(Unreadable)),
+                ("d/a", ChangeClass::NotCaptured(Unreadable)),
+                ("db", ChangeClass::NotCaptured(Unstable)),
+                ("e", ChangeClass::Recaptured(Unreadable)),
+                ("e/b", ChangeClass::Recaptured(Unreadable)),
+                ("fresh", ChangeClass::Added),
+                ("gone", ChangeClass::Deleted),
+                ("log", ChangeClass::Recaptured(Unstable)),
+                ("tmp", ChangeClass::Deleted),
+            ]
+        );
+    }
 
     #[test]
     fn diff_add_modify_delete_and_kind_changes() {

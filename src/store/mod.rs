@@ -23,7 +23,8 @@ mod pack_set;
 mod tree;
 
 pub use diff::{
-    build_tree, diff_trees, entries_under, flatten, lookup, update_tree, Change, FlatTree,
+    build_tree, classify, diff_trees, entries_under, flatten, lookup, update_tree, Change,
+    ChangeClass, FlatTree,
 };
 pub use error::StoreError;
 pub use flat_cache::FlatCache;
@@ -33,7 +34,7 @@ pub use object_id::ObjectId;
 pub use objects::{
     FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,
 };
-pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, TREE_VERSION};
+pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason, TREE_VERSION};
 
 /// A store in a fresh temp directory, opened without fsync (the tests of
 /// every store module use one).

@@ -11,13 +11,20 @@
 //!   4   1   tree encoding version = 1
 //!   5   4   entry count N, u32
 //! then N entries, in strictly increasing byte order of their names:
-//!   +0  1   kind: 1 = file, 2 = executable file, 3 = symlink, 4 = tree
+//!   +0  1   kind: 1 = file, 2 = executable file, 3 = symlink, 4 = tree,
+//!           0x10 + r = present in the project but not captured, for reason r
+//!           (0 too large, 1 special, 2 unreadable, 3 path too long, 4 unstable,
+//!           5 ignored over the cap): id all zero, size 0
 //!   +1  4   name length L, u32 (L >= 1)
 //!   +5  L   name, UTF-8, no '/' and no NUL, not "." or ".."
 //!   +5+L   16  object id (file content, link target bytes, or sub-tree object)
 //!   +21+L   8  size, u64: content length for files, target length for symlinks, 0 for trees
 //! nothing after the last entry
 //! ```
+//!
+//! A path the scan found but could not capture is an entry of its own (docs/format.md
+//! "Trees", docs/architecture.md rule 14): a checkpoint says "present, not captured"
+//! rather than leaving the name out, which would read as a deletion.
 //!
 //! Every field is fixed by the tree's content and nothing else (no timestamps, no
 //! permissions beyond the executable bit, no ordering freedom), so an unchanged directory
@@ -36,6 +43,75 @@ const HEADER_LEN: usize = 9;
 /// kind + name length + id + size, without the name bytes.
 const ENTRY_FIXED_LEN: usize = 1 + 4 + 16 + 8;
 
+/// Why a path found in the project is not captured in a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum UntrackedReason {
+    /// Larger than `maxFileSize`, and not held by the parent checkpoint.
+    TooLarge,
+    /// A FIFO, socket or device.
+    Special,
+    /// Could not be read: permissions, an I/O error, a name that is not
+    /// UTF-8, or a directory that could not be listed (nothing below it is
+    /// captured).
+    Unreadable,
+    /// Its absolute path is longer than the system allows (PATH_MAX), so it
+    /// cannot be opened by name; for a directory, nothing below it is
+    /// captured.
+    PathTooLong,
+    /// Kept changing while it was read (a file rewritten in place), in
+    /// every attempt: what was read would be a mix of versions that never
+    /// existed as a whole.
+    Unstable,
+    /// Ignored by git and small enough to be captured, but its directory
+    /// holds more such files than `ignoredPerDirectory` (docs/architecture.md
+    /// rule 13).
+    IgnoredOverCap,
+}
+
+impl UntrackedReason {
+    const ALL: [UntrackedReason; 6] = [
+        UntrackedReason::TooLarge,
+        UntrackedReason::Special,
+        UntrackedReason::Unreadable,
+        UntrackedReason::PathTooLong,
+        UntrackedReason::Unstable,
+        UntrackedReason::IgnoredOverCap,
+    ];
+
+    fn code(self) -> u8 {
+        match self {
+            UntrackedReason::TooLarge => 0,
+            UntrackedReason::Special => 1,
+            UntrackedReason::Unreadable => 2,
+            UntrackedReason::PathTooLong => 3,
+            UntrackedReason::Unstable => 4,
+            UntrackedReason::IgnoredOverCap => 5,
+        }
+    }
+
+    /// Whether a checkpoint records the path as present but not captured.
+    /// Ignored files over the per-directory cap are left out by policy, not
+    /// by failure (docs/architecture.md rule 13): naming each of them in
+    /// every tree would list every ignored build product, and the parent's
+    /// captured ones keep their place under the cap.
+    pub fn is_recorded(self) -> bool {
+        self != UntrackedReason::IgnoredOverCap
+    }
+
+    /// The reason's name as the protocol spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UntrackedReason::TooLarge => "tooLarge",
+            UntrackedReason::Special => "special",
+            UntrackedReason::Unreadable => "unreadable",
+            UntrackedReason::PathTooLong => "pathTooLong",
+            UntrackedReason::Unstable => "unstable",
+            UntrackedReason::IgnoredOverCap => "ignoredOverCap",
+        }
+    }
+}
+
 /// What a tree entry points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EntryKind {
@@ -47,7 +123,13 @@ pub enum EntryKind {
     Symlink,
     /// A sub-directory; `id` is another tree object.
     Tree,
+    /// Present in the project when the checkpoint was taken, but not
+    /// captured (a file, or a directory nothing below which was captured);
+    /// `id` is all zero and `size` 0. A restore leaves such a path alone.
+    Uncaptured(UntrackedReason),
 }
+
+const UNCAPTURED_BASE: u8 = 0x10;
 
 impl EntryKind {
     fn code(self) -> u8 {
@@ -56,6 +138,7 @@ impl EntryKind {
             EntryKind::Executable => 2,
             EntryKind::Symlink => 3,
             EntryKind::Tree => 4,
+            EntryKind::Uncaptured(r) => UNCAPTURED_BASE + r.code(),
         }
     }
 
@@ -65,6 +148,17 @@ impl EntryKind {
             2 => Some(EntryKind::Executable),
             3 => Some(EntryKind::Symlink),
             4 => Some(EntryKind::Tree),
+            c => UntrackedReason::ALL
+                .into_iter()
+                .find(|r| UNCAPTURED_BASE + r.code() == c)
+                .map(EntryKind::Uncaptured),
+        }
+    }
+
+    /// The reason when this names a path that was not captured.
+    pub fn uncaptured(self) -> Option<UntrackedReason> {
+        match self {
+            EntryKind::Uncaptured(r) => Some(r),
             _ => None,
         }
     }
@@ -78,6 +172,27 @@ pub struct TreeEntry {
     /// Byte length of the file content or link target; always 0 for `Tree` entries (a
     /// sub-tree's size would change the parent's id for no information the id lacks).
     pub size: u64,
+}
+
+impl TreeEntry {
+    /// The entry of a path present but not captured.
+    pub fn uncaptured(reason: UntrackedReason) -> TreeEntry {
+        TreeEntry {
+            kind: EntryKind::Uncaptured(reason),
+            id: ObjectId::from_bytes([0; 16]),
+            size: 0,
+        }
+    }
+
+    /// The reason this path was not captured, when it was not.
+    pub fn not_captured(&self) -> Option<UntrackedReason> {
+        self.kind.uncaptured()
+    }
+
+    /// Whether it points at an object (content, a link target or a tree).
+    pub fn has_object(&self) -> bool {
+        self.kind.uncaptured().is_none()
+    }
 }
 
 /// A directory: entry name (a single path component) to entry.
@@ -158,6 +273,11 @@ impl Tree {
                     "tree entry {name:?} has size {size}, expected 0"
                 )));
             }
+            if kind.uncaptured().is_some() && (size != 0 || id != [0; 16]) {
+                return Err(StoreError::bad_tree(format!(
+                    "uncaptured entry {name:?} has an id or a size"
+                )));
+            }
             entries.insert(
                 name.to_string(),
                 TreeEntry {
@@ -182,7 +302,7 @@ impl Tree {
     }
 
     /// Checks that this tree encodes to something `decode` accepts: valid names, size 0 on
-    /// tree entries, at most `u32::MAX` entries.
+    /// tree entries, no id or size on uncaptured ones, at most `u32::MAX` entries.
     pub fn validate(&self) -> Result<(), StoreError> {
         if u32::try_from(self.entries.len()).is_err() {
             return Err(StoreError::bad_tree("too many entries"));
@@ -193,6 +313,15 @@ impl Tree {
                 return Err(StoreError::bad_tree(format!(
                     "tree entry {name:?} has size {}, expected 0",
                     entry.size
+                )));
+            }
+            if entry
+                .not_captured()
+                .map(TreeEntry::uncaptured)
+                .is_some_and(|u| u != *entry)
+            {
+                return Err(StoreError::bad_tree(format!(
+                    "uncaptured entry {name:?} has an id or a size"
                 )));
             }
         }
@@ -337,6 +466,39 @@ mod tests {
         let bytes = t.encode();
         assert_eq!(Tree::decode(&bytes).unwrap(), t);
         assert_eq!(t.id(), ObjectId::of(&bytes));
+    }
+
+    /// An uncaptured entry is one kind byte per reason, id zero, size 0; trees
+    /// without one encode exactly as before (pinned_tree_ids), so old stores
+    /// keep their ids.
+    #[test]
+    fn uncaptured_entries_round_trip_and_are_strict() {
+        let mut t = Tree::default();
+        for (i, r) in UntrackedReason::ALL.into_iter().enumerate() {
+            t.entries.insert(format!("f{i}"), TreeEntry::uncaptured(r));
+        }
+        let bytes = t.encode();
+        assert_eq!(bytes[9], 0x10, "too large is kind 0x10");
+        let back = Tree::decode(&bytes).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(
+            back.entries["f4"].not_captured(),
+            Some(UntrackedReason::Unstable)
+        );
+        assert!(!back.entries["f4"].has_object());
+        // An id or a size on an uncaptured entry is refused, both ways.
+        let err = Tree::decode(&encode_raw(&[(0x12, b"x", 0)])).unwrap_err();
+        assert!(err.to_string().contains("uncaptured"), "{err}");
+        let mut bad = Tree::default();
+        bad.entries.insert(
+            "x".into(),
+            TreeEntry {
+                size: 1,
+                ..TreeEntry::uncaptured(UntrackedReason::Unreadable)
+            },
+        );
+        assert!(bad.validate().is_err());
+        assert!(Tree::decode(&encode_raw(&[(0x16, b"x", 0)])).is_err());
     }
 
     fn encode_raw(entries: &[(u8, &[u8], u64)]) -> Vec<u8> {

@@ -191,6 +191,12 @@ pub fn write_entry(
                     "a tree is not a file",
                 ))
             }
+            EntryKind::Uncaptured(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "an uncaptured path has no content to write",
+                ))
+            }
         }
         rustix::fs::renameat(dir, tmp.as_str(), dir, name)?;
         Ok(())

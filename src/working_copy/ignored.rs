@@ -289,7 +289,7 @@ pub(super) fn capture_ignored(
             let Ok(meta) = std::fs::symlink_metadata(abs_dir.join(&name)) else {
                 continue;
             };
-            let held = req.prior.contains_key(&rel);
+            let held = super::scan::held(req.prior, &rel);
             if !(meta.is_file() || meta.file_type().is_symlink())
                 || (meta.len() > opts.ignored_max_size && !held)
             {

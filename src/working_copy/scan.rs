@@ -20,31 +20,7 @@ use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative, RepoPath};
 use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};
 
-/// Why a path found in the project is not in the checkpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum UntrackedReason {
-    /// Larger than `maxFileSize`, and not in the parent checkpoint.
-    TooLarge,
-    /// A FIFO, socket or device.
-    Special,
-    /// Could not be read: permissions, an I/O error, a name that is not
-    /// UTF-8, or a directory that could not be listed (nothing below it is
-    /// captured).
-    Unreadable,
-    /// Its absolute path is longer than the system allows (PATH_MAX), so it
-    /// cannot be opened by name; for a directory, nothing below it is
-    /// captured.
-    PathTooLong,
-    /// Kept changing while it was read (a file rewritten in place), in
-    /// every attempt: what was read would be a mix of versions that never
-    /// existed as a whole.
-    Unstable,
-    /// Ignored by git and small enough to be captured, but its directory
-    /// holds more such files than `ignoredPerDirectory`
-    /// (see [`super::ignored`]).
-    IgnoredOverCap,
-}
+pub use crate::store::UntrackedReason;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Untracked {
@@ -317,6 +293,17 @@ pub(super) fn capture(
     Ok(Outcome::Untracked(UntrackedReason::Unstable))
 }
 
+/// Whether the parent checkpoint holds `rel`, so the size caps spare it: it
+/// captured the file, or recorded it present but unread for a passing reason
+/// (a moment of instability, an unreadable spell). Only a file it left out
+/// as too large is not held, so one bad moment never turns a file the
+/// session protects into one it stops capturing.
+pub(super) fn held(prior: &FlatTree, rel: &str) -> bool {
+    prior
+        .get(rel)
+        .is_some_and(|e| e.not_captured() != Some(UntrackedReason::TooLarge))
+}
+
 /// One attempt of [`capture`], with `meta` the path's lstat from just
 /// before.
 fn capture_once(
@@ -334,7 +321,7 @@ fn capture_once(
         return done(Outcome::Untracked(UntrackedReason::Special));
     }
     let stat = FileStat::from_metadata(meta);
-    if ft.is_file() && meta.len() > req.options.max_file_size && !req.prior.contains_key(rel) {
+    if ft.is_file() && meta.len() > req.options.max_file_size && !held(req.prior, rel) {
         return done(Outcome::Untracked(UntrackedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
@@ -640,7 +627,45 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     // A directory that could not be listed is found twice (as an entry,
     // then by the error listing it): reported once.
     sink.out.untracked.dedup_by(|a, b| a.path == b.path);
+    record_uncaptured(&mut sink.out);
     Ok(sink.out)
+}
+
+/// Put what the scan found but could not capture into its files as
+/// uncaptured entries (docs/architecture.md rule 14): a checkpoint says
+/// "present, not captured" instead of leaving the name out, which a diff
+/// would read as a deletion and a restore would carry out as one. An entry
+/// is left out where it cannot stand in a tree: below another uncaptured
+/// one (the directory already says it), or above a file that was captured
+/// (a tracked file read by name inside a directory that could not be
+/// listed).
+fn record_uncaptured(out: &mut ScanOutput) {
+    let mut recorded: Vec<&str> = Vec::new();
+    let mut entries = Vec::new();
+    for u in &out.untracked {
+        let path = u.path.as_str();
+        if !u.reason.is_recorded() || out.files.contains_key(path) {
+            continue;
+        }
+        let below_recorded = recorded.iter().any(|r| {
+            path.len() > r.len() && path.starts_with(r) && path.as_bytes()[r.len()] == b'/'
+        });
+        let dir = format!("{path}/");
+        let above_captured = out
+            .files
+            .range::<str, _>((
+                std::ops::Bound::Included(dir.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&dir));
+        if below_recorded || above_captured {
+            continue;
+        }
+        recorded.push(path);
+        entries.push((path.to_string(), TreeEntry::uncaptured(u.reason)));
+    }
+    out.files.extend(entries);
 }
 
 /// Files the walk's ignore rules hid but that must be captured anyway: those

@@ -151,6 +151,28 @@ fn flat_changes(
     changes
 }
 
+/// Each scope path, or its highest ancestor that `files` records as
+/// uncaptured.
+fn widen_to_uncaptured(files: &FlatTree, scope: &[RepoPath]) -> Vec<RepoPath> {
+    let mut out: Vec<RepoPath> = scope
+        .iter()
+        .map(|s| {
+            let path = s.as_str();
+            let prefixes = path
+                .match_indices('/')
+                .map(|(i, _)| &path[..i])
+                .chain(std::iter::once(path));
+            prefixes
+                .into_iter()
+                .find(|p| files.get(*p).is_some_and(|e| !e.has_object()))
+                .map_or_else(|| s.clone(), |p| RepoPath::from_walk(p.to_string()))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 impl WorkingCopy {
     /// gc deleted objects since this working copy last checked what it
     /// trusts (or the stat cache was never checked against this store):
@@ -340,6 +362,14 @@ impl WorkingCopy {
             recorded,
             progress,
         } = ctx;
+        // A scoped path below a directory the base recorded as uncaptured
+        // (one that could not be listed) looks again at that whole
+        // directory: the tree cannot hold a file below a leaf.
+        let widened = match (&base, scope) {
+            (Some(base), Some(scope)) => Some(widen_to_uncaptured(&base.files, scope)),
+            _ => None,
+        };
+        let scope = widened.as_deref().or(scope);
         let tracked = self.tracked_paths(index);
         // A long scan (the baseline of a large project, a full scan without
         // the watcher) tells the host how far it got. The total is an

@@ -190,6 +190,9 @@ fn kind_byte(k: EntryKind) -> u8 {
         EntryKind::Executable => 1,
         EntryKind::Symlink => 2,
         EntryKind::Tree => 3,
+        // Never cached (only captured files are), and never read back: the
+        // decoder refuses the byte, so such an entry would only be dropped.
+        EntryKind::Uncaptured(_) => 0xff,
     }
 }
 

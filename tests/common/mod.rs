@@ -79,7 +79,23 @@ impl Fixture {
 
     /// Spawn and `initialize` with these params merged over cwd/storeDir.
     pub fn start(&self, extra: Value) -> (Sidecar, Value) {
-        let mut s = self.spawn();
+        let s = self.spawn();
+        self.initialize(s, extra)
+    }
+
+    /// As [`Fixture::start`], with a sidecar that `chmod 000` stops from
+    /// reading ([`Sidecar::spawn_without_read_override`]).
+    pub fn start_without_read_override(&self, extra: Value) -> (Sidecar, Value) {
+        let s = Sidecar::spawn_without_read_override(&[
+            "--cwd",
+            self.project.path().to_str().unwrap(),
+            "--store",
+            self.store.path().to_str().unwrap(),
+        ]);
+        self.initialize(s, extra)
+    }
+
+    fn initialize(&self, mut s: Sidecar, extra: Value) -> (Sidecar, Value) {
         let mut params = json!({
             "cwd": self.project.path().to_str().unwrap(),
             "storeDir": self.store.path().to_str().unwrap(),
@@ -114,7 +130,31 @@ impl Sidecar {
     /// Spawn `rewind <command> <args>` (a line-based server on stdio: `serve`,
     /// `mcp`) with extra environment variables.
     pub fn spawn_command(command: &str, args: &[&str], envs: &[(&str, &Path)]) -> Sidecar {
-        let mut cmd = Command::new(bin());
+        Sidecar::spawn_from(Command::new(bin()), command, args, envs)
+    }
+
+    /// Spawn `rewind serve <args>` without the capabilities that let root
+    /// read any file (`setpriv` drops them from the bounding set), so a
+    /// `chmod 000` file is unreadable to it also when the tests run as
+    /// root, as in CI. As another user it is a plain spawn.
+    pub fn spawn_without_read_override(args: &[&str]) -> Sidecar {
+        // SAFETY: geteuid has no preconditions.
+        let cmd = if unsafe { libc::geteuid() } == 0 {
+            let mut c = Command::new("setpriv");
+            c.args(["--bounding-set=-dac_override,-dac_read_search", bin()]);
+            c
+        } else {
+            Command::new(bin())
+        };
+        Sidecar::spawn_from(cmd, "serve", args, &[])
+    }
+
+    fn spawn_from(
+        mut cmd: Command,
+        command: &str,
+        args: &[&str],
+        envs: &[(&str, &Path)],
+    ) -> Sidecar {
         cmd.arg(command)
             .args(args)
             .stdin(Stdio::piped())

@@ -80,6 +80,8 @@ class CheckpointInfo(TypedDict):
     kind: str
     label: NotRequired[str | None]
     modified: int
+    #: Paths present but not captured by this checkpoint; absent when 0.
+    notCaptured: NotRequired[int]
     note: NotRequired[str | None]
     onCurrentPath: bool
     parentId: str | None
@@ -137,6 +139,12 @@ class DiffLists(TypedDict):
     added: list[str]
     deleted: list[str]
     modified: list[str]
+    #: Present but not captured by this checkpoint (their reasons are in
+    #: `stats.untracked`): neither added nor deleted. Absent when empty.
+    notCaptured: NotRequired[list[str]]
+    #: Captured by this checkpoint, present but not captured by the
+    #: parent's: whether they changed is unknown. Absent when empty.
+    recaptured: NotRequired[list[str]]
 
 
 class EmptyResult(TypedDict):
@@ -164,6 +172,29 @@ class FileBlameResult(TypedDict):
     path: str
 
 
+#: Why a path found in the project is not in the checkpoint.
+#:
+#: "tooLarge": Larger than `maxFileSize`, and not in the parent checkpoint.
+#:
+#: "special": A FIFO, socket or device.
+#:
+#: "unreadable": Could not be read: permissions, an I/O error, a name that is not
+#: UTF-8, or a directory that could not be listed (nothing below it is
+#: captured).
+#:
+#: "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it
+#: cannot be opened by name; for a directory, nothing below it is
+#: captured.
+#:
+#: "unstable": Kept changing while it was read (a file rewritten in place), in
+#: every attempt: what was read would be a mix of versions that never
+#: existed as a whole.
+#:
+#: "ignoredOverCap": Ignored by git and small enough to be captured, but its directory
+#: holds more such files than `ignoredPerDirectory`.
+UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable", "ignoredOverCap"]
+
+
 class FileDiff(TypedDict):
     """Used as: result of ``get_file_diff``."""
     additions: int
@@ -180,8 +211,14 @@ class FileDiff(TypedDict):
     isTooLarge: bool
     newContent: str | None
     newHash: str | None
+    #: The new end held the path but did not capture it: there is no new
+    #: content, and no diff.
+    newNotCaptured: NotRequired[UntrackedReason | None]
     oldContent: str | None
     oldHash: str | None
+    #: The old end held the path but did not capture it: there is no old
+    #: content, and no diff.
+    oldNotCaptured: NotRequired[UntrackedReason | None]
     path: str
     unifiedDiff: str
 
@@ -205,15 +242,18 @@ class FileHistoryParams(TypedDict, total=False):
     scope: Scope | None
 
 
-FileStatus: TypeAlias = Literal["added", "modified", "deleted"]
+FileStatus: TypeAlias = Literal["added", "modified", "deleted", "notCaptured", "recaptured"]
 
 
 class FileVersion(TypedDict):
     entryId: str
-    #: Content hash after this entry; null when deleted.
+    #: Content hash after this entry; null when deleted or not captured.
     hash: str | None
     kind: str
     label: NotRequired[str | None]
+    #: Why this entry's checkpoint (`notCaptured`) or its parent's
+    #: (`recaptured`) did not capture the file.
+    reason: NotRequired[UntrackedReason | None]
     status: FileStatus
     timestamp: str
     turnIndex: int
@@ -394,6 +434,8 @@ class ListCheckpointsResult(TypedDict):
 class ModifiedFile(TypedDict):
     entryId: str | None
     path: str
+    #: Why one end did not capture it (`notCaptured`, `recaptured`).
+    reason: NotRequired[UntrackedReason | None]
     status: FileStatus
     #: Turn of the earliest tree-recording entry in the range that changed
     #: the file; null when no recorded entry did (e.g. `@working` changes).
@@ -426,12 +468,20 @@ class NavigateTreeParams(TypedDict, total=False):
     targetId: Required[str]
 
 
+class Untracked(TypedDict):
+    path: str
+    reason: UntrackedReason
+
+
 class RestoreResult(TypedDict):
     """Used as: result of ``restore_files``; result of ``undo``."""
     conflicts: list[Conflict]
     #: Files removed.
     deleted: list[str]
     dirty: list[str]
+    #: Paths the target checkpoint held but did not capture, with why: left
+    #: as they are (also in `skipped`). Absent when empty.
+    notCaptured: NotRequired[list[Untracked]]
     preview: bool
     #: Files written (created or overwritten).
     restored: list[str]
@@ -580,34 +630,6 @@ class SnapshotParams(TypedDict, total=False):
     turnIndex: int | None
 
 
-#: Why a path found in the project is not in the checkpoint.
-#:
-#: "tooLarge": Larger than `maxFileSize`, and not in the parent checkpoint.
-#:
-#: "special": A FIFO, socket or device.
-#:
-#: "unreadable": Could not be read: permissions, an I/O error, a name that is not
-#: UTF-8, or a directory that could not be listed (nothing below it is
-#: captured).
-#:
-#: "pathTooLong": Its absolute path is longer than the system allows (PATH_MAX), so it
-#: cannot be opened by name; for a directory, nothing below it is
-#: captured.
-#:
-#: "unstable": Kept changing while it was read (a file rewritten in place), in
-#: every attempt: what was read would be a mix of versions that never
-#: existed as a whole.
-#:
-#: "ignoredOverCap": Ignored by git and small enough to be captured, but its directory
-#: holds more such files than `ignoredPerDirectory`.
-UntrackedReason: TypeAlias = Literal["tooLarge", "special", "unreadable", "pathTooLong", "unstable", "ignoredOverCap"]
-
-
-class Untracked(TypedDict):
-    path: str
-    reason: UntrackedReason
-
-
 class SnapshotStats(TypedDict):
     bytesHashed: int
     durationMs: int
@@ -658,6 +680,8 @@ class StatusFile(TypedDict):
     isBinary: bool
     isTooLarge: bool
     path: str
+    #: Why one end did not capture it (`notCaptured`, `recaptured`).
+    reason: NotRequired[UntrackedReason | None]
     status: FileStatus
 
 

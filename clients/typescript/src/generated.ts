@@ -93,6 +93,8 @@ export interface CheckpointInfo {
   kind: string;
   label?: string | null;
   modified: number;
+  /** Paths present but not captured by this checkpoint; absent when 0. */
+  notCaptured?: number;
   note?: string | null;
   onCurrentPath: boolean;
   parentId: string | null;
@@ -151,6 +153,16 @@ export interface DiffLists {
   added: string[];
   deleted: string[];
   modified: string[];
+  /**
+   * Present but not captured by this checkpoint (their reasons are in
+   * `stats.untracked`): neither added nor deleted. Absent when empty.
+   */
+  notCaptured?: string[];
+  /**
+   * Captured by this checkpoint, present but not captured by the
+   * parent's: whether they changed is unknown. Absent when empty.
+   */
+  recaptured?: string[];
 }
 
 export type EmptyResult = Record<string, unknown>;
@@ -194,8 +206,18 @@ export interface FileDiff {
   isTooLarge: boolean;
   newContent: string | null;
   newHash: string | null;
+  /**
+   * The new end held the path but did not capture it: there is no new
+   * content, and no diff.
+   */
+  newNotCaptured?: UntrackedReason | null;
   oldContent: string | null;
   oldHash: string | null;
+  /**
+   * The old end held the path but did not capture it: there is no old
+   * content, and no diff.
+   */
+  oldNotCaptured?: UntrackedReason | null;
   path: string;
   unifiedDiff: string;
 }
@@ -219,14 +241,19 @@ export interface FileHistoryResult {
   versions: FileVersion[];
 }
 
-export type FileStatus = "added" | "modified" | "deleted";
+export type FileStatus = "added" | "modified" | "deleted" | "notCaptured" | "recaptured";
 
 export interface FileVersion {
   entryId: string;
-  /** Content hash after this entry; null when deleted. */
+  /** Content hash after this entry; null when deleted or not captured. */
   hash: string | null;
   kind: string;
   label?: string | null;
+  /**
+   * Why this entry's checkpoint (`notCaptured`) or its parent's
+   * (`recaptured`) did not capture the file.
+   */
+  reason?: UntrackedReason | null;
   status: FileStatus;
   timestamp: string;
   turnIndex: number;
@@ -385,6 +412,8 @@ export interface ListCheckpointsResult {
 export interface ModifiedFile {
   entryId: string | null;
   path: string;
+  /** Why one end did not capture it (`notCaptured`, `recaptured`). */
+  reason?: UntrackedReason | null;
   status: FileStatus;
   /**
    * Turn of the earliest tree-recording entry in the range that changed
@@ -497,6 +526,11 @@ export interface RestoreResult {
   /** Files removed. */
   deleted: string[];
   dirty: string[];
+  /**
+   * Paths the target checkpoint held but did not capture, with why: left
+   * as they are (also in `skipped`). Absent when empty.
+   */
+  notCaptured?: Untracked[];
   preview: boolean;
   /** Files written (created or overwritten). */
   restored: string[];
@@ -627,6 +661,8 @@ export interface StatusFile {
   isBinary: boolean;
   isTooLarge: boolean;
   path: string;
+  /** Why one end did not capture it (`notCaptured`, `recaptured`). */
+  reason?: UntrackedReason | null;
   status: FileStatus;
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::repo_path::RepoPath;
-use crate::store::ObjectId;
+use crate::store::{ObjectId, UntrackedReason};
 
 // ---------------------------------------------------------- list_checkpoints
 
@@ -43,6 +43,8 @@ pub struct CheckpointInfo {
     pub added: u64,
     pub modified: u64,
     pub deleted: u64,
+    /// Paths present but not captured by this checkpoint.
+    pub not_captured: u64,
     pub on_current_path: bool,
 }
 
@@ -96,15 +98,38 @@ pub enum FileStatus {
     Added,
     Modified,
     Deleted,
+    /// Present at the later end but not captured there (the reason says
+    /// why): whether it changed is unknown, and a restore to that end
+    /// leaves it alone.
+    NotCaptured,
+    /// Captured at the later end, present but not captured at the earlier
+    /// one: whether it changed is unknown.
+    Recaptured,
 }
 
 impl FileStatus {
-    /// git's one-letter status (`A`, `M`, `D`), for listings people read.
+    /// git's one-letter status (`A`, `M`, `D`), for listings people read;
+    /// `?` for not captured and `C` for captured again.
     pub fn letter(self) -> &'static str {
         match self {
             FileStatus::Added => "A",
             FileStatus::Modified => "M",
             FileStatus::Deleted => "D",
+            FileStatus::NotCaptured => "?",
+            FileStatus::Recaptured => "C",
+        }
+    }
+
+    /// The status of a classified change, with the reason a side did not
+    /// capture it.
+    pub fn of(class: crate::store::ChangeClass) -> (FileStatus, Option<UntrackedReason>) {
+        use crate::store::ChangeClass;
+        match class {
+            ChangeClass::Added => (FileStatus::Added, None),
+            ChangeClass::Modified => (FileStatus::Modified, None),
+            ChangeClass::Deleted => (FileStatus::Deleted, None),
+            ChangeClass::NotCaptured(r) => (FileStatus::NotCaptured, Some(r)),
+            ChangeClass::Recaptured(r) => (FileStatus::Recaptured, Some(r)),
         }
     }
 }
@@ -113,6 +138,8 @@ impl FileStatus {
 pub struct ModifiedFile {
     pub path: RepoPath,
     pub status: FileStatus,
+    /// Why one end did not capture it (`notCaptured`, `recaptured`).
+    pub reason: Option<UntrackedReason>,
     /// Turn of the earliest tree-recording entry in the range that changed
     /// the file; null when no recorded entry did (e.g. `@working` changes).
     pub turn_index: Option<u64>,
@@ -172,6 +199,10 @@ pub struct FileDiff {
     /// as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
     /// minimal one, and `additions`/`deletions` over-count.
     pub is_approximate: bool,
+    /// The old end held the path but did not capture it (no content).
+    pub old_not_captured: Option<UntrackedReason>,
+    /// The new end held the path but did not capture it (no content).
+    pub new_not_captured: Option<UntrackedReason>,
     pub encoding: ContentEncoding,
     /// The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
     /// hunk-level `restore_files` selects, by `index` and `hash`.
@@ -208,7 +239,10 @@ pub struct FileVersion {
     pub label: Option<String>,
     pub timestamp: String,
     pub status: FileStatus,
-    /// Content hash after this entry; null when deleted.
+    /// Why this entry's checkpoint or its parent's did not capture it
+    /// (`notCaptured`, `recaptured`).
+    pub reason: Option<UntrackedReason>,
+    /// Content hash after this entry; null when deleted or not captured.
     pub hash: Option<ObjectId>,
 }
 
@@ -224,6 +258,8 @@ pub struct FileHistoryResult {
 pub struct StatusFile {
     pub path: RepoPath,
     pub status: FileStatus,
+    /// Why one end did not capture it (`notCaptured`, `recaptured`).
+    pub reason: Option<UntrackedReason>,
     pub additions: u64,
     pub deletions: u64,
     pub diff: Option<String>,

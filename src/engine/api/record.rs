@@ -55,6 +55,12 @@ pub struct DiffLists {
     pub added: Vec<RepoPath>,
     pub modified: Vec<RepoPath>,
     pub deleted: Vec<RepoPath>,
+    /// Present but not captured by this checkpoint (their reasons are in
+    /// `stats.untracked`): neither added nor deleted.
+    pub not_captured: Vec<RepoPath>,
+    /// Captured by this checkpoint, present but not captured by the
+    /// parent's: whether they changed is unknown.
+    pub recaptured: Vec<RepoPath>,
 }
 
 #[derive(Debug, Default, Clone)]

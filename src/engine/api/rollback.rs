@@ -3,6 +3,7 @@
 
 use crate::repo_path::RepoPath;
 use crate::store::ObjectId;
+use crate::working_copy::Untracked;
 
 // ------------------------------------------------------------- restore_files
 
@@ -74,6 +75,9 @@ pub struct RestoreResult {
     /// Files removed.
     pub deleted: Vec<RepoPath>,
     pub skipped: Vec<RepoPath>,
+    /// Paths the target checkpoint held but did not capture, with why: left
+    /// as they are (also in `skipped`).
+    pub not_captured: Vec<Untracked>,
     pub dirty: Vec<RepoPath>,
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<String>,

@@ -13,6 +13,7 @@ use crate::store::TreeEntry;
 use crate::working_copy::ScanOptions;
 
 mod rollback;
+mod uncaptured;
 mod watch;
 
 fn rp(path: &str) -> RepoPath {

@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::UntrackedReason;
+
 // ---------------------------------------------------------- list_checkpoints
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -47,7 +49,14 @@ pub struct CheckpointInfo {
     pub added: u64,
     pub modified: u64,
     pub deleted: u64,
+    /// Paths present but not captured by this checkpoint; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_captured: u64,
     pub on_current_path: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -76,6 +85,13 @@ pub enum FileStatus {
     Added,
     Modified,
     Deleted,
+    /// Present at the later end but not captured there (`reason` says why):
+    /// whether it changed is unknown, and a restore to that end leaves it
+    /// alone.
+    NotCaptured,
+    /// Captured at the later end, present but not captured at the earlier
+    /// one (`reason` says why): whether it changed is unknown.
+    Recaptured,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -83,6 +99,9 @@ pub enum FileStatus {
 pub struct ModifiedFile {
     pub path: String,
     pub status: FileStatus,
+    /// Why one end did not capture it (`notCaptured`, `recaptured`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<UntrackedReason>,
     /// Turn of the earliest tree-recording entry in the range that changed
     /// the file; null when no recorded entry did (e.g. `@working` changes).
     pub turn_index: Option<u64>,
@@ -134,6 +153,14 @@ pub struct FileDiff {
     /// as removed and re-added whole: `unifiedDiff` is still a correct patch, but not a
     /// minimal one, and `additions`/`deletions` over-count.
     pub is_approximate: bool,
+    /// The old end held the path but did not capture it: there is no old
+    /// content, and no diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_not_captured: Option<UntrackedReason>,
+    /// The new end held the path but did not capture it: there is no new
+    /// content, and no diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_not_captured: Option<UntrackedReason>,
     pub encoding: ContentEncoding,
     /// The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
     /// hunk-level `restore_files` selects, by `index` and `hash`.
@@ -174,7 +201,11 @@ pub struct FileVersion {
     pub label: Option<String>,
     pub timestamp: String,
     pub status: FileStatus,
-    /// Content hash after this entry; null when deleted.
+    /// Why this entry's checkpoint (`notCaptured`) or its parent's
+    /// (`recaptured`) did not capture the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<UntrackedReason>,
+    /// Content hash after this entry; null when deleted or not captured.
     pub hash: Option<String>,
 }
 
@@ -192,6 +223,9 @@ pub struct FileHistoryResult {
 pub struct StatusFile {
     pub path: String,
     pub status: FileStatus,
+    /// Why one end did not capture it (`notCaptured`, `recaptured`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<UntrackedReason>,
     pub additions: u64,
     pub deletions: u64,
     pub diff: Option<String>,

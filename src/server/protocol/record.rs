@@ -48,6 +48,14 @@ pub struct DiffLists {
     pub added: Vec<String>,
     pub modified: Vec<String>,
     pub deleted: Vec<String>,
+    /// Present but not captured by this checkpoint (their reasons are in
+    /// `stats.untracked`): neither added nor deleted. Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_captured: Vec<String>,
+    /// Captured by this checkpoint, present but not captured by the
+    /// parent's: whether they changed is unknown. Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recaptured: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]

@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Untracked;
+
 // ------------------------------------------------------------- restore_files
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -81,6 +83,10 @@ pub struct RestoreResult {
     /// Files removed.
     pub deleted: Vec<String>,
     pub skipped: Vec<String>,
+    /// Paths the target checkpoint held but did not capture, with why: left
+    /// as they are (also in `skipped`). Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_captured: Vec<Untracked>,
     pub dirty: Vec<String>,
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<String>,

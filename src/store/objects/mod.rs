@@ -25,11 +25,13 @@ use loose::freshen;
 use stream::{read_whole, Source, StreamFail};
 
 /// Store format version written to `root/VERSION`. Version 2 added packs
-/// (`objects/pack/`); a version-1 store is a valid version-2 store without
-/// packs, so opening one upgrades its `VERSION` in place.
-pub const STORE_VERSION: u32 = 2;
-/// The older version this build upgrades on open.
-const UPGRADABLE_VERSION: u32 = 1;
+/// (`objects/pack/`); version 3 added uncaptured tree entries
+/// (docs/format.md "Trees"). Each older store is a valid newer one without
+/// them, so opening one upgrades its `VERSION` in place, after which older
+/// builds refuse the store instead of calling its trees corrupt.
+pub const STORE_VERSION: u32 = 3;
+/// The older versions this build upgrades on open.
+const UPGRADABLE_VERSIONS: [u32; 2] = [1, 2];
 
 /// How long a "this object exists" fact may be reused without touching the file again.
 ///
@@ -568,7 +570,7 @@ fn check_or_write_version(layout: &Layout, fsync: bool) -> Result<(), StoreError
                     ),
                 )
             })?;
-            if found == UPGRADABLE_VERSION {
+            if UPGRADABLE_VERSIONS.contains(&found) {
                 return write_version(layout, fsync);
             }
             if found != STORE_VERSION {

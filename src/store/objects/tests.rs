@@ -23,7 +23,7 @@ fn open_creates_layout_and_version() {
     assert!(root.join("objects").is_dir());
     assert!(store.sessions_dir().is_dir());
     assert_eq!(store.sessions_dir(), root.join("sessions"));
-    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "2\n");
+    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
     // Reopening an existing store works and keeps its objects.
     let id = store.put(b"kept").unwrap().id;
     drop(store);
@@ -32,20 +32,38 @@ fn open_creates_layout_and_version() {
     store.sync().unwrap();
 }
 
+/// Stores of versions 1 and 2 are read, and upgraded to 3 on open (their
+/// trees hold no uncaptured entries, so they are valid version-3 trees).
+#[test]
+fn open_upgrades_older_stores() {
+    for old in ["1\n", "2\n"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let store = Store::open(&root, false).unwrap();
+        let id = store.put(b"from before").unwrap().id;
+        store.sync().unwrap();
+        drop(store);
+        fs::write(root.join("VERSION"), old).unwrap();
+        let store = Store::open(&root, false).unwrap();
+        assert_eq!(store.get(&id).unwrap(), b"from before");
+        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
+    }
+}
+
 #[test]
 fn open_refuses_unknown_version() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("VERSION"), "3\n").unwrap();
+    fs::write(root.join("VERSION"), "4\n").unwrap();
     match Store::open(root, false) {
         Err(StoreError::UnsupportedVersion {
-            found: 3,
-            supported: 2,
+            found: 4,
+            supported: 3,
         }) => {}
         other => panic!("unexpected {:?}", other.err()),
     }
     // Left untouched.
-    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
+    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "4\n");
     assert!(!root.join("objects").exists());
     fs::write(root.join("VERSION"), "garbage").unwrap();
     assert!(matches!(

@@ -280,8 +280,9 @@ async function loadFiles(keepPath, keepTab) {
   const ul = $('files');
   ul.replaceChildren();
   r.files.forEach((f, i) => {
-    const st = { added: 'A', modified: 'M', deleted: 'D' }[f.status] || '?';
-    ul.append(el('li', { class: `file st-${f.status}`, 'data-path': f.path, onclick: () => openFile(i) },
+    const st = { added: 'A', modified: 'M', deleted: 'D', notCaptured: '?', recaptured: 'C' }[f.status] || '?';
+    const why = f.reason ? ` (${f.status === 'recaptured' ? 'not captured before' : 'not captured'}: ${f.reason})` : '';
+    ul.append(el('li', { class: `file st-${f.status}`, 'data-path': f.path, title: `${f.status}${why}`, onclick: () => openFile(i) },
       el('input', { type: 'checkbox', class: 'choose write', title: 'choose for restore',
         onclick: (ev) => { ev.stopPropagation(); updateChosen(); } }),
       el('span', { class: 'st', text: st }),
@@ -471,10 +472,10 @@ async function loadHistory() {
   for (const v of h.versions) {
     t.append(el('tr', {},
       el('td', { text: `#${v.turnIndex}` }), el('td', { text: v.kind }), el('td', { text: v.label || '' }),
-      el('td', { text: v.status }), el('td', { text: timeOf(v.timestamp) }),
+      el('td', { text: v.reason ? `${v.status} (${v.reason})` : v.status }), el('td', { text: timeOf(v.timestamp) }),
       el('td', {},
         el('button', { type: 'button', onclick: () => { setPoints(v.entryId, '@working'); } }, 'diff to working'),
-        READ_ONLY || v.status === 'deleted' ? null : el('button', { type: 'button', class: 'write',
+        READ_ONLY || v.status === 'deleted' || v.status === 'notCaptured' ? null : el('button', { type: 'button', class: 'write',
           onclick: () => startWrite('restore_files', { targetEntryId: v.entryId, files: [f.path] }, `Restore ${f.path} as of turn ${v.turnIndex}`) }, 'restore this version…'))));
   }
   box.replaceChildren(el('p', { text: `${h.versions.length} recorded version(s) of ${h.path}` }), t);
@@ -607,6 +608,7 @@ function showPlan(method, params, title, body, stale) {
   const notes = $('plan-notes');
   notes.replaceChildren();
   for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
+  for (const u of restore.notCaptured || []) notes.append(el('li', { text: `left as it is: ${u.path} (the checkpoint did not capture it: ${u.reason})` }));
   for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
   renderPlanOptions(method, params, title, restore);
   $('plan-dialog').dataset.onConflict = revert ? onConflict : (params.onConflict || '');
