@@ -10,8 +10,6 @@
 pub mod durability;
 pub mod engine;
 pub mod gc;
-pub mod hooks;
-pub mod install;
 pub mod memory;
 pub mod repo_path;
 pub mod server;

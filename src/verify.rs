@@ -14,12 +14,43 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::engine::api::{VerifyProblem, VerifyProblemKind, VerifyResult};
 use crate::gc::{self, GcError};
 use crate::session::records::collect_tree_hashes;
 use crate::session::SessionLog;
 use crate::store::{EntryKind, Layout, ObjectId, Store, StoreError};
 use crate::working_copy::StatCache;
+
+/// What `verify` found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum VerifyProblemKind {
+    /// A session file that does not parse.
+    Session,
+    /// An object a session, a journal or a stat cache names is not stored.
+    MissingObject,
+    /// A stored object that does not decode to content with its id (or a
+    /// tree that does not decode as a tree).
+    CorruptObject,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct VerifyProblem {
+    pub kind: VerifyProblemKind,
+    /// The object id or the file the problem is about.
+    pub subject: String,
+    /// Who needs it (a session file, a stat cache, a tree) and the error.
+    pub detail: String,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct VerifyResult {
+    /// No problem found.
+    pub ok: bool,
+    pub sessions: u64,
+    pub stat_caches: u64,
+    /// Distinct objects read and hashed (reachable ones and every other one stored).
+    pub objects: u64,
+    pub problems: Vec<VerifyProblem>,
+}
 
 /// Checks everything (see the module docs).
 pub fn run(store: &Store) -> Result<VerifyResult, GcError> {

@@ -118,10 +118,7 @@ impl Engine {
         for raw in &p.paths {
             let rp = super::parse_path(self.working_copy.root(), raw)?;
             let raw = raw.as_str();
-            if let Some(link) = crate::working_copy::checkout::blocking_parent(
-                self.working_copy.root(),
-                rp.as_str(),
-            ) {
+            if let Some(link) = self.working_copy.blocking_parent(rp.as_str()) {
                 return Err(EngineError::InvalidParams(format!(
                     "{raw:?} is below {link:?}, which is not a real directory (a symlink or a \
                      file); stage the path it points to instead"

@@ -83,7 +83,7 @@ impl Engine {
             .iter()
             .chain(journal.deletes.iter())
             .map(String::as_str);
-        crate::working_copy::checkout::remove_temp_files(self.working_copy.root(), touched);
+        self.working_copy.remove_temp_files(touched);
         if !self.log.index().contains(&journal.unrevert_entry_id) {
             Journal::remove(&path);
             return Ok(Some(InterruptedRestore {

@@ -25,7 +25,7 @@ use std::path::Path;
 pub use api::{InterruptedRestore, Point};
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
-pub use open::{default_store_dir, rewind_home, EngineConfig, ResumeMode};
+pub use open::{default_store_dir, EngineConfig, ResumeMode};
 
 use crate::repo_path::RepoPath;
 use crate::session::{Entry, SessionLog};

@@ -10,7 +10,7 @@ use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
 use super::{Engine, EngineError, EventSink, Result};
 use crate::session::records::StepSnapshot;
 use crate::session::{self, Header, SessionLog, CUSTOM_STEP_SNAPSHOT};
-use crate::store::{project_hash, FlatCache, Layout, Store};
+use crate::store::{FlatCache, Home, Layout, Store};
 use crate::working_copy::{ScanOptions, WorkingCopy};
 
 #[derive(Debug, Clone, Default)]
@@ -44,19 +44,9 @@ pub enum ResumeMode {
     Continue,
 }
 
-/// [`rewind_home`]`/projects/<xxh3-64 of the root path>`.
+/// The project's default store in rewind's home ([`Home::project_store`]).
 pub fn default_store_dir(root: &Path) -> PathBuf {
-    rewind_home().join("projects").join(project_hash(root))
-}
-
-/// `$REWIND_HOME`, default `$XDG_DATA_HOME/rewind`, i.e.
-/// `~/.local/share/rewind`: where the default stores live.
-pub fn rewind_home() -> PathBuf {
-    std::env::var_os("REWIND_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind")))
-        .unwrap_or_else(|| PathBuf::from(".rewind"))
+    Home::from_env().project_store(root)
 }
 
 fn absolute(p: &Path, what: &str) -> Result<PathBuf> {

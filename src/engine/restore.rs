@@ -14,7 +14,7 @@ use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
 use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
 use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UntrackedReason};
-use crate::working_copy::checkout::{self, CheckoutError};
+use crate::working_copy::CheckoutError;
 use crate::working_copy::CheckoutPlan;
 
 /// What a restore will do, computed before anything is written.
@@ -315,7 +315,7 @@ impl Engine {
     ) -> Option<&'static str> {
         // Parents first: looking at the path itself through a parent that
         // is a symlink would look outside the project.
-        if let Some(parent) = checkout::blocking_parent(self.working_copy.root(), path) {
+        if let Some(parent) = self.working_copy.blocking_parent(path) {
             return if deleting.contains(parent.as_str()) {
                 // A captured file or symlink the restore removes first.
                 None
@@ -323,18 +323,7 @@ impl Engine {
                 Some("uncaptured file in place of a parent directory")
             };
         }
-        let abs = crate::repo_path::join(self.working_copy.root(), path);
-        if let Ok(m) = std::fs::symlink_metadata(&abs) {
-            if m.is_dir() {
-                let below = checkout::files_below(self.working_copy.root(), path);
-                if below.iter().any(|f| !working.contains_key(f)) {
-                    return Some("directory with uncaptured files");
-                }
-            } else {
-                return Some("uncaptured file");
-            }
-        }
-        None
+        self.working_copy.uncaptured_at(path, working)
     }
 
     /// Snapshot before mutate: when the disk differs from the checkpoint at
@@ -546,7 +535,7 @@ impl Engine {
             return out;
         };
         let then = cp.record::<StepSnapshot>().and_then(|s| s.git);
-        let now = crate::working_copy::git::head_info(self.working_copy.root());
+        let now = self.working_copy.git_head();
         if let (Some(then), Some((branch, head))) = (then, now) {
             let (then_branch, then_head) = (then.branch, then.head);
             if then_branch != branch {

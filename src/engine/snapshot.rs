@@ -9,7 +9,7 @@ use super::{turn_of, Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
 use crate::store::{classify, diff_trees, Change, ChangeClass};
-use crate::working_copy::{git, WorkingState};
+use crate::working_copy::WorkingState;
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -120,8 +120,10 @@ impl Engine {
             duration_ms: state.duration_ms,
             untracked: state.scan.untracked.clone(),
         };
-        let git =
-            git::head_info(self.working_copy.root()).map(|(branch, head)| GitInfo { branch, head });
+        let git = self
+            .working_copy
+            .git_head()
+            .map(|(branch, head)| GitInfo { branch, head });
         if !changed && !spec.force && spec.parent.is_some() {
             return Ok(SnapshotResult {
                 entry_id: None,

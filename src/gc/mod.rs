@@ -44,6 +44,7 @@
 //! (which go), [`mark`] (what they and the stat caches reach), [`sweep`] (what
 //! is deleted); [`run`] puts them in that order.
 
+mod api;
 mod discover;
 mod mark;
 mod retention;
@@ -54,10 +55,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::engine::api::{GcParams, GcResult};
 use crate::session::SessionError;
 use crate::store::{ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL};
 
+pub use api::{GcParams, GcResult};
 pub(crate) use discover::session_paths;
 pub(crate) use mark::{referenced_trees, stat_cache_paths};
 

@@ -200,6 +200,52 @@ impl Layout {
     }
 }
 
+/// rewind's home, `$REWIND_HOME` (default `$XDG_DATA_HOME/rewind`, i.e.
+/// `~/.local/share/rewind`), and every path in it (docs/format.md "Store
+/// location"): the projects' default stores, the hook failures no store
+/// took, and what `rewind install` changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// The home the environment names.
+    pub fn from_env() -> Home {
+        let root = std::env::var_os("REWIND_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("rewind")))
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/rewind"))
+            })
+            .unwrap_or_else(|| PathBuf::from(".rewind"));
+        Home { root }
+    }
+
+    pub fn new(root: PathBuf) -> Home {
+        Home { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `projects/<projectHash>`: the project's default store.
+    pub fn project_store(&self, project_root: &Path) -> PathBuf {
+        self.root.join("projects").join(project_hash(project_root))
+    }
+
+    /// `hook-failures.log`: hook failures that no project store took.
+    pub fn hook_failures(&self) -> PathBuf {
+        self.root.join("hook-failures.log")
+    }
+
+    /// `installed.json`: the agents' settings `rewind install` changed.
+    pub fn installed(&self) -> PathBuf {
+        self.root.join("installed.json")
+    }
+}
+
 /// `<projectHash>`: xxh3-64 of the canonical project root path, as 16 hex
 /// digits. It names the project's default store and its stat cache.
 pub fn project_hash(project_root: &Path) -> String {

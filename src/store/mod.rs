@@ -29,7 +29,7 @@ pub use diff::{
 pub use error::StoreError;
 pub use flat_cache::FlatCache;
 pub use generation::{DeletionGuard, WriterGuard};
-pub use layout::{project_hash, Layout};
+pub use layout::{project_hash, Home, Layout};
 pub use object_id::ObjectId;
 pub use objects::{
     FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,

@@ -166,6 +166,41 @@ impl WorkingCopy {
         paths
     }
 
+    /// The directory above `path` that is not a real directory (a symlink
+    /// or a file), when there is one: nothing is read or written below it
+    /// (docs/architecture.md rule 7).
+    pub fn blocking_parent(&self, path: &str) -> Option<String> {
+        checkout::blocking_parent(&self.root, path)
+    }
+
+    /// Whether something other than a directory stands at `path`, or a
+    /// directory holding a file `captured` does not hold: what a restore
+    /// must not overwrite (docs/architecture.md rule 2). `None` when
+    /// nothing of the kind is there.
+    pub fn uncaptured_at(&self, path: &str, captured: &FlatTree) -> Option<&'static str> {
+        let abs = crate::repo_path::join(&self.root, path);
+        let m = std::fs::symlink_metadata(&abs).ok()?;
+        if !m.is_dir() {
+            return Some("uncaptured file");
+        }
+        checkout::files_below(&self.root, path)
+            .iter()
+            .any(|f| !captured.contains_key(f))
+            .then_some("directory with uncaptured files")
+    }
+
+    /// Remove the temp files a restore cut short by a crash left in the
+    /// directories of `paths` (they are ours, never the user's); how many.
+    pub fn remove_temp_files<'a>(&self, paths: impl IntoIterator<Item = &'a str>) -> usize {
+        checkout::remove_temp_files(&self.root, paths)
+    }
+
+    /// The project's git branch and HEAD commit, when it is a git
+    /// repository (read, never written: rule 6).
+    pub fn git_head(&self) -> Option<(Option<String>, Option<String>)> {
+        git::head_info(&self.root)
+    }
+
     /// Does `path` hold exactly `expected` (`None`: nothing)? A stat-cache
     /// hit, else its content hashed (docs/architecture.md rule 11).
     pub fn holds(&self, path: &str, expected: Option<&TreeEntry>) -> bool {

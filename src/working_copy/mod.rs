@@ -2,17 +2,21 @@
 //! they hash to (walk, ignore rules, stat cache), and writing a tree's files
 //! back. [`WorkingCopy`] holds one session's view of the project directory.
 
-pub mod beneath;
-pub mod checkout;
-mod copy;
-pub mod git;
-mod ignored;
-pub mod options;
-pub mod scan;
-mod scan_tree;
-pub mod stat_cache;
-pub mod watch;
+//! Its submodules are private: the engine reaches the disk only through
+//! [`WorkingCopy`]'s methods and the few types re-exported here.
 
+mod beneath;
+mod checkout;
+mod copy;
+mod git;
+mod ignored;
+mod options;
+mod scan;
+mod scan_tree;
+mod stat_cache;
+mod watch;
+
+pub use checkout::CheckoutError;
 pub use copy::{CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};

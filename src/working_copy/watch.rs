@@ -181,6 +181,7 @@ impl Watcher {
     }
 
     /// Whether the next drain can be trusted (a full scan re-arms it).
+    #[cfg(test)]
     pub fn is_armed(&self) -> bool {
         !self.lost
     }
@@ -194,10 +195,6 @@ impl Watcher {
     /// were drained but not acted on).
     pub fn invalidate(&mut self) {
         self.lost = true;
-    }
-
-    pub fn watched_dirs(&self) -> usize {
-        self.watched.len()
     }
 
     fn absolute(&self, dir: &str) -> PathBuf {

@@ -1,61 +1,6 @@
-//! Requests and results of store maintenance: gc and verify.
+//! Requests and results of store maintenance. gc and verify own them (they
+//! run on a store, with no engine); the engine's `gc` and `verify` methods
+//! hand them through.
 
-// ------------------------------------------------------------------------- gc
-
-#[derive(Debug, Default, Clone)]
-pub struct GcParams {
-    pub dry_run: Option<bool>,
-    /// Keep the newest N sessions (plus protected ones).
-    pub keep_last: Option<u64>,
-    /// Keep sessions younger than this many days (plus protected ones).
-    pub max_age_days: Option<f64>,
-    /// Remove the oldest unprotected sessions while the store is larger.
-    pub budget_bytes: Option<u64>,
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct GcResult {
-    pub objects_before: u64,
-    pub objects_removed: u64,
-    pub bytes_before: u64,
-    pub bytes_freed: u64,
-    pub sessions_pruned: u64,
-    pub budget_met: bool,
-    pub dry_run: bool,
-    /// Session files removed (or, in a dry run, that would be).
-    pub pruned_sessions: Vec<String>,
-}
-
-// --------------------------------------------------------------------- verify
-
-/// What `verify` found wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum VerifyProblemKind {
-    /// A session file that does not parse.
-    Session,
-    /// An object a session, a journal or a stat cache names is not stored.
-    MissingObject,
-    /// A stored object that does not decode to content with its id (or a
-    /// tree that does not decode as a tree).
-    CorruptObject,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct VerifyProblem {
-    pub kind: VerifyProblemKind,
-    /// The object id or the file the problem is about.
-    pub subject: String,
-    /// Who needs it (a session file, a stat cache, a tree) and the error.
-    pub detail: String,
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct VerifyResult {
-    /// No problem found.
-    pub ok: bool,
-    pub sessions: u64,
-    pub stat_caches: u64,
-    /// Distinct objects read and hashed (reachable ones and every other one stored).
-    pub objects: u64,
-    pub problems: Vec<VerifyProblem>,
-}
+pub use crate::gc::{GcParams, GcResult};
+pub use crate::verify::{VerifyProblem, VerifyProblemKind, VerifyResult};

@@ -208,6 +208,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
 
 /// How one event's hook stood after [`add_hooks`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // `Added::Added` reads as the sentence it is
 pub enum Added {
     /// A new entry was appended.
     Added,

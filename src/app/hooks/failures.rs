@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::Layout;
-
-const HOME_LOG: &str = "hook-failures.log";
+use rewind::store::{Home, Layout};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
@@ -26,7 +24,7 @@ pub struct Failure {
 
 /// Append `failure` to the store's log, else to the home log; `false` when
 /// neither could be written (then only stderr has it).
-pub fn record(store: Option<&Layout>, home: &Path, failure: &Failure) -> bool {
+pub fn record(store: Option<&Layout>, home: &Home, failure: &Failure) -> bool {
     let Ok(mut line) = serde_json::to_string(failure) else {
         return false;
     };
@@ -34,7 +32,7 @@ pub fn record(store: Option<&Layout>, home: &Path, failure: &Failure) -> bool {
     let targets = store
         .map(Layout::hook_failures)
         .into_iter()
-        .chain(std::iter::once(home.join(HOME_LOG)));
+        .chain(std::iter::once(home.hook_failures()));
     for path in targets {
         if append(&path, line.as_bytes()).is_ok() {
             return true;
@@ -57,9 +55,9 @@ fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The last `n` failures recorded for `project` (in its store, and in the
 /// home log), oldest first. Lines that do not parse are skipped.
-pub fn recent(store: &Layout, home: &Path, project: &Path, n: usize) -> Vec<Failure> {
+pub fn recent(store: &Layout, home: &Home, project: &Path, n: usize) -> Vec<Failure> {
     let project = project.to_string_lossy();
-    let mut all: Vec<Failure> = [store.hook_failures(), home.join(HOME_LOG)]
+    let mut all: Vec<Failure> = [store.hook_failures(), home.hook_failures()]
         .iter()
         .flat_map(read)
         .filter(|f| {
@@ -103,7 +101,7 @@ mod tests {
     #[test]
     fn failures_go_to_the_store_else_home_and_are_read_back_per_project() {
         let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
+        let home = Home::new(dir.path().join("home"));
         let layout = Layout::new(&dir.path().join("store"));
         assert!(record(Some(&layout), &home, &failure("2", Some("/p"))));
         assert!(layout.hook_failures().is_file());

@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::payload::Agent;
 use super::HookError;
-use crate::store::Layout;
+use rewind::store::Layout;
 
 /// How long a hook waits for another hook of the same store (parallel
 /// tool calls) before it gives up; agents give hooks 60 s.
@@ -98,7 +98,7 @@ impl Sessions {
             path: path.clone(),
             source,
         })?;
-        crate::durability::atomic_write(&path, &temp, true, |f| f.write_all(&bytes))
+        rewind::durability::atomic_write(&path, &temp, true, |f| f.write_all(&bytes))
             .map_err(|e| HookError::io("write", &path, e))
     }
 }

@@ -32,10 +32,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use json_merge::Json;
+use rewind::store::Home;
 
 /// The agents, as `rewind hook --agent` names them: one type for the hook
 /// that reads their payloads and the installer that wires it in.
-pub use crate::hooks::Agent;
+pub use crate::app::hooks::Agent;
 
 /// Whose configuration to edit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,8 +57,8 @@ pub struct Paths {
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`): where Claude Code reads
     /// its user settings when set.
     pub claude_config_dir: Option<PathBuf>,
-    /// Where `installed.json` lives.
-    pub rewind_home: PathBuf,
+    /// rewind's home, where `installed.json` lives.
+    pub rewind_home: Home,
 }
 
 impl Paths {
@@ -71,7 +72,7 @@ impl Paths {
             home: var("HOME"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
-            rewind_home: crate::engine::rewind_home(),
+            rewind_home: Home::from_env(),
         }
     }
 
@@ -89,7 +90,7 @@ impl Paths {
     }
 
     fn state_file(&self) -> PathBuf {
-        self.rewind_home.join("installed.json")
+        self.rewind_home.installed()
     }
 }
 
@@ -250,7 +251,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{name}.rewind-{}.tmp", std::process::id()));
-    crate::durability::atomic_write(path, &temp, true, |f| {
+    rewind::durability::atomic_write(path, &temp, true, |f| {
         f.write_all(bytes)?;
         if let Some(p) = perms {
             f.set_permissions(p)?;

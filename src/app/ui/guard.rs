@@ -14,7 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::frontend::constant_time_eq;
+use crate::app::two_step::constant_time_eq;
 
 /// The header that carries the secret on writes.
 pub const TOKEN_HEADER: &str = "x-rewind-token";

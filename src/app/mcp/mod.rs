@@ -29,8 +29,9 @@ use rmcp::model::{
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde_json::json;
 
-use crate::frontend::{range, Access};
-use crate::Location;
+use crate::app::args::Location;
+use crate::app::points::range;
+use crate::app::project::Access;
 
 /// The longest unified diff `diff` returns by default, in bytes.
 mod answer;
@@ -52,7 +53,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 pub fn run(at: Location) -> Result<()> {
     // Resume the newest session (recording edits made since as `outside`)
     // or start one with its baseline; then let go of it until a call.
-    let engine = crate::cli_unhooked::open_or_start(&at, false)?;
+    let engine = crate::app::project::open_or_start(&at, false)?;
     tracing::info!(
         session = %engine.session_file().display(),
         root = %engine.project_root().display(),

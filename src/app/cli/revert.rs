@@ -7,13 +7,14 @@ use std::io::{BufRead, Write};
 
 use anyhow::{bail, Result};
 
-use crate::cli::{
-    ask, leaf_of, locate, open_for_writing, path_checkpoints, print_done, print_written, repo_paths,
-};
-use crate::{Location, RevertConflictMode};
+use super::rollback::{leaf_of, path_checkpoints, print_done};
+use super::{ask, print_written, repo_paths};
+use crate::app::args::{Location, RevertConflictMode};
+use crate::app::plan::revert_plan_text;
+use crate::app::project::{locate, open_for_writing};
 use rewind::engine::api::{
     FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,
-    RestoreFilesParams, RevertOnConflict, RevertParams, RevertResult, RevertStatus,
+    RestoreFilesParams, RevertOnConflict, RevertParams, RevertStatus,
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
@@ -52,50 +53,6 @@ fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String
     match (of_turn.first(), of_turn.last()) {
         (Some(first), Some(last)) => Ok((first.entry_id.clone(), Some(last.entry_id.clone()))),
         _ => bail!("turn {turn} has no checkpoint on the current path (see `rewind log`)"),
-    }
-}
-
-/// A revert plan for people: each file's outcome and reason, the
-/// conflicting lines, then (with `with_diffs`) the diffs. Also the MCP
-/// `revert` tool's text.
-pub(crate) fn revert_plan_text(r: &RevertResult, with_diffs: bool) -> String {
-    let mut out = String::new();
-    for f in &r.files {
-        let status = match f.status {
-            RevertStatus::Clean => "clean",
-            RevertStatus::Conflict => "CONFLICT",
-            RevertStatus::Skip => "skip",
-        };
-        let reason = f
-            .reason
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "  {status:<8} {:<6} {}{reason}\n",
-            f.action.as_str(),
-            f.path
-        ));
-        for c in &f.conflicts {
-            out.push_str("    now:\n");
-            push_indented(&mut out, &c.current, "      | ");
-            out.push_str("    before the reverted change:\n");
-            push_indented(&mut out, &c.before, "      | ");
-        }
-    }
-    if with_diffs {
-        for f in r.files.iter().filter(|f| !f.diff.is_empty()) {
-            out.push_str(&f.diff);
-        }
-    }
-    out
-}
-
-fn push_indented(out: &mut String, text: &str, prefix: &str) {
-    for line in text.lines() {
-        out.push_str(prefix);
-        out.push_str(line);
-        out.push('\n');
     }
 }
 

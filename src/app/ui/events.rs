@@ -22,7 +22,7 @@ type Stamp = Option<(PathBuf, u64, Option<SystemTime>)>;
 
 fn stamp(ui: &Ui, session: Option<&str>) -> Stamp {
     let at = ui.location(session).ok()?;
-    let path = crate::frontend::session_of(&at).ok()?;
+    let path = crate::app::project::session_of(&at).ok()?;
     let meta = std::fs::metadata(&path).ok()?;
     Some((path, meta.len(), meta.modified().ok()))
 }

@@ -8,8 +8,10 @@ use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
 use serde_json::{json, Value};
 
 use super::LOCK_WAIT;
-use crate::frontend::{self, plan_files, Access, FrontError, Step};
-use crate::Location;
+use crate::app::args::Location;
+use crate::app::plan::plan_files;
+use crate::app::project::{self, Access, FrontError};
+use crate::app::two_step::{self, Step};
 
 /// An engine failure as an MCP error: the caller's mistakes (bad ids,
 /// paths, arguments) are invalid params (turned into tool errors by
@@ -39,7 +41,7 @@ pub(super) fn front_error(err: FrontError) -> ErrorData {
 
 /// The session for one call: `--session`, else the store's newest.
 pub(super) fn open(at: &Location, access: Access) -> Result<Engine, ErrorData> {
-    frontend::open(at, access, LOCK_WAIT).map_err(front_error)
+    project::open(at, access, LOCK_WAIT).map_err(front_error)
 }
 
 pub(super) fn internal(message: String) -> ErrorData {
@@ -76,7 +78,7 @@ pub(super) trait Outcome: ToWire<Wire: serde::Serialize> + Clone {
 
 impl Outcome for RestoreResult {
     fn plan_text(&self, what: &str) -> String {
-        restore_plan_text(what, self)
+        crate::app::plan::restore_plan_text(what, self)
     }
     fn plan_files(&self) -> Option<Vec<Value>> {
         Some(plan_files(self))
@@ -101,7 +103,7 @@ impl Outcome for RevertResult {
             "{what} would write {} file(s) and delete {}:\n{}",
             self.restored.len(),
             self.deleted.len(),
-            crate::cli_revert::revert_plan_text(self, true)
+            crate::app::plan::revert_plan_text(self, true)
         )
     }
     fn plan_files(&self) -> Option<Vec<Value>> {
@@ -121,47 +123,6 @@ impl Outcome for RevertResult {
     }
 }
 
-pub(super) fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
-    let mut s = String::new();
-    if plan.restored.is_empty() && plan.deleted.is_empty() {
-        s.push_str(&format!("{what}: nothing to change.\n"));
-    } else {
-        s.push_str(&format!(
-            "{what} would write {} file(s) and delete {}:\n",
-            plan.restored.len(),
-            plan.deleted.len()
-        ));
-    }
-    for p in &plan.restored {
-        s.push_str(&format!("  write   {p}\n"));
-    }
-    for p in &plan.deleted {
-        s.push_str(&format!("  delete  {p}\n"));
-    }
-    for u in &plan.not_captured {
-        s.push_str(&format!(
-            "  keep    {} (the target did not capture it: {})\n",
-            u.path,
-            u.reason.as_str()
-        ));
-    }
-    for p in plan.skipped.iter().chain(&plan.dirty) {
-        let uncaptured = plan.not_captured.iter().any(|u| &u.path == p);
-        if !plan.restored.contains(p) && !plan.deleted.contains(p) && !uncaptured {
-            s.push_str(&format!(
-                "  keep    {p} (changed since it was last recorded)\n"
-            ));
-        }
-    }
-    for c in &plan.conflicts {
-        s.push_str(&format!("  conflict {} ({:?})\n", c.path, c.reason));
-    }
-    for w in &plan.warnings {
-        s.push_str(&format!("  warning: {w}\n"));
-    }
-    s
-}
-
 /// The two steps of a write: `run(engine, true)` plans, `run(engine,
 /// false)` executes. Without `token`, or with one that no longer matches
 /// the plan and the files on disk, nothing is written and the answer is
@@ -173,7 +134,7 @@ pub(super) fn two_step<T: Outcome>(
     token: Option<String>,
     run: impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
 ) -> Result<CallToolResult, ErrorData> {
-    let (plan, fresh, working, stale) = match frontend::two_step(engine, op, token.as_deref(), run)
+    let (plan, fresh, working, stale) = match two_step::two_step(engine, op, token.as_deref(), run)
         .map_err(front_error)?
     {
         Step::Done(done) => {

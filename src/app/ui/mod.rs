@@ -2,7 +2,7 @@
 //! binary (docs/ui.md). The server listens on 127.0.0.1 only; `guard`
 //! checks every request before it is routed; `api` answers in the
 //! protocol's own method names and types, opening the session per request
-//! through `crate::frontend` (read-only without the lock; a write takes the
+//! through `crate::app::project` (read-only without the lock; a write takes the
 //! lock, like `rewind mcp`); `assets` is the page, embedded.
 
 mod api;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use rewind::store::Layout;
 
-use crate::Location;
+use crate::app::args::Location;
 
 /// The command line of `rewind ui`.
 pub struct Options {
@@ -38,14 +38,14 @@ pub struct Ui {
 }
 
 pub fn run(at: Location, options: Options) -> Result<()> {
-    let (root, store) = crate::cli::project_and_store(&at)?;
+    let (root, store) = crate::app::project::project_and_store(&at)?;
     let at = Location {
         cwd: Some(root.clone()),
         store: Some(store.clone()),
         session: at.session.map(|s| s.canonicalize().unwrap_or(s)),
     };
     let sessions_dir = Layout::new(&store).sessions_dir();
-    if let Err(e) = crate::frontend::session_of(&at) {
+    if let Err(e) = crate::app::project::session_of(&at) {
         bail!(
             "{e} in {} (record one first: an agent with `rewind install`, `rewind serve`, `rewind run` or `rewind watch`)",
             store.display()

@@ -3,7 +3,7 @@
 //! docs/protocol.md (`list_checkpoints`, `get_file_diff`, …) with its own
 //! params and answers with its own result, run through the sidecar's
 //! method table (`rewind::server::handlers::call`) on the session opened read-only.
-//! Writes go through `POST /api/write` in two steps (`frontend::two_step`):
+//! Writes go through `POST /api/write` in two steps (`two_step::two_step`):
 //! without a token the answer is the exact plan and a token; with the
 //! token the write runs only if nothing changed since (else 409 and the new
 //! plan). The rest is what only the page needs: the sessions to pick from,
@@ -33,8 +33,10 @@ use serde_json::{json, Value};
 
 use super::guard::Guard;
 use super::{assets, events, Ui};
-use crate::frontend::{self, plan_files, Access, FrontError, Step};
-use crate::Location;
+use crate::app::args::Location;
+use crate::app::plan::plan_files;
+use crate::app::project::{self, Access, FrontError};
+use crate::app::two_step::{self, Step};
 
 /// How long a write waits for a hook that holds the session; a live
 /// sidecar holds it for good, and the page says so.
@@ -192,7 +194,7 @@ async fn asset(Path(path): Path<String>) -> Response {
 }
 
 async fn info(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
-    let default = frontend::session_of(&ui.at).ok();
+    let default = project::session_of(&ui.at).ok();
     Ok(Json(json!({
         "readOnly": ui.read_only,
         "projectRoot": ui.at.cwd,
@@ -324,7 +326,7 @@ async fn rpc_result(ui: Arc<Ui>, req: RpcRequest) -> Result<Value, ApiError> {
         p => Some(p.to_string()),
     };
     blocking(move || {
-        let mut engine = frontend::open(&at, Access::Read, LOCK_WAIT)?;
+        let mut engine = project::open(&at, Access::Read, LOCK_WAIT)?;
         match handlers::call(&mut engine, &req.method, params.as_deref()) {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(ApiError::from_code(
@@ -404,7 +406,7 @@ async fn write(State((ui, _)): AppState, body: Bytes) -> Result<Response, ApiErr
     let token = req.token;
     let _turn = ui.write_turn.lock().await;
     let (status, body) = blocking(move || {
-        let mut engine = frontend::open(&at, Access::Write, LOCK_WAIT)?;
+        let mut engine = project::open(&at, Access::Write, LOCK_WAIT)?;
         write_step(&mut engine, &method, params, token.as_deref())
     })
     .await?;
@@ -421,7 +423,7 @@ fn write_step(
     let answer = match method {
         "restore_files" => {
             let p: RestoreFilesParams = typed::<wire::RestoreFilesParams, _>(&params)?;
-            let step = frontend::two_step(engine, op, token, |e, preview| {
+            let step = two_step::two_step(engine, op, token, |e, preview| {
                 e.restore_files(RestoreFilesParams {
                     preview: Some(preview),
                     ..p.clone()
@@ -431,7 +433,7 @@ fn write_step(
         }
         "undo" => {
             let p: UndoParams = typed::<wire::UndoParams, _>(&params)?;
-            let step = frontend::two_step(engine, op, token, |e, preview| {
+            let step = two_step::two_step(engine, op, token, |e, preview| {
                 e.undo(UndoParams {
                     preview: Some(preview),
                     ..p.clone()
@@ -441,7 +443,7 @@ fn write_step(
         }
         "navigate_tree" => {
             let p: NavigateTreeParams = typed::<wire::NavigateTreeParams, _>(&params)?;
-            let step = frontend::two_step(engine, op, token, |e, preview| {
+            let step = two_step::two_step(engine, op, token, |e, preview| {
                 e.navigate_tree(NavigateTreeParams {
                     preview: Some(preview),
                     ..p.clone()
@@ -453,7 +455,7 @@ fn write_step(
         }
         "revert" => {
             let p: RevertParams = typed::<wire::RevertParams, _>(&params)?;
-            let step = frontend::two_step(engine, op, token, |e, preview| {
+            let step = two_step::two_step(engine, op, token, |e, preview| {
                 e.revert(RevertParams {
                     preview: Some(preview),
                     ..p.clone()
@@ -463,7 +465,7 @@ fn write_step(
         }
         "label" => {
             let p: LabelParams = typed::<wire::LabelParams, _>(&params)?;
-            let step = frontend::two_step(engine, op.clone(), token, |e, preview| {
+            let step = two_step::two_step(engine, op.clone(), token, |e, preview| {
                 if preview {
                     Ok(op.clone())
                 } else {

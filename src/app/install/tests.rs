@@ -22,7 +22,7 @@ fn env() -> Env {
         home: Some(root.join("home")),
         codex_home: None,
         claude_config_dir: None,
-        rewind_home: root.join("rewind-home"),
+        rewind_home: rewind::store::Home::new(root.join("rewind-home")),
     };
     Env {
         _dir: dir,

@@ -7,47 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rewind::engine::api::{SnapshotKind, SnapshotParams};
-use rewind::engine::{Engine, EngineConfig};
-use rewind::store::Layout;
+use rewind::engine::Engine;
 
-use crate::Location;
-
-/// Where `at` points: the canonical project root, its store, and the
-/// session (`--session`, else the store's newest, else none: `Engine::open`
-/// starts one).
-pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> {
-    let (root, store) = crate::cli::project_and_store(at)?;
-    let store = match at.store {
-        Some(_) => store.canonicalize().unwrap_or(store),
-        None => store,
-    };
-    let session = match &at.session {
-        Some(s) => Some(s.clone()),
-        None => std::fs::read_dir(Layout::new(&store).sessions_dir())
-            .ok()
-            .and_then(crate::cli::newest_of),
-    };
-    Ok(EngineConfig {
-        cwd: Some(root),
-        session_file: session,
-        store_dir: Some(store),
-        fsync: true,
-        watch,
-        ..Default::default()
-    })
-}
-
-/// The newest session of the project's store (or `--session`), or a new
-/// one with its baseline: `run`, `watch` and `mcp` record into it.
-pub(crate) fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
-    match Engine::open(locate_newest(at, watch)?) {
-        Ok((engine, _)) => Ok(engine),
-        Err(e) if e.is_locked() => {
-            bail!("{e}: a sidecar or another `rewind watch` is recording this session")
-        }
-        Err(e) => Err(e.into()),
-    }
-}
+use crate::app::args::Location;
+use crate::app::project::open_or_start;
 
 /// A checkpoint of `kind`, recorded changed or not; `new_turn` starts the
 /// next turn, else it belongs to the current one.

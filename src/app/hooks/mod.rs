@@ -15,12 +15,12 @@ pub mod tools;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
-use crate::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode};
-use crate::repo_path::RepoPath;
-use crate::store::Layout;
-pub use payload::{parse, Agent};
+pub use payload::Agent;
 use payload::{HookEvent, Step};
+use rewind::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
+use rewind::engine::{default_store_dir, EngineConfig, EngineError, ResumeMode};
+use rewind::repo_path::RepoPath;
+use rewind::store::{Home, Layout};
 use sessions::{AgentSession, Sessions};
 use tools::ToolEffect;
 
@@ -108,7 +108,7 @@ pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
         resume: ResumeMode::Continue,
         ..Default::default()
     };
-    let mut engine = open_waiting(config)?;
+    let mut engine = crate::app::project::open_waiting(config, SESSION_WAIT)?;
     let is_new = known.is_none();
     let mut session = known.unwrap_or_else(|| AgentSession {
         agent: agent.name().to_string(),
@@ -196,20 +196,6 @@ fn work_of(agent: Agent, event: &HookEvent) -> Option<Work> {
     }
 }
 
-/// Open the session, waiting while another process holds it.
-fn open_waiting(config: EngineConfig) -> Result<Engine, HookError> {
-    let start = std::time::Instant::now();
-    loop {
-        match Engine::open(config.clone()) {
-            Ok((engine, _)) => return Ok(engine),
-            Err(e) if e.is_locked() && start.elapsed() < SESSION_WAIT => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
 /// A prompt as a checkpoint label: its first line, at most 80 characters.
 fn short_label(prompt: &str) -> String {
     let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -280,7 +266,7 @@ pub fn run(agent: Agent, input: &[u8]) {
             project,
             error: err.to_string(),
         };
-        failures::record(store.as_ref(), &crate::engine::rewind_home(), &failure);
+        failures::record(store.as_ref(), &Home::from_env(), &failure);
     }
 }
 

@@ -1,0 +1,305 @@
+//! The command line: every subcommand and its flags (clap). What each does
+//! is in the area of `app` that owns it (docs/architecture.md "Layers").
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "rewind",
+    version,
+    about = "Checkpoint and rollback sidecar for AI coding agents"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Location {
+    /// Project root (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Store directory (default: $REWIND_HOME/projects/<hash of the root>).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Session file (serve: resume or create it; log/diff: read it;
+    /// default for log/diff: the project's newest session).
+    #[arg(long)]
+    pub session: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the sidecar: newline-delimited JSON-RPC (or pi-style commands)
+    /// on stdin/stdout; logs on stderr (RUST_LOG).
+    Serve {
+        #[command(flatten)]
+        at: Location,
+        /// Longest accepted input line, in bytes.
+        #[arg(long, default_value_t = 64 * 1024 * 1024)]
+        max_line_bytes: usize,
+    },
+    /// Serve the checkpoints as Model Context Protocol tools on
+    /// stdin/stdout (for MCP clients: Claude Code, Codex, Gemini CLI, IDEs);
+    /// logs on stderr. Restores and undos ask for a confirmation token.
+    Mcp {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Browse the project's sessions in a web page served from this binary
+    /// on 127.0.0.1: the timeline, diffs between any two points, file
+    /// histories, and restores (plan first, then a confirmation). Prints
+    /// the page's URL (with its secret) and opens the browser.
+    Ui {
+        #[command(flatten)]
+        at: Location,
+        /// The port to listen on (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser; only print the URL.
+        #[arg(long)]
+        no_open: bool,
+        /// Refuse every write (restore, undo, navigate, label); the page
+        /// hides them.
+        #[arg(long)]
+        read_only: bool,
+    },
+    /// Print the protocol's JSON Schema.
+    Schema,
+    /// Show a session's checkpoints as a tree, with labels.
+    Log {
+        #[command(flatten)]
+        at: Location,
+        /// Every branch, not only the path to the leaf.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Diff two points (entry ids, tree hashes or @working), or one point
+    /// and the working directory.
+    Diff {
+        #[command(flatten)]
+        at: Location,
+        /// Default: the baseline.
+        from: Option<String>,
+        /// Default: @working.
+        to: Option<String>,
+        /// Only list the changed files.
+        #[arg(long)]
+        name_only: bool,
+    },
+    /// Restore files to a checkpoint (entry id or tree hash; default: the
+    /// leaf, i.e. discard changes since the last checkpoint). Shows the plan
+    /// first and asks before writing.
+    Restore {
+        #[command(flatten)]
+        at: Location,
+        /// An entry id or tree hash; with --before-step, a turn number.
+        target: Option<String>,
+        /// Only these files or directories.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+        /// Go back to just before this step (tool call) of the turn TARGET,
+        /// counted as `rewind log` numbers them (1 = the first).
+        #[arg(long, value_name = "N")]
+        before_step: Option<usize>,
+        /// Choose hunks: show each hunk of the diff from TARGET to the
+        /// working directory and ask whether to take it back (y, n, a: this
+        /// and the rest of the file, d: none of the rest, q: stop), as
+        /// `git checkout -p` does. Answers are read from stdin.
+        #[arg(long, short = 'p', conflicts_with = "before_step")]
+        patch: bool,
+        #[command(flatten)]
+        confirm: Confirm,
+    },
+    /// Take the changes of one checkpoint (an entry id) or one agent turn
+    /// (a turn number, as `rewind log` shows it) out of the working
+    /// directory, keeping everything after it: a three-way merge per file.
+    /// Shows the plan first and asks before writing; `rewind undo` reverts it.
+    Revert {
+        #[command(flatten)]
+        at: Location,
+        /// An entry id, or a turn number.
+        entry: String,
+        /// The last checkpoint of a range starting at ENTRY (an entry id).
+        #[arg(long, value_name = "ENTRY")]
+        to: Option<String>,
+        /// Only these files or directories.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+        /// What to do when later changes overlap the reverted ones.
+        #[arg(long, value_enum, default_value = "abort")]
+        on_conflict: RevertConflictMode,
+        /// Do not ask: write right after showing the plan.
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Show which checkpoint (turn, label or prompt) introduced each line of
+    /// a file, like `git blame`.
+    Blame {
+        #[command(flatten)]
+        at: Location,
+        file: String,
+        /// An entry id (default: the working directory).
+        #[arg(long = "at", value_name = "ENTRY")]
+        at_entry: Option<String>,
+    },
+    /// Revert the last restore, navigation, reset or undo (or the named
+    /// unrevert-point); when an agent's turn came after the last of those,
+    /// put back the state before that turn. Shows the plan first and asks
+    /// before writing.
+    Undo {
+        #[command(flatten)]
+        at: Location,
+        entry: Option<String>,
+        #[command(flatten)]
+        confirm: Confirm,
+    },
+    /// Prune old sessions and delete unreferenced objects from the store.
+    Gc {
+        #[command(flatten)]
+        at: Location,
+        /// Report what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Keep the newest N sessions (labelled, approved and open ones are
+        /// always kept).
+        #[arg(long)]
+        keep_last: Option<u64>,
+        /// Keep sessions younger than this many days.
+        #[arg(long)]
+        max_age_days: Option<f64>,
+        /// Remove the oldest unprotected sessions while the store is larger.
+        #[arg(long)]
+        budget_bytes: Option<u64>,
+        /// Unreferenced objects younger than this are kept. Live sidecars
+        /// are safe at any value (they hold gc off while they record); the
+        /// default leaves room for writers of older builds.
+        #[arg(long, default_value_t = 3600)]
+        grace_seconds: u64,
+    },
+    /// Read and hash everything in the store; report what is missing or
+    /// damaged (exit 1), repair nothing.
+    Verify {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Record one hook event of a coding agent (the JSON payload on stdin).
+    /// Written into the agent's settings by `rewind install`; always exits
+    /// 0 and prints nothing, so it never breaks the agent (failures are
+    /// shown by `rewind status`).
+    Hook {
+        /// claude-code, codex or gemini.
+        #[arg(long)]
+        agent: String,
+    },
+    /// The project's store and newest session, what changed since its last
+    /// checkpoint, and recent hook failures.
+    Status {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Record a command as one turn: a checkpoint before it (labelled with
+    /// the command) and one after. For tools without hooks (a code
+    /// generator, Aider, a script). Exits with the command's status.
+    Run {
+        #[command(flatten)]
+        at: Location,
+        /// The command and its arguments (after `--`).
+        #[arg(trailing_var_arg = true, required = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Record a checkpoint each time a burst of writes in the project
+    /// settles (for editors and agents without hooks). Runs until
+    /// interrupted.
+    Watch {
+        #[command(flatten)]
+        at: Location,
+        /// How long the project must stay unchanged before a checkpoint.
+        #[arg(long, default_value_t = 1000)]
+        settle_ms: u64,
+        /// Stop after this many seconds (for scripts and tests).
+        #[arg(long, hide = true)]
+        for_seconds: Option<f64>,
+    },
+    /// Make an agent run `rewind hook` at each step of its sessions: write
+    /// the hooks into its settings (the user's, or with --project a
+    /// project's), merged with what is there.
+    Install {
+        #[arg(value_enum)]
+        agent: AgentChoice,
+        /// Write the project's settings (DIR/.claude, DIR/.codex,
+        /// DIR/.gemini) instead of the user's.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// The binary the hooks run (default: this one). Its file name must
+        /// be `rewind`.
+        #[arg(long, value_name = "PATH")]
+        bin: Option<PathBuf>,
+        /// Register `rewind mcp` as the agent's MCP server `rewind`
+        /// instead of installing the hooks (Claude Code: ~/.claude.json or
+        /// DIR/.mcp.json; Codex: config.toml, user only; Gemini CLI:
+        /// settings.json).
+        #[arg(long)]
+        mcp: bool,
+    },
+    /// Remove the hooks `rewind install` wrote, and the settings it turned
+    /// on for them.
+    Uninstall {
+        #[arg(value_enum)]
+        agent: AgentChoice,
+        /// Edit the project's settings instead of the user's.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Remove the MCP server `rewind install --mcp` registered instead
+        /// of the hooks.
+        #[arg(long)]
+        mcp: bool,
+    },
+}
+
+/// `rewind revert --on-conflict`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevertConflictMode {
+    /// Write nothing if any file conflicts.
+    Abort,
+    /// Write the files that merge cleanly, leave the others.
+    Skip,
+    /// Write conflicting files with conflict markers.
+    Markers,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct Confirm {
+    /// What to do with files changed since the sidecar last recorded them.
+    /// The default writes them: you see the plan first, the restore first
+    /// records them in a pre-restore snapshot, and `rewind undo` brings them
+    /// back.
+    #[arg(long, value_enum, default_value = "overwrite")]
+    pub on_conflict: ConflictMode,
+    /// Do not ask: write right after showing the plan.
+    #[arg(long, short)]
+    pub yes: bool,
+}
+
+/// Which agent `rewind install` / `rewind uninstall` is for.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum AgentChoice {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    /// All three.
+    All,
+}
+
+/// `rewind restore --on-conflict` and `rewind undo --on-conflict`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ConflictMode {
+    /// Leave files changed outside the sidecar as they are.
+    Skip,
+    /// Write them too.
+    Overwrite,
+    /// Change nothing if any file conflicts.
+    Abort,
+}

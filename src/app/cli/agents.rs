@@ -1,0 +1,153 @@
+//! The agents' side at the terminal: `rewind hook` (one event, never
+//! failing the agent), `rewind install` and `rewind uninstall`.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use crate::app::args::AgentChoice;
+use crate::app::hooks::{self, Agent};
+use crate::app::install::{self, Plan};
+use crate::app::project::absolute;
+
+/// Longest hook payload read; a longer one is a failure, never a hang.
+const MAX_HOOK_PAYLOAD: u64 = 64 * 1024 * 1024;
+
+/// `rewind hook --agent NAME`: never fails, prints nothing on stdout.
+pub fn hook(agent: &str) {
+    use std::io::Read;
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_HOOK_PAYLOAD)
+        .read_to_end(&mut input);
+    let agent = match agent {
+        "claude-code" | "claude" => Agent::ClaudeCode,
+        "codex" => Agent::Codex,
+        "gemini" => Agent::Gemini,
+        other => {
+            tracing::warn!(
+                agent = other,
+                "rewind hook: unknown agent; event not recorded"
+            );
+            return;
+        }
+    };
+    match read {
+        Ok(_) => hooks::run(agent, &input),
+        Err(err) => tracing::warn!(%err, "rewind hook: could not read the payload"),
+    }
+}
+
+impl AgentChoice {
+    pub(crate) fn agents(self) -> Vec<Agent> {
+        match self {
+            AgentChoice::ClaudeCode => vec![Agent::ClaudeCode],
+            AgentChoice::Codex => vec![Agent::Codex],
+            AgentChoice::Gemini => vec![Agent::Gemini],
+            AgentChoice::All => Agent::ALL.to_vec(),
+        }
+    }
+}
+
+fn install_scope(project: Option<PathBuf>) -> install::Scope {
+    project.map_or(install::Scope::User, install::Scope::Project)
+}
+
+/// The binary the hooks run: `--bin` (made absolute) or this one, with
+/// symlinks resolved where it exists.
+fn hook_binary(bin: Option<PathBuf>) -> Result<PathBuf> {
+    let bin = match bin {
+        Some(b) => absolute(b)?,
+        None => std::env::current_exe().context("finding the running rewind binary")?,
+    };
+    let bin = bin.canonicalize().unwrap_or(bin);
+    let name = bin.file_name().and_then(|n| n.to_str());
+    if !matches!(name, Some("rewind" | "rewind.exe")) {
+        bail!(
+            "the hook binary {} must be named `rewind` (uninstall recognises the hooks by that name)",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf>) -> Result<()> {
+    let bin = hook_binary(bin)?;
+    let plan = install::plan_install(
+        &agent.agents(),
+        &install_scope(project),
+        &bin,
+        &install::Paths::from_env(),
+    )?;
+    plan.apply()?;
+    print_install_plan(&plan, "already installed");
+    let quoted = install::shell_quote(&bin.to_string_lossy());
+    println!("The hooks run {quoted} hook --agent NAME at each step of a session; `rewind uninstall` removes them.");
+    if plan
+        .edits
+        .iter()
+        .any(|e| e.agent == Agent::Codex && e.changed())
+    {
+        println!(
+            "Codex loads a project's .codex/hooks.json only in a trusted project and may ask you to review new hooks."
+        );
+    }
+    println!(
+        "To see checkpoints: `rewind log` in the project; `rewind diff` shows changes; \
+         `rewind restore ENTRY` puts files back (preview first); `rewind undo` reverts a restore."
+    );
+    Ok(())
+}
+
+/// `rewind install AGENT --mcp`: register `rewind mcp` as the agent's MCP
+/// server.
+pub fn install_mcp(
+    agent: AgentChoice,
+    project: Option<PathBuf>,
+    bin: Option<PathBuf>,
+) -> Result<()> {
+    let bin = hook_binary(bin)?;
+    let plan = install::mcp::plan(
+        &agent.agents(),
+        &install_scope(project),
+        Some(&bin),
+        &install::Paths::from_env(),
+    )?;
+    plan.apply()?;
+    print_install_plan(&plan, "already registered");
+    let quoted = install::shell_quote(&bin.to_string_lossy());
+    println!(
+        "The agent starts {quoted} mcp in the project and sees its checkpoints as tools (docs/mcp.md); \
+         `rewind uninstall AGENT --mcp` removes it. Restart the agent to load it."
+    );
+    Ok(())
+}
+
+pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Result<()> {
+    let paths = install::Paths::from_env();
+    let plan = if mcp {
+        install::mcp::plan(&agent.agents(), &install_scope(project), None, &paths)?
+    } else {
+        install::plan_uninstall(&agent.agents(), &install_scope(project), &paths)?
+    };
+    plan.apply()?;
+    print_install_plan(&plan, "nothing to remove");
+    Ok(())
+}
+
+fn print_install_plan(plan: &Plan, unchanged: &str) {
+    for e in &plan.edits {
+        let what = if e.changes.is_empty() {
+            unchanged.to_owned()
+        } else if e.deletes() {
+            format!(
+                "{} (the file is empty now: removed it)",
+                e.changes.join("; ")
+            )
+        } else {
+            e.changes.join("; ")
+        };
+        println!("{}: {}: {what}", e.agent.name(), e.path.display());
+    }
+}

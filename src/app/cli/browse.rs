@@ -1,0 +1,186 @@
+//! Reading history at the terminal: `rewind log`, `rewind diff` and
+//! `rewind status`.
+
+use anyhow::Result;
+use rewind::engine::api::{FileDiffParams, ListCheckpointsParams, Point, RangeParams, Scope};
+use rewind::engine::Engine;
+use rewind::store::{Home, Layout};
+
+use crate::app::args::Location;
+use crate::app::points;
+use crate::app::project::{locate, project_and_store};
+
+pub fn log(at: Location, all: bool) -> Result<()> {
+    let engine = Engine::open_read_only(locate(&at)?)?;
+    let list = engine.list_checkpoints(ListCheckpointsParams {
+        scope: Some(if all { Scope::All } else { Scope::Path }),
+        query: None,
+    })?;
+    let tree = engine.get_tree()?;
+    println!("session {}", engine.session_file().display());
+    let depth_of = |id: &str| -> usize {
+        // Depth in the tree of tree-recording entries, for indentation.
+        let mut d = 0;
+        let mut cur = tree
+            .entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.parent_id.clone());
+        while let Some(p) = cur {
+            if list.checkpoints.iter().any(|c| c.entry_id == p) {
+                d += 1;
+            }
+            cur = tree
+                .entries
+                .iter()
+                .find(|e| e.id == p)
+                .and_then(|e| e.parent_id.clone());
+        }
+        d
+    };
+    // Tool checkpoints numbered within their turn (`restore --before-step`).
+    let mut steps: std::collections::HashMap<u64, usize> = Default::default();
+    for c in &list.checkpoints {
+        let indent = if all {
+            "  ".repeat(depth_of(&c.entry_id))
+        } else {
+            String::new()
+        };
+        // `*` marks the checkpoints on the path to the leaf.
+        let marker = if c.on_current_path { "*" } else { " " };
+        let label = c
+            .label
+            .as_ref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        let note = c
+            .note
+            .as_ref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default();
+        let tool = match &c.tool {
+            Some(t) if c.kind == "tool" => {
+                let step = steps.entry(c.turn_index).or_insert(0);
+                *step += 1;
+                format!(" step {step}: {t}")
+            }
+            Some(t) => format!(" {t}"),
+            None => String::new(),
+        };
+        // Paths present but not captured (docs/architecture.md rule 14).
+        let uncaptured = if c.not_captured > 0 {
+            format!(" ?{}", c.not_captured)
+        } else {
+            String::new()
+        };
+        println!(
+            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}{uncaptured}  {}{tool}{label}{note}",
+            c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp
+        );
+    }
+    Ok(())
+}
+
+pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {
+    let mut engine = Engine::open_read_only(locate(&at)?)?;
+    let RangeParams { from, to } = points::range(from, to);
+    let files = engine.get_modified_files(RangeParams {
+        from: from.clone(),
+        to: to.clone(),
+    })?;
+    for f in &files.files {
+        if name_only {
+            println!("{}\t{}", f.status.letter(), f.path);
+            continue;
+        }
+        let d = engine.get_file_diff(FileDiffParams {
+            file_path: f.path.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            context_lines: None,
+        })?;
+        if let Some(d) = d {
+            if d.is_binary {
+                println!("Binary file {} differs", d.path);
+            } else if d.is_too_large {
+                println!("File {} is too large to diff", d.path);
+            } else {
+                print!("{}", d.unified_diff);
+                // On stderr, so that stdout stays a patch that applies.
+                if d.is_approximate {
+                    eprintln!(
+                        "rewind: the diff of {} is not minimal (too large to diff in time): \
+                         changed stretches are shown removed and re-added whole",
+                        d.path
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn status(at: Location) -> Result<()> {
+    let (root, store) = project_and_store(&at)?;
+    let layout = Layout::new(&store);
+    println!("project  {}", root.display());
+    println!("store    {}", store.display());
+    let agent_sessions = std::fs::read_dir(layout.hook_sessions_dir())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
+        .unwrap_or(0);
+    if agent_sessions > 0 {
+        println!("agents   {agent_sessions} agent session(s) recorded through hooks");
+    }
+    match locate(&at) {
+        Ok(config) => {
+            let mut engine = Engine::open_read_only(config)?;
+            let list = engine.list_checkpoints(ListCheckpointsParams {
+                scope: Some(Scope::Path),
+                query: None,
+            })?;
+            println!(
+                "session  {} ({} checkpoints)",
+                engine.session_file().display(),
+                list.checkpoints.len()
+            );
+            if let Some(last) = list.checkpoints.last() {
+                let label = last
+                    .label
+                    .as_ref()
+                    .map(|l| format!(" [{l}]"))
+                    .unwrap_or_default();
+                println!(
+                    "latest   {} turn {} {} {}{label}",
+                    last.entry_id, last.turn_index, last.kind, last.timestamp
+                );
+                let changed = engine.get_modified_files(RangeParams {
+                    from: Some(Point::Entry(last.entry_id.clone())),
+                    to: Some(Point::Working),
+                })?;
+                if changed.files.is_empty() {
+                    println!("nothing changed since the latest checkpoint");
+                } else {
+                    println!("changed since the latest checkpoint:");
+                    for f in &changed.files {
+                        println!("  {:?}\t{}", f.status, f.path);
+                    }
+                }
+            }
+        }
+        Err(err) => println!("session  none ({err:#})"),
+    }
+    let failures = crate::app::hooks::failures::recent(&layout, &Home::from_env(), &root, 10);
+    if failures.is_empty() {
+        println!("hooks    no failures recorded");
+    } else {
+        println!("hooks    {} recent failure(s):", failures.len());
+        for f in failures {
+            println!("  {} {} {}: {}", f.time, f.agent, f.event, f.error);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! Putting files back at the terminal: `rewind restore` and `rewind undo`.
+//! Each shows the engine's plan from a read-only view, asks, then writes
+//! through the session opened for writing.
+
+use anyhow::{bail, Context, Result};
+use rewind::engine::api::{
+    CheckpointInfo, ListCheckpointsParams, OnConflict, RestoreFilesParams, RestoreResult, Scope,
+    UndoParams,
+};
+use rewind::engine::Engine;
+use rewind::store::ObjectId;
+
+use super::{ask, print_written, repo_paths};
+use crate::app::args::{Confirm, ConflictMode, Location};
+use crate::app::plan;
+use crate::app::project::{locate, open_for_writing};
+
+impl From<ConflictMode> for OnConflict {
+    fn from(m: ConflictMode) -> OnConflict {
+        match m {
+            ConflictMode::Skip => OnConflict::Skip,
+            ConflictMode::Overwrite => OnConflict::Overwrite,
+            ConflictMode::Abort => OnConflict::Abort,
+        }
+    }
+}
+
+/// Show the plan and ask; `false` when nothing should be written.
+fn confirmed(what: &str, plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
+    print!("{}", plan::restore_plan_text(what, plan));
+    if plan::is_empty(plan) {
+        return Ok(false);
+    }
+    Ok(confirm.yes || ask("Proceed?")?)
+}
+
+pub(crate) fn print_done(r: &RestoreResult) {
+    print_written(
+        r.restored.len(),
+        r.deleted.len(),
+        r.unrevert_entry_id.as_deref(),
+        &r.conflicts,
+    );
+}
+
+pub fn restore(
+    at: Location,
+    target: Option<String>,
+    files: Vec<String>,
+    before_step: Option<usize>,
+    confirm: Confirm,
+) -> Result<()> {
+    // The preview comes from a read-only view: nothing is appended until the
+    // person says yes. With no target, "the last checkpoint" is the leaf as
+    // the session stands now (opening it for writing records the edits
+    // made since as an `outside` snapshot, which must not become the
+    // target).
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let target = match before_step {
+        Some(step) => {
+            let turn = target
+                .as_deref()
+                .and_then(|t| t.parse::<u64>().ok())
+                .context("--before-step needs the turn number as TARGET")?;
+            let id = before_step_of(&view, turn, step)?;
+            println!("before step {step} of turn {turn}: checkpoint {id}");
+            Some(id)
+        }
+        None => target,
+    };
+    let target = target.unwrap_or_else(|| leaf_of(&view));
+    let (target_entry_id, tree_hash) =
+        if target.len() == 32 && target.chars().all(|c| c.is_ascii_hexdigit()) {
+            (None, Some(ObjectId::from_hex(&target)?))
+        } else {
+            (Some(target), None)
+        };
+    let files = repo_paths(&files)?;
+    let params = |preview: bool| RestoreFilesParams {
+        target_entry_id: target_entry_id.clone(),
+        tree_hash,
+        files: files.clone(),
+        preview: Some(preview),
+        on_conflict: Some(confirm.on_conflict.into()),
+        hunks: None,
+    };
+    let plan = view.restore_files(params(true))?;
+    if !confirmed("The restore", &plan, &confirm)? {
+        return Ok(());
+    }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
+    print_done(&engine.restore_files(params(false))?);
+    Ok(())
+}
+
+/// The session's leaf entry as it stands (empty for an empty session).
+pub(crate) fn leaf_of(view: &Engine) -> String {
+    view.log()
+        .index()
+        .leaf()
+        .map(|e| e.id.clone())
+        .unwrap_or_default()
+}
+
+/// The checkpoints on the path to the leaf, oldest first.
+pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<CheckpointInfo>> {
+    Ok(view
+        .list_checkpoints(ListCheckpointsParams {
+            scope: Some(Scope::Path),
+            query: None,
+        })?
+        .checkpoints)
+}
+
+/// Kinds an agent's turn records (through hooks or a host).
+const TURN_KINDS: [&str; 3] = ["message", "tool", "turn"];
+/// Kinds of the unrevert-points `undo` reverts.
+const ROLLBACK_KINDS: [&str; 5] = ["restore", "navigate", "undo", "reset", "revert"];
+
+/// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
+/// `rewind log` numbers them).
+fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
+    let path = path_checkpoints(view)?;
+    let steps: Vec<usize> = (0..path.len())
+        .filter(|&i| path[i].turn_index == turn && path[i].kind == "tool")
+        .collect();
+    let Some(&i) = step.checked_sub(1).and_then(|k| steps.get(k)) else {
+        bail!(
+            "turn {turn} has {} step(s) on the current path (see `rewind log`)",
+            steps.len()
+        );
+    };
+    match i.checked_sub(1) {
+        Some(before) => Ok(path[before].entry_id.clone()),
+        None => bail!("step {step} of turn {turn} has no checkpoint before it"),
+    }
+}
+
+/// When an agent's turn is newer than the last rollback: the checkpoint
+/// the turn started from (its prompt's, else the last one before it).
+fn before_last_turn(view: &Engine) -> Result<Option<(u64, String)>> {
+    let path = path_checkpoints(view)?;
+    let last_turn = path
+        .iter()
+        .rposition(|c| TURN_KINDS.contains(&c.kind.as_str()));
+    let last_rollback = path
+        .iter()
+        .rposition(|c| ROLLBACK_KINDS.contains(&c.kind.as_str()));
+    let Some(t) = last_turn.filter(|&t| last_rollback.is_none_or(|r| r < t)) else {
+        return Ok(None);
+    };
+    let turn = path[t].turn_index;
+    let first = path
+        .iter()
+        .position(|c| c.turn_index == turn && TURN_KINDS.contains(&c.kind.as_str()))
+        .unwrap_or(t);
+    let start = if path[first].kind == "message" {
+        Some(first)
+    } else {
+        first.checked_sub(1)
+    };
+    Ok(start.map(|i| (turn, path[i].entry_id.clone())))
+}
+
+pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
+    // Preview from a read-only view; the named (or latest) unrevert-point is
+    // fixed before the session is opened for writing.
+    let mut view = Engine::open_read_only(locate(&at)?)?;
+    if entry.is_none() {
+        if let Some((turn, id)) = before_last_turn(&view)? {
+            println!("putting back the state before turn {turn} (checkpoint {id})");
+            drop(view);
+            return restore(at, Some(id), Vec::new(), None, confirm);
+        }
+    }
+
+    let params = |preview: bool| UndoParams {
+        entry_id: entry.clone(),
+        on_conflict: Some(confirm.on_conflict.into()),
+        preview: Some(preview),
+    };
+    let plan = view.undo(params(true))?;
+    if !confirmed("Undo", &plan, &confirm)? {
+        return Ok(());
+    }
+    drop(view);
+    let mut engine = open_for_writing(&at)?;
+    print_done(&engine.undo(params(false))?);
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! The `rewind` binary's front ends, in one place: the command line
+//! (`args.rs`, dispatched here), the terminal commands (`cli/`), the agents'
+//! hooks and their settings (`hooks/`, `install/`), the MCP server (`mcp/`)
+//! and the web page (`ui/`). What they share sits beside them: finding and
+//! opening a project's session (`project.rs`), how a plan reads
+//! (`plan.rs`), the plan-then-confirm write of MCP and the page
+//! (`two_step.rs`) and points as people type them (`points.rs`). All of them
+//! call the library's engine; none decides a rule itself
+//! (docs/architecture.md "Layers").
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub mod args;
+pub mod cli;
+pub mod hooks;
+pub mod install;
+pub mod mcp;
+pub mod plan;
+pub mod points;
+pub mod project;
+pub mod two_step;
+pub mod ui;
+
+use args::{Args, Command};
+
+/// Run the command line; the process's exit status.
+pub fn main() -> ExitCode {
+    rewind::memory::limit_malloc_arenas();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,notify=error")),
+        )
+        .init();
+    let args = Args::parse();
+    let result = match args.command {
+        Command::Serve { at, max_line_bytes } => cli::serve::serve(at, max_line_bytes),
+        Command::Mcp { at } => mcp::run(at),
+        Command::Ui {
+            at,
+            port,
+            no_open,
+            read_only,
+        } => ui::run(
+            at,
+            ui::Options {
+                port,
+                open: !no_open,
+                read_only,
+            },
+        ),
+        Command::Schema => {
+            print!("{}", rewind::server::schema::protocol_schema_text());
+            Ok(())
+        }
+        Command::Log { at, all } => cli::browse::log(at, all),
+        Command::Diff {
+            at,
+            from,
+            to,
+            name_only,
+        } => cli::browse::diff(at, from, to, name_only),
+        Command::Restore {
+            at,
+            target,
+            files,
+            patch: true,
+            ..
+        } => cli::revert::restore_patch(at, target, files),
+        Command::Restore {
+            at,
+            target,
+            files,
+            before_step,
+            confirm,
+            patch: false,
+        } => cli::rollback::restore(at, target, files, before_step, confirm),
+        Command::Revert {
+            at,
+            entry,
+            to,
+            files,
+            on_conflict,
+            yes,
+        } => cli::revert::revert(at, entry, to, files, on_conflict, yes),
+        Command::Blame { at, file, at_entry } => cli::revert::blame(at, file, at_entry),
+        Command::Undo { at, entry, confirm } => cli::rollback::undo(at, entry, confirm),
+        Command::Gc {
+            at,
+            dry_run,
+            keep_last,
+            max_age_days,
+            budget_bytes,
+            grace_seconds,
+        } => cli::maintenance::gc(
+            at,
+            std::time::Duration::from_secs(grace_seconds),
+            rewind::engine::api::GcParams {
+                dry_run: Some(dry_run),
+                keep_last,
+                max_age_days,
+                budget_bytes,
+            },
+        ),
+        Command::Verify { at } => cli::maintenance::verify(at),
+        Command::Hook { agent } => {
+            cli::agents::hook(&agent);
+            Ok(())
+        }
+        Command::Status { at } => cli::browse::status(at),
+        Command::Run { at, command } => match cli::unhooked::run(at, command) {
+            Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => Err(e),
+        },
+        Command::Watch {
+            at,
+            settle_ms,
+            for_seconds,
+        } => cli::unhooked::watch(
+            at,
+            std::time::Duration::from_millis(settle_ms),
+            for_seconds.map(std::time::Duration::from_secs_f64),
+        ),
+        Command::Install {
+            agent,
+            project,
+            bin,
+            mcp: false,
+        } => cli::agents::install(agent, project, bin),
+        Command::Install {
+            agent,
+            project,
+            bin,
+            mcp: true,
+        } => cli::agents::install_mcp(agent, project, bin),
+        Command::Uninstall {
+            agent,
+            project,
+            mcp,
+        } => cli::agents::uninstall(agent, project, mcp),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("rewind: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

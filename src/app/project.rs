@@ -1,0 +1,219 @@
+//! Finding and opening a project's session, for every front end: the
+//! project root and its store a command names (or the hook's agent), the
+//! session it means (`--session`, the store's newest, or a new one), and
+//! opening it read-only, or locked for a write while waiting a little for a
+//! sidecar, hook or terminal command that holds it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rewind::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode};
+use rewind::store::Layout;
+
+use crate::app::args::Location;
+
+pub(crate) fn absolute(p: PathBuf) -> Result<PathBuf> {
+    if p.is_absolute() {
+        Ok(p)
+    } else {
+        Ok(std::env::current_dir()
+            .context("reading the current directory")?
+            .join(p))
+    }
+}
+
+/// The canonical project root `at` names (default: the current directory)
+/// and its store (`--store`, else the project's default store).
+pub(crate) fn project_and_store(at: &Location) -> Result<(PathBuf, PathBuf)> {
+    let cwd = absolute(at.cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+    let root = cwd
+        .canonicalize()
+        .with_context(|| format!("project root {}", cwd.display()))?;
+    let store = match &at.store {
+        Some(s) => absolute(s.clone())?,
+        None => default_store_dir(&root),
+    };
+    Ok((root, store))
+}
+
+/// Find the session a terminal command means: `--session`, else the newest
+/// session file in the project's store.
+pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
+    let (root, store) = project_and_store(at)?;
+    let session = match &at.session {
+        Some(s) => absolute(s.clone())?,
+        None => newest_session(&Layout::new(&store).sessions_dir())?,
+    };
+    Ok(EngineConfig {
+        cwd: Some(root),
+        session_file: Some(session),
+        store_dir: Some(store),
+        fsync: true,
+        ..Default::default()
+    })
+}
+
+fn newest_session(dir: &Path) -> Result<PathBuf> {
+    let listing = std::fs::read_dir(dir).with_context(|| {
+        format!(
+            "no sessions in {} (run `rewind serve` first, or pass --session)",
+            dir.display()
+        )
+    })?;
+    match newest_of(listing) {
+        Some(p) => Ok(p),
+        None => bail!(
+            "no sessions in {} (run `rewind serve` first, or pass --session)",
+            dir.display()
+        ),
+    }
+}
+
+/// The session file of `listing` modified last.
+pub(crate) fn newest_of(listing: std::fs::ReadDir) -> Option<PathBuf> {
+    listing
+        .flatten()
+        .filter(|e| Layout::is_session_file(&e.path()))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// Where `at` points: the canonical project root, its store, and the
+/// session (`--session`, else the store's newest, else none: `Engine::open`
+/// starts one).
+pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> {
+    let (root, store) = crate::app::project::project_and_store(at)?;
+    let store = match at.store {
+        Some(_) => store.canonicalize().unwrap_or(store),
+        None => store,
+    };
+    let session = match &at.session {
+        Some(s) => Some(s.clone()),
+        None => std::fs::read_dir(Layout::new(&store).sessions_dir())
+            .ok()
+            .and_then(newest_of),
+    };
+    Ok(EngineConfig {
+        cwd: Some(root),
+        session_file: session,
+        store_dir: Some(store),
+        fsync: true,
+        watch,
+        ..Default::default()
+    })
+}
+
+/// The newest session of the project's store (or `--session`), or a new
+/// one with its baseline: `run`, `watch` and `mcp` record into it.
+pub(crate) fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
+    match Engine::open(locate_newest(at, watch)?) {
+        Ok((engine, _)) => Ok(engine),
+        Err(e) if e.is_locked() => {
+            bail!("{e}: a sidecar or another `rewind watch` is recording this session")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Open the session for writing (a running sidecar holding it refuses us).
+pub(crate) fn open_for_writing(at: &Location) -> Result<Engine> {
+    let config = locate(at)?;
+    match Engine::open(config) {
+        Ok((engine, _)) => Ok(engine),
+        Err(e) if e.is_locked() => bail!(
+            "{e}: a sidecar is running on this session; ask it (restore_files / undo) or stop it first"
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Open `config`'s session locked, waiting up to `wait` while another
+/// process (a sidecar, `rewind watch`, a hook, a terminal command) holds
+/// it. The error of the last try is returned, `is_locked()` when it was
+/// still held.
+pub(crate) fn open_waiting(config: EngineConfig, wait: Duration) -> Result<Engine, EngineError> {
+    let start = Instant::now();
+    loop {
+        match Engine::open(config.clone()) {
+            Ok((engine, _)) => return Ok(engine),
+            Err(e) if e.is_locked() && start.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// How a call opens the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read-only: no lock, nothing appended.
+    Read,
+    /// Locked for the call, like a hook: edits since the last entry are
+    /// left for the next snapshot (not recorded as `outside`).
+    Write,
+}
+
+/// Why a session could not be opened or a call failed.
+#[derive(Debug)]
+pub enum FrontError {
+    /// Another process records the session (a live sidecar, `rewind
+    /// watch`, a hook): the message says so and what to do.
+    Locked(String),
+    /// The engine refused (bad ids, paths, arguments, damaged store…).
+    Engine(EngineError),
+    /// Our own failure (no session, serialization…).
+    Internal(String),
+}
+
+impl std::fmt::Display for FrontError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrontError::Locked(m) | FrontError::Internal(m) => f.write_str(m),
+            FrontError::Engine(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<EngineError> for FrontError {
+    fn from(e: EngineError) -> Self {
+        FrontError::Engine(e)
+    }
+}
+
+/// The session `at` names: `--session`, else the store's newest.
+pub fn session_of(at: &Location) -> Result<PathBuf, FrontError> {
+    let config = locate_newest(at, false).map_err(|e| FrontError::Internal(format!("{e:#}")))?;
+    config
+        .session_file
+        .ok_or_else(|| FrontError::Internal("the project has no session".into()))
+}
+
+/// Open the session for one call. A write waits up to `lock_wait` for a
+/// hook or sidecar that holds the session, then fails with
+/// [`FrontError::Locked`].
+pub fn open(at: &Location, access: Access, lock_wait: Duration) -> Result<Engine, FrontError> {
+    let mut config =
+        locate_newest(at, false).map_err(|e| FrontError::Internal(format!("{e:#}")))?;
+    if config.session_file.is_none() {
+        return Err(FrontError::Internal(
+            "the project has no session any more".into(),
+        ));
+    }
+    match access {
+        Access::Read => Ok(Engine::open_read_only(config)?),
+        Access::Write => {
+            config.resume = ResumeMode::Continue;
+            match open_waiting(config, lock_wait) {
+                Ok(engine) => Ok(engine),
+                Err(e) if e.is_locked() => Err(FrontError::Locked(format!(
+                    "{e}: a sidecar (`rewind serve`), `rewind watch` or a hook is recording this session; \
+                     a write must go through it (or wait until it lets go, then try again)"
+                ))),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}

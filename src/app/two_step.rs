@@ -1,0 +1,122 @@
+//! The plan-then-confirm write of the front ends that open the session per
+//! call (`rewind mcp`, `rewind ui`): a plan first, with a token bound to the
+//! plan, the arguments, the files on disk and the session's leaf, then the
+//! write only with a token that still matches.
+
+use rewind::engine::{Engine, EngineError};
+use rewind::server::convert::{to_json, ToWire};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::app::project::FrontError;
+
+fn to_value<T>(v: &T) -> Result<Value, FrontError>
+where
+    T: ToWire + Clone,
+    T::Wire: Serialize,
+{
+    to_json(v).map_err(|e| FrontError::Internal(format!("serializing: {e}")))
+}
+
+/// The token that confirms a plan: bound to the operation and its
+/// arguments (and the session), the plan, the files on disk when it was
+/// made and the session's leaf (a checkpoint recorded since the plan makes
+/// it stale too).
+pub fn plan_token(
+    op: &Value,
+    plan: &Value,
+    working_tree: &str,
+    leaf: &str,
+) -> Result<String, FrontError> {
+    let text = serde_json::to_string(&json!({
+        "op": op,
+        "plan": plan,
+        "workingTreeHash": working_tree,
+        "leafId": leaf,
+    }))
+    .map_err(|e| FrontError::Internal(format!("serializing the plan: {e}")))?;
+    Ok(format!(
+        "{:032x}",
+        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+    ))
+}
+
+/// The outcome of one call of a two-step write.
+pub enum Step<T> {
+    /// The token matched: this is what was done.
+    Done(T),
+    /// Nothing was written: the current plan and its token. `stale` when a
+    /// token was given and no longer matches.
+    Plan {
+        plan: T,
+        token: String,
+        working_tree: String,
+        stale: bool,
+    },
+}
+
+/// The two steps of a write: `run(engine, true)` plans, `run(engine,
+/// false)` executes. Without `token`, or with one that no longer matches
+/// the plan, the files on disk and the session, nothing is written and the
+/// answer is the (new) plan with its token.
+pub fn two_step<T: ToWire<Wire: Serialize> + Clone>(
+    engine: &mut Engine,
+    op: Value,
+    token: Option<&str>,
+    run: impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
+) -> Result<Step<T>, FrontError> {
+    let mut op = op;
+    op["session"] = json!(engine.session_file().display().to_string());
+    let working = engine.working_tree_hash()?;
+    let leaf = engine.get_tree()?.leaf_id;
+    let plan = run(engine, true)?;
+    let fresh = plan_token(&op, &to_value(&plan)?, &working, &leaf)?;
+    match token {
+        Some(t) if constant_time_eq(t.as_bytes(), fresh.as_bytes()) => {
+            Ok(Step::Done(run(engine, false)?))
+        }
+        given => Ok(Step::Plan {
+            plan,
+            token: fresh,
+            working_tree: working,
+            stale: given.is_some(),
+        }),
+    }
+}
+
+/// Compare secrets without leaking where they differ through timing.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_change_with_any_part() {
+        let op = json!({"tool": "restore", "target": "a"});
+        let plan = json!({"restored": ["x"]});
+        let t = plan_token(&op, &plan, "w", "l").unwrap();
+        assert_eq!(t.len(), 32);
+        assert_eq!(t, plan_token(&op, &plan, "w", "l").unwrap());
+        assert_ne!(
+            t,
+            plan_token(&json!({"tool": "undo"}), &plan, "w", "l").unwrap()
+        );
+        assert_ne!(t, plan_token(&op, &json!({}), "w", "l").unwrap());
+        assert_ne!(t, plan_token(&op, &plan, "w2", "l").unwrap());
+        assert_ne!(t, plan_token(&op, &plan, "w", "l2").unwrap());
+    }
+
+    #[test]
+    fn constant_time_eq_is_eq() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}
