@@ -1,27 +1,29 @@
 //! The engine: one open session of one project. It owns the store, the
 //! session log and the [`WorkingCopy`], and implements every method's
 //! semantics on top of them: which tree to capture or restore, the journal,
-//! the unrevert-point, what is recorded. Handlers only translate to and
-//! from the wire.
+//! the unrevert-point, what is recorded. Front ends only translate to and
+//! from their own shapes.
+//!
+//! This file is the engine's door: every public method is listed once in
+//! the `impl Engine` block below, a short delegate to the module that owns
+//! it. The modules follow [`api`]'s areas: `open.rs` (open), `record/`
+//! (snapshots, host entries, labels, staging), `query/` (read-only
+//! questions: changed files, diffs, history, status, blame), `rollback/`
+//! (everything that writes the project: the restore core, navigation, undo,
+//! approve/reset, revert, hunks, the journal); gc and verify own their own
+//! modules outside the engine (`crate::gc`, `crate::verify`).
 
 pub mod api;
-mod blame;
-mod entries;
 mod error;
 mod events;
-mod hunks;
-mod journal;
-mod line_diff;
-mod merge;
 mod open;
-mod queries;
-mod restore;
-mod revert;
+mod query;
+mod record;
 mod rollback;
-mod snapshot;
 
 use std::path::Path;
 
+use api::*;
 pub use api::{InterruptedRestore, Point};
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
@@ -46,7 +48,7 @@ pub struct Engine {
     /// Where notifications go (`files_changed`, `progress`).
     events: Option<EventSink>,
     /// Line origins of files blamed before, by file.
-    blame_cache: blame::BlameCache,
+    blame_cache: query::blame::BlameCache,
     fsync: bool,
 }
 
@@ -57,7 +59,30 @@ impl Drop for Engine {
     }
 }
 
+/// The door: every public method of the engine, once.
 impl Engine {
+    // ---- open (docs/protocol.md "initialize"): engine/open.rs
+    /// Open (or start) the session `config` names, locked for writing: the
+    /// baseline of a new one, recovery and the `outside` snapshot of a
+    /// resumed one.
+    pub fn open(config: EngineConfig) -> Result<(Engine, Opened)> {
+        Engine::open_with(config, None)
+    }
+
+    /// [`Engine::open`], with a sink for the engine's events.
+    pub fn open_with_events(
+        config: EngineConfig,
+        events: Option<EventSink>,
+    ) -> Result<(Engine, Opened)> {
+        Engine::open_with(config, events)
+    }
+
+    /// Open an existing session to read it: no lock, nothing appended or
+    /// recovered.
+    pub fn open_read_only(config: EngineConfig) -> Result<Engine> {
+        Engine::open_reading(config)
+    }
+
     pub fn project_root(&self) -> &Path {
         self.working_copy.root()
     }
@@ -70,10 +95,142 @@ impl Engine {
         self.log.path()
     }
 
+    /// The session file as read (its records, for tools that measure them:
+    /// the benches). Front ends ask the methods above instead.
     pub fn log(&self) -> &SessionLog {
         &self.log
     }
 
+    /// The session's leaf entry, `None` for an empty session.
+    pub fn leaf(&self) -> Option<&str> {
+        self.log.index().leaf().map(|e| e.id.as_str())
+    }
+
+    /// Whether the session has an entry with this id.
+    pub fn has_entry(&self, id: &str) -> bool {
+        self.log.index().contains(id)
+    }
+
+    // ---- record (docs/protocol.md "snapshot", "append_entry", "label", "stage_files", "get_tree"): engine/record/
+    /// The `snapshot` method.
+    pub fn snapshot(&mut self, p: SnapshotParams) -> Result<SnapshotResult> {
+        record::snapshot::snapshot(self, p)
+    }
+
+    /// `append_entry`: a host's own entry (a message, a custom record) at the
+    /// leaf, or below `parentId`; idempotent by `entryId`.
+    pub fn append_entry(&mut self, p: AppendEntryParams) -> Result<AppendEntryResult> {
+        record::entries::append_entry(self, p)
+    }
+
+    /// `label`: name an entry (a later label of the same entry wins).
+    pub fn label(&mut self, p: LabelParams) -> Result<EntryIdResult> {
+        record::entries::label(self, p)
+    }
+
+    /// `stage_files`: paths captured from now on even when ignored.
+    pub fn stage_files(&mut self, p: StageFilesParams) -> Result<StageFilesResult> {
+        record::entries::stage_files(self, p)
+    }
+
+    /// `get_tree`: every entry of the session as a tree, and the leaf.
+    pub fn get_tree(&self) -> Result<GetTreeResult> {
+        record::entries::get_tree(self)
+    }
+
+    // ---- query (read-only: nothing appended, the leaf stays): engine/query/
+    /// The tree the working directory holds now (scanned, recording
+    /// nothing): what `rewind watch` compares to see whether writes have
+    /// settled. With the watcher, proportional to what changed.
+    pub fn working_tree_hash(&mut self) -> Result<String> {
+        query::files::working_tree_hash(self)
+    }
+
+    /// `get_modified_files`: the files that differ between two points, each with
+    /// the earliest entry in the range that changed it.
+    pub fn get_modified_files(&mut self, p: RangeParams) -> Result<ModifiedFilesResult> {
+        query::files::get_modified_files(self, p)
+    }
+
+    /// `get_file_diff`: one file between two points: contents, hunks, unified diff.
+    pub fn get_file_diff(&mut self, p: FileDiffParams) -> Result<Option<FileDiff>> {
+        query::files::get_file_diff(self, p)
+    }
+
+    /// `get_file_history`: every checkpoint whose diff names one file.
+    pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
+        query::files::get_file_history(self, p)
+    }
+
+    /// `list_checkpoints`: the tree-recording entries, on the path or all.
+    pub fn list_checkpoints(&self, p: ListCheckpointsParams) -> Result<ListCheckpointsResult> {
+        query::files::list_checkpoints(self, p)
+    }
+
+    /// `get_status`: what changed on disk since the last approval.
+    pub fn get_status(&mut self) -> Result<StatusResult> {
+        query::files::get_status(self)
+    }
+
+    /// `stats`: the store's size and the session's counts.
+    pub fn stats(&self) -> Result<StatsResult> {
+        query::files::stats(self)
+    }
+
+    /// `get_file_blame`: the checkpoint that introduced each line of a file.
+    pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
+        query::blame::get_file_blame(self, p)
+    }
+
+    // ---- rollback (writes the project: plan, snapshot before mutate, journal, unrevert-point, files): engine/rollback/
+    /// `restore_files`: put files (or hunks) back as a checkpoint holds them.
+    pub fn restore_files(&mut self, p: RestoreFilesParams) -> Result<RestoreResult> {
+        rollback::operations::restore_files(self, p)
+    }
+
+    /// `navigate_tree`: move the leaf to another entry and the files with it.
+    pub fn navigate_tree(&mut self, p: NavigateTreeParams) -> Result<NavigateTreeResult> {
+        rollback::operations::navigate_tree(self, p)
+    }
+
+    /// `undo`: put back what an unrevert-point replaced.
+    pub fn undo(&mut self, p: UndoParams) -> Result<RestoreResult> {
+        rollback::operations::undo(self, p)
+    }
+
+    /// `approve`: record the disk as approved (what `reset` goes back to).
+    pub fn approve(&mut self, p: ApproveParams) -> Result<ApproveResult> {
+        rollback::operations::approve(self, p)
+    }
+
+    /// `reset`: restore the last approved state.
+    pub fn reset(&mut self, p: ResetParams) -> Result<ResetResult> {
+        rollback::operations::reset(self, p)
+    }
+
+    /// `revert`: take one checkpoint's (or a range's) changes out, keep the
+    /// later ones (a three-way merge per file).
+    pub fn revert(&mut self, p: RevertParams) -> Result<RevertResult> {
+        rollback::revert::revert(self, p)
+    }
+
+    // ---- maintenance: crate::gc and crate::verify (they need no engine)
+    /// `gc`: prune sessions by the keep rules, delete unreferenced objects.
+    pub fn gc(&self, p: GcParams) -> Result<GcResult> {
+        Ok(crate::gc::run(
+            &self.store,
+            &p,
+            &crate::gc::GcOptions::default(),
+        )?)
+    }
+
+    /// `verify`: the whole store, read and hashed.
+    pub fn verify(&self) -> Result<VerifyResult> {
+        Ok(crate::verify::run(&self.store)?)
+    }
+}
+
+impl Engine {
     fn emit(&self, event: EngineEvent) {
         if let Some(sink) = &self.events {
             sink(event);
@@ -198,14 +355,14 @@ fn turn_of(e: &Entry) -> u64 {
     e.turn_index()
 }
 
-/// The kind of a tree-recording entry ("baseline", "turn", ..., or the
-/// operation of an unrevert-point).
-fn kind_of(e: &Entry) -> String {
-    e.record_kind().map(str::to_string).unwrap_or_else(|| {
-        e.custom_type
-            .clone()
-            .unwrap_or_else(|| e.entry_type.clone())
-    })
+/// The kind of a tree-recording entry (its record's, else the entry's
+/// custom type or type).
+fn kind_of(e: &Entry) -> CheckpointKind {
+    CheckpointKind::parse(
+        e.record_kind()
+            .or(e.custom_type.as_deref())
+            .unwrap_or(&e.entry_type),
+    )
 }
 
 /// The paths an entry's recorded diff names, with their status.

@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::api::CheckpointKind;
 use super::api::{BaselineInfo, Opened, Recovered, TornTail};
-use super::snapshot::{SnapshotSpec, KIND_BASELINE, KIND_OUTSIDE};
+use super::record::snapshot::SnapshotSpec;
 use super::{Engine, EngineError, EventSink, Result};
 use crate::session::records::StepSnapshot;
 use crate::session::{self, Header, SessionLog, CUSTOM_STEP_SNAPSHOT};
@@ -60,14 +61,9 @@ fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
 }
 
 impl Engine {
-    /// Open (resume or create) the session `config` names.
-    pub fn open(config: EngineConfig) -> Result<(Engine, Opened)> {
-        Self::open_with_events(config, None)
-    }
-
     /// [`Engine::open`] with notifications going to `events` from the start,
     /// so the baseline scan of a large project already reports progress.
-    pub fn open_with_events(
+    pub(super) fn open_with(
         config: EngineConfig,
         events: Option<EventSink>,
     ) -> Result<(Engine, Opened)> {
@@ -155,7 +151,7 @@ impl Engine {
             // A new session (or one whose file holds only a header): the
             // baseline is its root entry.
             let baseline = engine.record_snapshot(SnapshotSpec {
-                kind: KIND_BASELINE.into(),
+                kind: CheckpointKind::Baseline,
                 label: None,
                 scope: None,
                 tool: None,
@@ -177,7 +173,7 @@ impl Engine {
             let state = engine.scan_working(None, &prior)?;
             if Some(state.tree) != recorded {
                 // Record the scan just made (not a second walk of the tree).
-                let spec = SnapshotSpec::forced(KIND_OUTSIDE, engine.leaf_id());
+                let spec = SnapshotSpec::forced(CheckpointKind::Outside, engine.leaf_id());
                 let res = engine.record_state(&spec, state)?;
                 let r = recovered.get_or_insert_with(Recovered::default);
                 r.outside_entry_id = res.entry_id;
@@ -190,7 +186,7 @@ impl Engine {
 
     /// Open a session for reading only (terminal commands): no lock, no
     /// baseline, nothing appended. Queries against `@working` still scan.
-    pub fn open_read_only(config: EngineConfig) -> Result<Engine> {
+    pub(super) fn open_reading(config: EngineConfig) -> Result<Engine> {
         let path = config
             .session_file
             .clone()

@@ -297,6 +297,13 @@ to_wire_structs! {
     VerifyProblem { kind, subject, detail }
 }
 
+impl ToWire for api::CheckpointKind {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.as_str().to_string()
+    }
+}
+
 impl ToWire for api::TornTail {
     type Wire = String;
     fn to_wire(self) -> String {

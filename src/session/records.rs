@@ -144,9 +144,21 @@ pub struct Stats {
     pub bytes_hashed: u64,
     #[serde(default)]
     pub duration_ms: u64,
-    /// `{path, reason}` of each file not captured.
+    /// Each path the snapshot found but did not capture.
     #[serde(default)]
-    pub untracked: Vec<Value>,
+    pub untracked: Vec<UntrackedPath>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One of a step-snapshot's `stats.untracked`: a path and why it was not
+/// captured (`tooLarge`, `special`, `unreadable`, `pathTooLong`, `unstable`,
+/// `ignoredOverCap`). The reason stays text, so a newer writer's reason
+/// does not make the record unreadable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntrackedPath {
+    pub path: String,
+    pub reason: String,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -2,7 +2,9 @@
 //! `rewind status`.
 
 use anyhow::Result;
-use rewind::engine::api::{FileDiffParams, ListCheckpointsParams, Point, RangeParams, Scope};
+use rewind::engine::api::{
+    CheckpointKind, FileDiffParams, ListCheckpointsParams, Point, RangeParams, Scope,
+};
 use rewind::engine::Engine;
 use rewind::store::{Home, Layout};
 
@@ -59,7 +61,7 @@ pub fn log(at: Location, all: bool) -> Result<()> {
             .map(|n| format!(" — {n}"))
             .unwrap_or_default();
         let tool = match &c.tool {
-            Some(t) if c.kind == "tool" => {
+            Some(t) if c.kind == CheckpointKind::Tool => {
                 let step = steps.entry(c.turn_index).or_insert(0);
                 *step += 1;
                 format!(" step {step}: {t}")

@@ -13,7 +13,7 @@ use crate::app::args::{Location, RevertConflictMode};
 use crate::app::plan::revert_plan_text;
 use crate::app::project::{locate, open_for_writing};
 use rewind::engine::api::{
-    FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,
+    CheckpointKind, FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,
     RestoreFilesParams, RevertOnConflict, RevertParams, RevertStatus,
 };
 use rewind::engine::Engine;
@@ -29,14 +29,10 @@ impl From<RevertConflictMode> for RevertOnConflict {
     }
 }
 
-/// Kinds of the checkpoints that hold an agent turn's own changes (the
-/// prompt's checkpoint holds what happened before the turn).
-const TURN_CHANGE_KINDS: [&str; 2] = ["tool", "turn"];
-
 /// An entry id as given, or a turn number: the first and last checkpoint
 /// of that turn's changes on the current path.
 fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String, Option<String>)> {
-    if view.log().index().contains(arg) {
+    if view.has_entry(arg) {
         return Ok((arg.to_string(), to));
     }
     let Ok(turn) = arg.parse::<u64>() else {
@@ -48,7 +44,9 @@ fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String
     let path = path_checkpoints(view)?;
     let of_turn: Vec<_> = path
         .iter()
-        .filter(|c| c.turn_index == turn && TURN_CHANGE_KINDS.contains(&c.kind.as_str()))
+        // The turn's own changes: its tools' and its end's checkpoints (the
+        // prompt's holds what happened before the turn).
+        .filter(|c| c.turn_index == turn && c.kind.is_turn() && c.kind != CheckpointKind::Message)
         .collect();
     match (of_turn.first(), of_turn.last()) {
         (Some(first), Some(last)) => Ok((first.entry_id.clone(), Some(last.entry_id.clone()))),
@@ -132,7 +130,7 @@ pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()>
         let label: String = l
             .label
             .as_deref()
-            .unwrap_or(&l.kind)
+            .unwrap_or(l.kind.as_str())
             .chars()
             .take(24)
             .collect();

@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Context, Result};
 use rewind::engine::api::{
-    CheckpointInfo, ListCheckpointsParams, OnConflict, RestoreFilesParams, RestoreResult, Scope,
-    UndoParams,
+    CheckpointInfo, CheckpointKind, ListCheckpointsParams, OnConflict, RestoreFilesParams,
+    RestoreResult, Scope, UndoParams,
 };
 use rewind::engine::Engine;
 use rewind::store::ObjectId;
@@ -96,11 +96,7 @@ pub fn restore(
 
 /// The session's leaf entry as it stands (empty for an empty session).
 pub(crate) fn leaf_of(view: &Engine) -> String {
-    view.log()
-        .index()
-        .leaf()
-        .map(|e| e.id.clone())
-        .unwrap_or_default()
+    view.leaf().unwrap_or_default().to_string()
 }
 
 /// The checkpoints on the path to the leaf, oldest first.
@@ -113,17 +109,12 @@ pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<CheckpointInfo>> {
         .checkpoints)
 }
 
-/// Kinds an agent's turn records (through hooks or a host).
-const TURN_KINDS: [&str; 3] = ["message", "tool", "turn"];
-/// Kinds of the unrevert-points `undo` reverts.
-const ROLLBACK_KINDS: [&str; 5] = ["restore", "navigate", "undo", "reset", "revert"];
-
 /// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
 /// `rewind log` numbers them).
 fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
     let path = path_checkpoints(view)?;
     let steps: Vec<usize> = (0..path.len())
-        .filter(|&i| path[i].turn_index == turn && path[i].kind == "tool")
+        .filter(|&i| path[i].turn_index == turn && path[i].kind == CheckpointKind::Tool)
         .collect();
     let Some(&i) = step.checked_sub(1).and_then(|k| steps.get(k)) else {
         bail!(
@@ -141,21 +132,17 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
 /// the turn started from (its prompt's, else the last one before it).
 fn before_last_turn(view: &Engine) -> Result<Option<(u64, String)>> {
     let path = path_checkpoints(view)?;
-    let last_turn = path
-        .iter()
-        .rposition(|c| TURN_KINDS.contains(&c.kind.as_str()));
-    let last_rollback = path
-        .iter()
-        .rposition(|c| ROLLBACK_KINDS.contains(&c.kind.as_str()));
+    let last_turn = path.iter().rposition(|c| c.kind.is_turn());
+    let last_rollback = path.iter().rposition(|c| c.kind.is_rollback());
     let Some(t) = last_turn.filter(|&t| last_rollback.is_none_or(|r| r < t)) else {
         return Ok(None);
     };
     let turn = path[t].turn_index;
     let first = path
         .iter()
-        .position(|c| c.turn_index == turn && TURN_KINDS.contains(&c.kind.as_str()))
+        .position(|c| c.turn_index == turn && c.kind.is_turn())
         .unwrap_or(t);
-    let start = if path[first].kind == "message" {
+    let start = if path[first].kind == CheckpointKind::Message {
         Some(first)
     } else {
         first.checked_sub(1)

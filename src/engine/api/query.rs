@@ -4,10 +4,118 @@
 
 use std::path::PathBuf;
 
+use super::{ChangeReason, SnapshotKind};
 use crate::repo_path::RepoPath;
 use crate::store::{ObjectId, UntrackedReason};
 
 // ---------------------------------------------------------- list_checkpoints
+
+/// What made a tree-recording entry (the `kind` its record stores,
+/// docs/format.md "step-snapshot" and "unrevert-point"): the one place its
+/// spellings live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointKind {
+    /// The project as rewind found it at the session's start.
+    Baseline,
+    /// An agent's turn ended.
+    Turn,
+    /// A prompt started a turn.
+    Message,
+    /// Around a tool call.
+    Tool,
+    /// Asked for by a person or a host.
+    Manual,
+    /// Changes made while no rewind process recorded the session.
+    Outside,
+    /// The disk just before a restore replaced it (snapshot before mutate).
+    PreRestore,
+    /// What a restore that could not write every file left.
+    PostRestore,
+    /// The disk as approved.
+    Approve,
+    /// An unrevert-point, by the operation that wrote it.
+    Rollback(ChangeReason),
+    /// Not a checkpoint: the working directory (blame's lines no checkpoint
+    /// holds yet).
+    Working,
+    /// A kind this build does not know (a host's entry, a newer writer).
+    Other(String),
+}
+
+impl CheckpointKind {
+    /// The kind as the session records it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            CheckpointKind::Baseline => "baseline",
+            CheckpointKind::Turn => SnapshotKind::Turn.as_str(),
+            CheckpointKind::Message => SnapshotKind::Message.as_str(),
+            CheckpointKind::Tool => SnapshotKind::Tool.as_str(),
+            CheckpointKind::Manual => SnapshotKind::Manual.as_str(),
+            CheckpointKind::Outside => "outside",
+            CheckpointKind::PreRestore => "pre-restore",
+            CheckpointKind::PostRestore => "post-restore",
+            CheckpointKind::Approve => "approve",
+            CheckpointKind::Rollback(op) => op.as_str(),
+            CheckpointKind::Working => "working",
+            CheckpointKind::Other(s) => s,
+        }
+    }
+
+    /// The kind a record spells.
+    pub fn parse(s: &str) -> CheckpointKind {
+        use ChangeReason::*;
+        let known = [
+            CheckpointKind::Baseline,
+            CheckpointKind::Turn,
+            CheckpointKind::Message,
+            CheckpointKind::Tool,
+            CheckpointKind::Manual,
+            CheckpointKind::Outside,
+            CheckpointKind::PreRestore,
+            CheckpointKind::PostRestore,
+            CheckpointKind::Approve,
+            CheckpointKind::Rollback(Restore),
+            CheckpointKind::Rollback(Navigate),
+            CheckpointKind::Rollback(Undo),
+            CheckpointKind::Rollback(Reset),
+            CheckpointKind::Rollback(Revert),
+        ];
+        known
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .unwrap_or_else(|| CheckpointKind::Other(s.to_string()))
+    }
+
+    /// Recorded by an agent's turn (its prompt, its tools, its end).
+    pub fn is_turn(&self) -> bool {
+        matches!(
+            self,
+            CheckpointKind::Message | CheckpointKind::Tool | CheckpointKind::Turn
+        )
+    }
+
+    /// An unrevert-point (`undo` reverts it).
+    pub fn is_rollback(&self) -> bool {
+        matches!(self, CheckpointKind::Rollback(_))
+    }
+}
+
+impl From<SnapshotKind> for CheckpointKind {
+    fn from(k: SnapshotKind) -> Self {
+        match k {
+            SnapshotKind::Turn => CheckpointKind::Turn,
+            SnapshotKind::Message => CheckpointKind::Message,
+            SnapshotKind::Tool => CheckpointKind::Tool,
+            SnapshotKind::Manual => CheckpointKind::Manual,
+        }
+    }
+}
+
+impl std::fmt::Display for CheckpointKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -27,7 +135,7 @@ pub struct ListCheckpointsParams {
 pub struct CheckpointInfo {
     pub entry_id: String,
     pub parent_id: Option<String>,
-    pub kind: String,
+    pub kind: CheckpointKind,
     pub label: Option<String>,
     pub note: Option<String>,
     /// The tool a `tool` checkpoint was taken around (`snapshot`'s
@@ -235,7 +343,7 @@ pub struct FileHistoryParams {
 pub struct FileVersion {
     pub entry_id: String,
     pub turn_index: u64,
-    pub kind: String,
+    pub kind: CheckpointKind,
     pub label: Option<String>,
     pub timestamp: String,
     pub status: FileStatus,
@@ -308,7 +416,7 @@ pub struct BlameLine {
     /// checkpoint (`at: "@working"`).
     pub entry_id: Option<String>,
     pub turn_index: u64,
-    pub kind: String,
+    pub kind: CheckpointKind,
     pub label: Option<String>,
     pub timestamp: Option<String>,
     pub text: String,

@@ -110,7 +110,7 @@ fn baseline_then_turns() {
     });
     let list = list.unwrap();
     assert_eq!(list.checkpoints.len(), 1);
-    assert_eq!(list.checkpoints[0].kind, "manual");
+    assert_eq!(list.checkpoints[0].kind, CheckpointKind::Manual);
 }
 
 #[test]
@@ -340,7 +340,10 @@ fn resume_records_outside_edits_once() {
     let cps = e
         .list_checkpoints(ListCheckpointsParams::default())
         .unwrap();
-    assert_eq!(cps.checkpoints.last().unwrap().kind, "outside");
+    assert_eq!(
+        cps.checkpoints.last().unwrap().kind,
+        CheckpointKind::Outside
+    );
     assert_eq!(snap(&mut e).entry_id, None);
     // A second open of a held session is refused.
     let locked = Engine::open(t.config(Some(file)));

@@ -125,7 +125,10 @@ fn dirty_files_follow_on_conflict() {
     let cps = e
         .list_checkpoints(ListCheckpointsParams::default())
         .unwrap();
-    assert!(cps.checkpoints.iter().any(|c| c.kind == "pre-restore"));
+    assert!(cps
+        .checkpoints
+        .iter()
+        .any(|c| c.kind == CheckpointKind::PreRestore));
     let over = e
         .restore_files(RestoreFilesParams {
             target_entry_id: target,
@@ -259,7 +262,7 @@ fn interrupted_restore_is_completed_on_open() {
     // Simulate a crash after the unrevert-point but before the file was
     // written: the journal is still there and the disk has the old file.
     let d = entry.data().unwrap();
-    let journal = journal::Journal {
+    let journal = crate::engine::rollback::journal::Journal {
         version: 1,
         unrevert_entry_id: unrevert.clone(),
         pre_rollback_tree_hash: d["preRollbackTreeHash"].as_str().unwrap().into(),

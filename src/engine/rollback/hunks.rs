@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use similar::DiffableStr;
 
-use super::api::HunkSelection;
-use super::line_diff::{self, DiffBudget};
-use super::queries::{as_text, MAX_DIFF_BYTES};
 use super::restore::Scanned;
-use super::{parse_path, Engine, EngineError, Result};
+use crate::engine::api::HunkSelection;
+use crate::engine::query::files::{as_text, MAX_DIFF_BYTES};
+use crate::engine::query::line_diff::{self, DiffBudget};
+use crate::engine::{parse_path, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
 use crate::store::{lookup, EntryKind, ObjectId, TreeEntry};
 

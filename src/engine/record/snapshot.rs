@@ -2,10 +2,11 @@
 //! paths a host announced), build the hierarchical tree, diff it against the
 //! checkpoint at the parent, and append a step-snapshot when it changed.
 
-use super::api::{
-    DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult, SnapshotStats, ToolInfo,
+use crate::engine::api::{
+    CheckpointKind, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult,
+    SnapshotStats, ToolInfo,
 };
-use super::{turn_of, Engine, Result};
+use crate::engine::{turn_of, Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
 use crate::store::{classify, diff_trees, Change, ChangeClass};
@@ -13,7 +14,7 @@ use crate::working_copy::WorkingState;
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
-    pub kind: String,
+    pub kind: CheckpointKind,
     pub label: Option<String>,
     pub scope: Option<Vec<RepoPath>>,
     pub tool: Option<ToolInfo>,
@@ -27,9 +28,9 @@ impl SnapshotSpec {
     /// A snapshot the sidecar takes on its own (kinds like "outside",
     /// "pre-restore", "approve"): the whole tree, appended even when it
     /// equals the parent's checkpoint.
-    pub fn forced(kind: &str, parent: Option<String>) -> SnapshotSpec {
+    pub fn forced(kind: CheckpointKind, parent: Option<String>) -> SnapshotSpec {
         SnapshotSpec {
-            kind: kind.to_string(),
+            kind,
             label: None,
             scope: None,
             tool: None,
@@ -68,25 +69,6 @@ fn result_lists(d: records::Diff) -> DiffLists {
 }
 
 impl Engine {
-    /// The `snapshot` method.
-    pub fn snapshot(&mut self, p: SnapshotParams) -> Result<SnapshotResult> {
-        let kind = p.kind.unwrap_or_default();
-        let scope = match p.paths {
-            Some(paths) => Some(super::parse_paths(self.working_copy.root(), &paths)?),
-            None => None,
-        };
-        let parent = self.parent_or_leaf(p.parent_id)?;
-        self.record_snapshot(SnapshotSpec {
-            kind: kind.as_str().to_string(),
-            label: p.label,
-            scope,
-            tool: p.tool,
-            parent,
-            turn_index: p.turn_index,
-            force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
-        })
-    }
-
     pub(crate) fn record_snapshot(&mut self, spec: SnapshotSpec) -> Result<SnapshotResult> {
         let parent_cp = match &spec.parent {
             Some(id) => self.checkpoint_tree(id)?.map(|(e, t)| (turn_of(e), t)),
@@ -146,7 +128,7 @@ impl Engine {
             snapshot_tree_hash: Some(state.tree.to_hex()),
             diff,
             turn_index,
-            kind: Some(spec.kind.clone()),
+            kind: Some(spec.kind.as_str().to_string()),
             label: spec.label.clone(),
             stats: records::Stats {
                 files_scanned: stats.files_scanned,
@@ -156,12 +138,12 @@ impl Engine {
                 untracked: stats
                     .untracked
                     .iter()
-                    .map(serde_json::to_value)
-                    .collect::<std::result::Result<_, _>>()
-                    .map_err(|source| crate::session::SessionError::Encode {
-                        kind: "step-snapshot",
-                        source,
-                    })?,
+                    .map(|u| records::UntrackedPath {
+                        path: u.path.to_string(),
+                        reason: u.reason.as_str().to_string(),
+                        extra: Default::default(),
+                    })
+                    .collect(),
                 extra: Default::default(),
             },
             tool: spec.tool.as_ref().map(|t| records::Tool {
@@ -199,6 +181,24 @@ impl Engine {
     }
 }
 
-/// Kinds a snapshot may carry that hosts cannot ask for directly.
-pub(crate) const KIND_BASELINE: &str = "baseline";
-pub(crate) const KIND_OUTSIDE: &str = "outside";
+/// `Engine::snapshot` (the door in engine/mod.rs says what it does).
+pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<SnapshotResult> {
+    let kind = p.kind.unwrap_or_default();
+    let scope = match p.paths {
+        Some(paths) => Some(crate::engine::parse_paths(
+            engine.working_copy.root(),
+            &paths,
+        )?),
+        None => None,
+    };
+    let parent = engine.parent_or_leaf(p.parent_id)?;
+    engine.record_snapshot(SnapshotSpec {
+        kind: kind.into(),
+        label: p.label,
+        scope,
+        tool: p.tool,
+        parent,
+        turn_index: p.turn_index,
+        force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
+    })
+}

@@ -15,11 +15,14 @@ use std::sync::Arc;
 
 use similar::{DiffTag, DiffableStr};
 
-use super::api::{BlameLine, FileBlameParams, FileBlameResult, FileStatus};
 use super::line_diff::{self, DiffBudget};
-use super::queries::{as_text, MAX_DIFF_BYTES};
-use super::{diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError};
-use super::{Point, Result};
+use crate::engine::api::CheckpointKind;
+use crate::engine::api::{BlameLine, FileBlameParams, FileBlameResult, FileStatus};
+use crate::engine::query::files::{as_text, MAX_DIFF_BYTES};
+use crate::engine::{
+    diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError,
+};
+use crate::engine::{Point, Result};
 use crate::store::{lookup, EntryKind, ObjectId};
 
 /// How many files' origins are remembered between requests.
@@ -117,114 +120,6 @@ fn carry(
 }
 
 impl Engine {
-    pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
-        let checked = parse_path(self.working_copy.root(), &p.path)?;
-        let path = checked.as_str();
-        let at = p.at.unwrap_or(Point::Working);
-        let working = at == Point::Working;
-        let end = match at {
-            Point::Working => self.leaf_id(),
-            Point::Entry(id) if !self.log.index().contains(&id) => {
-                return Err(EngineError::UnknownEntry(id))
-            }
-            Point::Entry(id) => Some(id),
-            Point::Tree(t) => {
-                return Err(EngineError::InvalidParams(format!(
-                    "blame needs an entry id or {}: tree {t} has no history",
-                    Point::WORKING
-                )))
-            }
-        };
-        let versions = match &end {
-            Some(end) => self.versions_of(path, end)?,
-            None => Vec::new(),
-        };
-        let mut budget = DiffBudget::for_request();
-        // Start from the latest version whose origins an earlier request
-        // left, else from nothing.
-        let (start, mut origins) = versions
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, v)| Some((i + 1, self.blame_cache.get(path, &v.entry)?)))
-            .unwrap_or((0, Arc::new(Origins::default())));
-        let mut text = match origins.blob {
-            Some(id) => text_of(path, self.store.get(&id)?)?,
-            None => String::new(),
-        };
-        let mut seen: HashMap<ObjectId, Arc<Origins>> = HashMap::new();
-        for v in &versions[start..] {
-            if v.blob == origins.blob {
-                continue;
-            }
-            let Some(id) = v.blob else {
-                origins = Arc::new(Origins {
-                    approximate: origins.approximate,
-                    ..Origins::default()
-                });
-                text.clear();
-                continue;
-            };
-            let new_text = text_of(path, self.store.get(&id)?)?;
-            let next = match seen.get(&id) {
-                Some(earlier) => earlier.clone(),
-                None => Arc::new(carry(
-                    &origins,
-                    &text,
-                    &new_text,
-                    &v.entry,
-                    Some(id),
-                    &mut budget,
-                )),
-            };
-            seen.insert(id, next.clone());
-            text = new_text;
-            origins = next;
-        }
-        if let Some(last) = versions.last() {
-            self.blame_cache.put(path, &last.entry, origins.clone());
-        }
-        // Past the last checkpoint: the file on disk.
-        let (lines_text, origins) = if working {
-            let disk = self.working_file(path)?;
-            let new_text = match disk {
-                Some(bytes) => text_of(path, bytes)?,
-                None => String::new(),
-            };
-            // Lines no checkpoint holds yet: the empty origin.
-            let pending: Arc<str> = Arc::from("");
-            let next = carry(&origins, &text, &new_text, &pending, None, &mut budget);
-            (new_text, next)
-        } else {
-            (text, (*origins).clone())
-        };
-        let index = self.log.index();
-        let lines = lines_text
-            .tokenize_lines()
-            .into_iter()
-            .zip(&origins.lines)
-            .enumerate()
-            .map(|(i, (line, &o))| {
-                let id = &origins.entries[o as usize];
-                let entry = (!id.is_empty()).then(|| index.get(id)).flatten();
-                BlameLine {
-                    line: i as u64 + 1,
-                    entry_id: entry.map(|e| e.id.clone()),
-                    turn_index: entry.map_or(0, turn_of),
-                    kind: entry.map_or_else(|| "working".to_string(), kind_of),
-                    label: entry.and_then(|e| label_for(index, e)),
-                    timestamp: entry.map(|e| e.timestamp.clone()),
-                    text: line.trim_end_matches(['\n', '\r']).to_string(),
-                }
-            })
-            .collect();
-        Ok(FileBlameResult {
-            path: checked,
-            lines,
-            is_approximate: origins.approximate,
-        })
-    }
-
     /// The file's versions along the path to `end`: the first checkpoint's,
     /// then each later checkpoint whose diff names it.
     fn versions_of(&self, path: &str, end: &str) -> Result<Vec<Version>> {
@@ -278,6 +173,115 @@ impl Engine {
             Err(e) => Err(EngineError::io("reading", abs, e)),
         }
     }
+}
+
+/// `Engine::get_file_blame` (the door in engine/mod.rs says what it does).
+pub(crate) fn get_file_blame(engine: &mut Engine, p: FileBlameParams) -> Result<FileBlameResult> {
+    let checked = parse_path(engine.working_copy.root(), &p.path)?;
+    let path = checked.as_str();
+    let at = p.at.unwrap_or(Point::Working);
+    let working = at == Point::Working;
+    let end = match at {
+        Point::Working => engine.leaf_id(),
+        Point::Entry(id) if !engine.log.index().contains(&id) => {
+            return Err(EngineError::UnknownEntry(id))
+        }
+        Point::Entry(id) => Some(id),
+        Point::Tree(t) => {
+            return Err(EngineError::InvalidParams(format!(
+                "blame needs an entry id or {}: tree {t} has no history",
+                Point::WORKING
+            )))
+        }
+    };
+    let versions = match &end {
+        Some(end) => engine.versions_of(path, end)?,
+        None => Vec::new(),
+    };
+    let mut budget = DiffBudget::for_request();
+    // Start from the latest version whose origins an earlier request
+    // left, else from nothing.
+    let (start, mut origins) = versions
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, v)| Some((i + 1, engine.blame_cache.get(path, &v.entry)?)))
+        .unwrap_or((0, Arc::new(Origins::default())));
+    let mut text = match origins.blob {
+        Some(id) => text_of(path, engine.store.get(&id)?)?,
+        None => String::new(),
+    };
+    let mut seen: HashMap<ObjectId, Arc<Origins>> = HashMap::new();
+    for v in &versions[start..] {
+        if v.blob == origins.blob {
+            continue;
+        }
+        let Some(id) = v.blob else {
+            origins = Arc::new(Origins {
+                approximate: origins.approximate,
+                ..Origins::default()
+            });
+            text.clear();
+            continue;
+        };
+        let new_text = text_of(path, engine.store.get(&id)?)?;
+        let next = match seen.get(&id) {
+            Some(earlier) => earlier.clone(),
+            None => Arc::new(carry(
+                &origins,
+                &text,
+                &new_text,
+                &v.entry,
+                Some(id),
+                &mut budget,
+            )),
+        };
+        seen.insert(id, next.clone());
+        text = new_text;
+        origins = next;
+    }
+    if let Some(last) = versions.last() {
+        engine.blame_cache.put(path, &last.entry, origins.clone());
+    }
+    // Past the last checkpoint: the file on disk.
+    let (lines_text, origins) = if working {
+        let disk = engine.working_file(path)?;
+        let new_text = match disk {
+            Some(bytes) => text_of(path, bytes)?,
+            None => String::new(),
+        };
+        // Lines no checkpoint holds yet: the empty origin.
+        let pending: Arc<str> = Arc::from("");
+        let next = carry(&origins, &text, &new_text, &pending, None, &mut budget);
+        (new_text, next)
+    } else {
+        (text, (*origins).clone())
+    };
+    let index = engine.log.index();
+    let lines = lines_text
+        .tokenize_lines()
+        .into_iter()
+        .zip(&origins.lines)
+        .enumerate()
+        .map(|(i, (line, &o))| {
+            let id = &origins.entries[o as usize];
+            let entry = (!id.is_empty()).then(|| index.get(id)).flatten();
+            BlameLine {
+                line: i as u64 + 1,
+                entry_id: entry.map(|e| e.id.clone()),
+                turn_index: entry.map_or(0, turn_of),
+                kind: entry.map_or(CheckpointKind::Working, kind_of),
+                label: entry.and_then(|e| label_for(index, e)),
+                timestamp: entry.map(|e| e.timestamp.clone()),
+                text: line.trim_end_matches(['\n', '\r']).to_string(),
+            }
+        })
+        .collect();
+    Ok(FileBlameResult {
+        path: checked,
+        lines,
+        is_approximate: origins.approximate,
+    })
 }
 
 #[cfg(test)]

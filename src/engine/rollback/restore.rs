@@ -6,10 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use super::api::{ChangeReason, Conflict, ConflictReason, OnConflict, RestoreResult, Untracked};
 use super::journal::Journal;
-use super::snapshot::{diff_lists, SnapshotSpec};
-use super::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
+use crate::engine::api::{
+    ChangeReason, CheckpointKind, Conflict, ConflictReason, OnConflict, RestoreResult, Untracked,
+};
+use crate::engine::record::snapshot::{diff_lists, SnapshotSpec};
+use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
 use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
@@ -333,7 +335,7 @@ impl Engine {
         if self.leaf_checkpoint_tree()? == Some(plan.working) {
             return Ok(None);
         }
-        let spec = SnapshotSpec::forced("pre-restore", self.leaf_id());
+        let spec = SnapshotSpec::forced(CheckpointKind::PreRestore, self.leaf_id());
         let state = crate::working_copy::WorkingState {
             tree: plan.working,
             scan: std::mem::take(&mut plan.scan),
@@ -446,7 +448,7 @@ impl Engine {
             // already says, there is nothing to record.
             let spec = SnapshotSpec {
                 force: false,
-                ..SnapshotSpec::forced("post-restore", self.leaf_id())
+                ..SnapshotSpec::forced(CheckpointKind::PostRestore, self.leaf_id())
             };
             self.record_state(&spec, state)?;
         }
@@ -562,7 +564,7 @@ pub(crate) fn parse_filter(
     files: Option<Vec<RepoPath>>,
 ) -> Result<Option<Vec<RepoPath>>> {
     let Some(files) = files else { return Ok(None) };
-    let out = super::parse_paths(root, &files)?;
+    let out = crate::engine::parse_paths(root, &files)?;
     if out.is_empty() {
         return Err(EngineError::InvalidParams(
             "files is empty: give at least one path, or omit it for all files".into(),

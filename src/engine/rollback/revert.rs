@@ -14,15 +14,15 @@
 
 use std::collections::BTreeMap;
 
-use super::api::{
+use super::merge::{self, Merged, Segment};
+use super::restore::{entry_eq, parse_filter, Operation, Scanned};
+use crate::engine::api::{
     ChangeReason, Conflict, ConflictHunk, ConflictReason, OnConflict, RevertAction, RevertFile,
     RevertOnConflict, RevertParams, RevertResult, RevertStatus,
 };
-use super::line_diff::{self, DiffBudget};
-use super::merge::{self, Merged, Segment};
-use super::queries::{is_binary, MAX_DIFF_BYTES};
-use super::restore::{entry_eq, parse_filter, Operation, Scanned};
-use super::{result_path, tree_of, Engine, EngineError, Result};
+use crate::engine::query::files::{is_binary, MAX_DIFF_BYTES};
+use crate::engine::query::line_diff::{self, DiffBudget};
+use crate::engine::{result_path, tree_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
 use crate::store::{
     classify, diff_trees, empty_tree_id, ChangeClass, EntryKind, ObjectId, TreeEntry,
@@ -98,165 +98,6 @@ fn lossy(bytes: &[u8]) -> String {
 }
 
 impl Engine {
-    pub fn revert(&mut self, p: RevertParams) -> Result<RevertResult> {
-        let filter = parse_filter(self.working_copy.root(), p.files)?;
-        let mode = p.on_conflict.unwrap_or_default();
-        let preview = p.preview.unwrap_or(false);
-        let (first, last) = self.revert_range(&p.entry_id, p.to_entry_id.as_deref())?;
-        let index = self.log.index();
-        let last_entry = index
-            .get(&last)
-            .ok_or_else(|| EngineError::UnknownEntry(last.clone()))?;
-        let after = tree_of(last_entry)?;
-        let parent = index.get(&first).and_then(|e| e.parent_id.clone());
-        let before = match parent {
-            Some(id) => self.checkpoint_or_empty(&id)?,
-            None => empty_tree_id(),
-        };
-        // What the `>>>>>>>` marker of a conflict names.
-        let other = format!("before {first}");
-        let in_filter = |path: &str| {
-            filter
-                .as_deref()
-                .is_none_or(|f| f.iter().any(|r| r.is_prefix_of(path)))
-        };
-        let all = diff_trees(&self.store, Some(&before), Some(&after))?;
-        let classes = classify(&all);
-        let (changes, classes): (Vec<_>, Vec<_>) = all
-            .into_iter()
-            .zip(classes)
-            .filter(|(c, _)| in_filter(&c.path))
-            .unzip();
-
-        let scanned: Scanned = self.scan_for_plan()?;
-        let mut budget = DiffBudget::for_request();
-        let mut files = Vec::with_capacity(changes.len());
-        let mut merged: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
-        let mut blobs: Vec<Vec<u8>> = Vec::new();
-        for (c, class) in changes.iter().zip(classes) {
-            let now = scanned.working.get(&c.path).copied();
-            if let Some(why) = not_captured(class, now.as_ref()) {
-                // What one side holds is unknown: nothing to take out or
-                // put back (docs/architecture.md rule 14).
-                files.push(RevertFile {
-                    path: result_path(&c.path),
-                    status: RevertStatus::Skip,
-                    action: RevertAction::None,
-                    reason: Some(why),
-                    diff: String::new(),
-                    conflicts: Vec::new(),
-                });
-                continue;
-            }
-            let mut plan = self.plan_file(c.old.as_ref(), c.new.as_ref(), now.as_ref(), &other)?;
-            // What the file becomes: the merge, or with markers.
-            let mut written: Option<Option<(TreeEntry, Vec<u8>)>> = None;
-            if plan.status == RevertStatus::Conflict && mode == RevertOnConflict::Markers {
-                if let (Some(marked), Some(now)) = (plan.marked.take(), now) {
-                    let entry = TreeEntry {
-                        kind: now.kind,
-                        id: ObjectId::of(&marked),
-                        size: marked.len() as u64,
-                    };
-                    plan.outcome = Some(Some(entry));
-                    plan.blob = Some(marked);
-                }
-            }
-            if let Some(outcome) = plan.outcome {
-                merged.insert(c.path.clone(), outcome);
-                written = Some(match (outcome, plan.blob.take()) {
-                    (Some(e), Some(bytes)) => {
-                        blobs.push(bytes.clone());
-                        Some((e, bytes))
-                    }
-                    (Some(e), None) => Some((e, self.store.get(&e.id)?)),
-                    (None, _) => None,
-                });
-            }
-            let diff = match &written {
-                Some(new) => self.revert_diff(&c.path, now.as_ref(), new.as_ref(), &mut budget)?,
-                None => String::new(),
-            };
-            let action = match &written {
-                Some(Some(_)) => RevertAction::Write,
-                Some(None) => RevertAction::Delete,
-                None => RevertAction::None,
-            };
-            files.push(RevertFile {
-                path: result_path(&c.path),
-                status: plan.status,
-                action,
-                reason: plan.reason.map(str::to_string),
-                diff,
-                conflicts: plan.conflicts,
-            });
-        }
-        // Conflicts that are not written (abort, skip) leave the file alone.
-        if mode != RevertOnConflict::Markers {
-            for f in files.iter_mut() {
-                if f.status == RevertStatus::Conflict {
-                    merged.remove(f.path.as_str());
-                }
-            }
-        }
-        let mut plan = self.plan_in(scanned, None, None, OnConflict::Skip, merged)?;
-        // Something uncaptured where the revert would create a file.
-        for c in &plan.conflicts {
-            if let Some(f) = files.iter_mut().find(|f| f.path == c.path) {
-                f.status = RevertStatus::Skip;
-                f.reason = Some("an uncaptured file is in the way".into());
-                f.action = RevertAction::None;
-                f.diff.clear();
-            }
-        }
-        let conflicts: Vec<Conflict> = files
-            .iter()
-            .filter(|f| f.status == RevertStatus::Conflict)
-            .map(|f| Conflict {
-                path: f.path.clone(),
-                reason: ConflictReason::Merge,
-            })
-            .collect();
-        let mut result = RevertResult {
-            preview,
-            files,
-            restored: plan.writes.iter().map(|(p, _)| result_path(p)).collect(),
-            deleted: RepoPath::all_recorded(plan.deletes.clone()),
-            failed: Vec::new(),
-            unrevert_entry_id: None,
-        };
-        if preview {
-            return Ok(result);
-        }
-        if mode == RevertOnConflict::Abort && !conflicts.is_empty() {
-            return Err(EngineError::Conflicts(conflicts));
-        }
-        plan.blobs = blobs;
-        let planned: Vec<Conflict> = plan.conflicts.clone();
-        self.pre_restore_snapshot(&mut plan)?;
-        let done = self.execute(
-            plan,
-            Operation {
-                kind: ChangeReason::Revert,
-                target_entry: None,
-                parent: None,
-                old_leaf_id: None,
-                target_id: None,
-                undone_entry_id: None,
-                reverted: Some((first, last)),
-            },
-        )?;
-        result.restored = done.restored;
-        result.deleted = done.deleted;
-        result.failed = done
-            .conflicts
-            .into_iter()
-            .filter(|c| !planned.contains(c))
-            .collect();
-        result.unrevert_entry_id = done.unrevert_entry_id;
-        Ok(result)
-    }
-
     /// The first and last checkpoint of the range to revert, checked.
     fn revert_range(&self, first: &str, last: Option<&str>) -> Result<(String, String)> {
         let index = self.log.index();
@@ -399,4 +240,164 @@ impl Engine {
         }
         Ok(line_diff::unified(path, &lossy(&old), &lossy(new), 3, budget).text)
     }
+}
+
+/// `Engine::revert` (the door in engine/mod.rs says what it does).
+pub(crate) fn revert(engine: &mut Engine, p: RevertParams) -> Result<RevertResult> {
+    let filter = parse_filter(engine.working_copy.root(), p.files)?;
+    let mode = p.on_conflict.unwrap_or_default();
+    let preview = p.preview.unwrap_or(false);
+    let (first, last) = engine.revert_range(&p.entry_id, p.to_entry_id.as_deref())?;
+    let index = engine.log.index();
+    let last_entry = index
+        .get(&last)
+        .ok_or_else(|| EngineError::UnknownEntry(last.clone()))?;
+    let after = tree_of(last_entry)?;
+    let parent = index.get(&first).and_then(|e| e.parent_id.clone());
+    let before = match parent {
+        Some(id) => engine.checkpoint_or_empty(&id)?,
+        None => empty_tree_id(),
+    };
+    // What the `>>>>>>>` marker of a conflict names.
+    let other = format!("before {first}");
+    let in_filter = |path: &str| {
+        filter
+            .as_deref()
+            .is_none_or(|f| f.iter().any(|r| r.is_prefix_of(path)))
+    };
+    let all = diff_trees(&engine.store, Some(&before), Some(&after))?;
+    let classes = classify(&all);
+    let (changes, classes): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .zip(classes)
+        .filter(|(c, _)| in_filter(&c.path))
+        .unzip();
+
+    let scanned: Scanned = engine.scan_for_plan()?;
+    let mut budget = DiffBudget::for_request();
+    let mut files = Vec::with_capacity(changes.len());
+    let mut merged: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
+    let mut blobs: Vec<Vec<u8>> = Vec::new();
+    for (c, class) in changes.iter().zip(classes) {
+        let now = scanned.working.get(&c.path).copied();
+        if let Some(why) = not_captured(class, now.as_ref()) {
+            // What one side holds is unknown: nothing to take out or
+            // put back (docs/architecture.md rule 14).
+            files.push(RevertFile {
+                path: result_path(&c.path),
+                status: RevertStatus::Skip,
+                action: RevertAction::None,
+                reason: Some(why),
+                diff: String::new(),
+                conflicts: Vec::new(),
+            });
+            continue;
+        }
+        let mut plan = engine.plan_file(c.old.as_ref(), c.new.as_ref(), now.as_ref(), &other)?;
+        // What the file becomes: the merge, or with markers.
+        let mut written: Option<Option<(TreeEntry, Vec<u8>)>> = None;
+        if plan.status == RevertStatus::Conflict && mode == RevertOnConflict::Markers {
+            if let (Some(marked), Some(now)) = (plan.marked.take(), now) {
+                let entry = TreeEntry {
+                    kind: now.kind,
+                    id: ObjectId::of(&marked),
+                    size: marked.len() as u64,
+                };
+                plan.outcome = Some(Some(entry));
+                plan.blob = Some(marked);
+            }
+        }
+        if let Some(outcome) = plan.outcome {
+            merged.insert(c.path.clone(), outcome);
+            written = Some(match (outcome, plan.blob.take()) {
+                (Some(e), Some(bytes)) => {
+                    blobs.push(bytes.clone());
+                    Some((e, bytes))
+                }
+                (Some(e), None) => Some((e, engine.store.get(&e.id)?)),
+                (None, _) => None,
+            });
+        }
+        let diff = match &written {
+            Some(new) => engine.revert_diff(&c.path, now.as_ref(), new.as_ref(), &mut budget)?,
+            None => String::new(),
+        };
+        let action = match &written {
+            Some(Some(_)) => RevertAction::Write,
+            Some(None) => RevertAction::Delete,
+            None => RevertAction::None,
+        };
+        files.push(RevertFile {
+            path: result_path(&c.path),
+            status: plan.status,
+            action,
+            reason: plan.reason.map(str::to_string),
+            diff,
+            conflicts: plan.conflicts,
+        });
+    }
+    // Conflicts that are not written (abort, skip) leave the file alone.
+    if mode != RevertOnConflict::Markers {
+        for f in files.iter_mut() {
+            if f.status == RevertStatus::Conflict {
+                merged.remove(f.path.as_str());
+            }
+        }
+    }
+    let mut plan = engine.plan_in(scanned, None, None, OnConflict::Skip, merged)?;
+    // Something uncaptured where the revert would create a file.
+    for c in &plan.conflicts {
+        if let Some(f) = files.iter_mut().find(|f| f.path == c.path) {
+            f.status = RevertStatus::Skip;
+            f.reason = Some("an uncaptured file is in the way".into());
+            f.action = RevertAction::None;
+            f.diff.clear();
+        }
+    }
+    let conflicts: Vec<Conflict> = files
+        .iter()
+        .filter(|f| f.status == RevertStatus::Conflict)
+        .map(|f| Conflict {
+            path: f.path.clone(),
+            reason: ConflictReason::Merge,
+        })
+        .collect();
+    let mut result = RevertResult {
+        preview,
+        files,
+        restored: plan.writes.iter().map(|(p, _)| result_path(p)).collect(),
+        deleted: RepoPath::all_recorded(plan.deletes.clone()),
+        failed: Vec::new(),
+        unrevert_entry_id: None,
+    };
+    if preview {
+        return Ok(result);
+    }
+    if mode == RevertOnConflict::Abort && !conflicts.is_empty() {
+        return Err(EngineError::Conflicts(conflicts));
+    }
+    plan.blobs = blobs;
+    let planned: Vec<Conflict> = plan.conflicts.clone();
+    engine.pre_restore_snapshot(&mut plan)?;
+    let done = engine.execute(
+        plan,
+        Operation {
+            kind: ChangeReason::Revert,
+            target_entry: None,
+            parent: None,
+            old_leaf_id: None,
+            target_id: None,
+            undone_entry_id: None,
+            reverted: Some((first, last)),
+        },
+    )?;
+    result.restored = done.restored;
+    result.deleted = done.deleted;
+    result.failed = done
+        .conflicts
+        .into_iter()
+        .filter(|c| !planned.contains(c))
+        .collect();
+    result.unrevert_entry_id = done.unrevert_entry_id;
+    Ok(result)
 }

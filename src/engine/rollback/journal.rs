@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::api::{InterruptedRestore, RecoveryAction, RestoreResult};
-use super::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::durability::atomic_write;
+use crate::engine::api::{InterruptedRestore, RecoveryAction, RestoreResult};
+use crate::engine::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::repo_path::RepoPath;
 use crate::store::{lookup, EntryKind, Layout};
 

@@ -1,0 +1,8 @@
+//! Read-only questions (nothing appended, the leaf stays): changed files,
+//! diffs, file history, status, checkpoints and stats (`files.rs`), blame by
+//! turn (`blame.rs`) on the bounded line diff (`line_diff.rs`).
+//! engine/api/query.rs has their requests and results.
+
+pub(crate) mod blame;
+pub(crate) mod files;
+pub(crate) mod line_diff;

@@ -1,0 +1,6 @@
+//! What records: snapshots (`snapshot.rs`) and the other entries a session
+//! holds — host entries, labels, the staged set, the tree view
+//! (`entries.rs`). engine/api/record.rs has their requests and results.
+
+pub(crate) mod entries;
+pub(crate) mod snapshot;
