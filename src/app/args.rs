@@ -194,6 +194,14 @@ pub enum Command {
         #[arg(long)]
         agent: String,
     },
+    /// The project's hook server: `rewind hook` hands events to it, so they
+    /// are recorded with the store warm and the watcher armed instead of a
+    /// walk of the whole project per event. The first hook event starts
+    /// it; it exits after 30 idle minutes. `REWIND_SERVER=0` turns it off.
+    Server {
+        #[command(subcommand)]
+        action: ServerAction,
+    },
     /// The project's store and newest session, what changed since its last
     /// checkpoint, and recent hook failures.
     Status {
@@ -302,4 +310,35 @@ pub enum ConflictMode {
     Overwrite,
     /// Change nothing if any file conflicts.
     Abort,
+}
+
+/// `rewind server …`.
+#[derive(Subcommand)]
+pub enum ServerAction {
+    /// Start the project's hook server in the background.
+    Start {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Stop it (after the event it is recording).
+    Stop {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// What it runs: pid, version, uptime, sessions, watched directories,
+    /// events served, full scans and why.
+    Status {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Run it in the foreground (what `start` and the hooks run).
+    #[command(hide = true)]
+    Run {
+        #[command(flatten)]
+        at: Location,
+        /// Exit after this many minutes without an event (default 30, or
+        /// $REWIND_SERVER_IDLE_SECS).
+        #[arg(long)]
+        idle_minutes: Option<f64>,
+    },
 }

@@ -14,6 +14,7 @@ use clap::Parser;
 
 pub mod args;
 pub mod cli;
+pub mod hook_server;
 pub mod hooks;
 pub mod install;
 pub mod mcp;
@@ -112,6 +113,7 @@ pub fn main() -> ExitCode {
             Ok(())
         }
         Command::Status { at } => cli::browse::status(at),
+        Command::Server { action } => cli::server::server(action),
         Command::Run { at, command } => match cli::unhooked::run(at, command) {
             Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => Err(e),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rewind::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode};
+use rewind::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode, Warm};
 use rewind::store::Layout;
 
 use crate::app::args::Location;
@@ -134,9 +134,18 @@ pub(crate) fn open_for_writing(at: &Location) -> Result<Engine> {
 /// it. The error of the last try is returned, `is_locked()` when it was
 /// still held.
 pub(crate) fn open_waiting(config: EngineConfig, wait: Duration) -> Result<Engine, EngineError> {
+    open_waiting_warm(config, wait, &mut None)
+}
+
+/// [`open_waiting`], taking what `warm` keeps (see `Engine::open_warm`).
+pub(crate) fn open_waiting_warm(
+    config: EngineConfig,
+    wait: Duration,
+    warm: &mut Option<Warm>,
+) -> Result<Engine, EngineError> {
     let start = Instant::now();
     loop {
-        match Engine::open(config.clone()) {
+        match Engine::open_warm(config.clone(), warm) {
             Ok((engine, _)) => return Ok(engine),
             Err(e) if e.is_locked() && start.elapsed() < wait => {
                 std::thread::sleep(Duration::from_millis(50));

@@ -27,7 +27,7 @@ use api::*;
 pub use api::{InterruptedRestore, Point};
 pub use error::{EngineError, Result};
 pub use events::{EngineEvent, EventSink};
-pub use open::{default_store_dir, EngineConfig, ResumeMode};
+pub use open::{default_store_dir, EngineConfig, ResumeMode, Warm};
 
 use crate::repo_path::RepoPath;
 use crate::session::{Entry, SessionLog};
@@ -52,13 +52,6 @@ pub struct Engine {
     fsync: bool,
 }
 
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // Scans between periodic saves are kept for the next start.
-        self.working_copy.save_stat_cache();
-    }
-}
-
 /// The door: every public method of the engine, once.
 impl Engine {
     // ---- open (docs/protocol.md "initialize"): engine/open.rs
@@ -66,7 +59,13 @@ impl Engine {
     /// baseline of a new one, recovery and the `outside` snapshot of a
     /// resumed one.
     pub fn open(config: EngineConfig) -> Result<(Engine, Opened)> {
-        Engine::open_with(config, None)
+        Engine::open_with(config, None, &mut None)
+    }
+
+    /// [`Engine::open`], taking what `warm` keeps when it serves the same
+    /// project and store (see [`Warm`]); on failure `warm` may be left.
+    pub fn open_warm(config: EngineConfig, warm: &mut Option<Warm>) -> Result<(Engine, Opened)> {
+        Engine::open_with(config, None, warm)
     }
 
     /// [`Engine::open`], with a sink for the engine's events.
@@ -74,7 +73,7 @@ impl Engine {
         config: EngineConfig,
         events: Option<EventSink>,
     ) -> Result<(Engine, Opened)> {
-        Engine::open_with(config, events)
+        Engine::open_with(config, events, &mut None)
     }
 
     /// Open an existing session to read it: no lock, nothing appended or

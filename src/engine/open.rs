@@ -60,12 +60,62 @@ fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
     Ok(p.to_path_buf())
 }
 
+/// What a long-lived process keeps warm from one opened session of a
+/// project to the next (the hook server, docs/architecture.md "The hook
+/// server"): the store with what it knows, the working copy (stat cache, last
+/// scan, armed watcher) and the recently flattened trees. It is handed back
+/// by [`Engine::into_warm`] and taken by the next open of a session of the
+/// same project and store; the session lock is not part of it, so other
+/// processes write the sessions in between.
+pub struct Warm {
+    store: Store,
+    working_copy: WorkingCopy,
+    flat_cache: FlatCache,
+}
+
+impl Warm {
+    pub fn project_root(&self) -> &Path {
+        self.working_copy.root()
+    }
+
+    /// The working copy kept warm (its watcher and scan counts).
+    pub fn working_copy(&self) -> &WorkingCopy {
+        &self.working_copy
+    }
+
+    fn serves(&self, root: &Path, store_dir: &Path) -> bool {
+        self.working_copy.root() == root && self.store.root() == store_dir
+    }
+}
+
 impl Engine {
+    /// Let go of the session (its lock) and keep the rest warm for the next
+    /// open of a session of this project.
+    pub fn into_warm(self) -> Warm {
+        let Engine {
+            store,
+            log,
+            working_copy,
+            flat_cache,
+            ..
+        } = self;
+        drop(log);
+        Warm {
+            store,
+            working_copy,
+            flat_cache,
+        }
+    }
+
     /// [`Engine::open`] with notifications going to `events` from the start,
     /// so the baseline scan of a large project already reports progress.
+    /// `warm`, when it serves the same project and store, is taken once the
+    /// session is locked, and its working copy, store and trees are used
+    /// instead of fresh ones.
     pub(super) fn open_with(
         config: EngineConfig,
         events: Option<EventSink>,
+        warm: &mut Option<Warm>,
     ) -> Result<(Engine, Opened)> {
         let session_file = match &config.session_file {
             Some(p) => Some(absolute(p, "sessionFile")?),
@@ -97,7 +147,13 @@ impl Engine {
             None => store_of_session(session_file.as_deref())
                 .unwrap_or_else(|| default_store_dir(&root)),
         };
-        let store = Store::open(&store_dir, config.fsync)?;
+        let warm = warm
+            .take_if(|w| w.serves(&root, &store_dir))
+            .map(|w| (w.store, w.working_copy, w.flat_cache));
+        let (store, warm) = match warm {
+            Some((store, wc, trees)) => (store, Some((wc, trees))),
+            None => (Store::open(&store_dir, config.fsync)?, None),
+        };
         // The empty tree is every baseline's `baselineTreeHash`; storing it
         // makes it a point like any other tree.
         store.put_tree(&crate::store::Tree::default())?;
@@ -121,9 +177,10 @@ impl Engine {
         };
         let resumed = log.index().first_snapshot().is_some();
         register_session(&store, log.path());
-        let mut engine = Engine::assemble(root, store, log, &config);
+        let warm_copy = warm.is_some();
+        let mut engine = Engine::assemble(root, store, log, &config, warm);
         engine.events = events;
-        if config.watch {
+        if config.watch && !warm_copy {
             // Armed by the first full scan below.
             engine.working_copy.watch();
         }
@@ -204,10 +261,19 @@ impl Engine {
             None => store_of_session(Some(&path)).unwrap_or_else(|| default_store_dir(&root)),
         };
         let store = Store::open(&store_dir, false)?;
-        Ok(Engine::assemble(root, store, log, &config))
+        Ok(Engine::assemble(root, store, log, &config, None))
     }
 
-    fn assemble(root: PathBuf, store: Store, log: SessionLog, config: &EngineConfig) -> Engine {
+    /// An engine for `log`, with a fresh working copy, or `warm`'s (which
+    /// takes the session's staged set; everything else in it is the
+    /// project's).
+    fn assemble(
+        root: PathBuf,
+        store: Store,
+        log: SessionLog,
+        config: &EngineConfig,
+        warm: Option<(WorkingCopy, FlatCache)>,
+    ) -> Engine {
         let stat_cache_path = store.layout().stat_cache(&root);
         // The staged set survives restarts through the latest snapshot
         // that recorded it.
@@ -221,17 +287,27 @@ impl Engine {
             .and_then(|s| s.staged_paths)
             .map(|paths| paths.into_iter().collect())
             .unwrap_or_default();
+        let (working_copy, flat_cache) = match warm {
+            Some((mut wc, trees)) => {
+                wc.set_staged(staged);
+                (wc, trees)
+            }
+            None => (
+                WorkingCopy::new(
+                    root,
+                    config.scan.clone(),
+                    config.fsync,
+                    stat_cache_path,
+                    staged,
+                ),
+                FlatCache::default(),
+            ),
+        };
         Engine {
             store,
             log,
-            working_copy: WorkingCopy::new(
-                root,
-                config.scan.clone(),
-                config.fsync,
-                stat_cache_path,
-                staged,
-            ),
-            flat_cache: FlatCache::default(),
+            working_copy,
+            flat_cache,
             events: None,
             blame_cache: Default::default(),
             fsync: config.fsync,

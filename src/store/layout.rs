@@ -127,6 +127,12 @@ impl Layout {
             .join(hash_name(session.as_os_str().as_encoded_bytes()))
     }
 
+    /// `server/`: the project's hook server (mode 0700): its socket
+    /// `hook.sock`, its lock `server.lock` and its log `server.log`.
+    pub fn server_dir(&self) -> PathBuf {
+        self.root.join("server")
+    }
+
     /// `hooks/sessions/`: which rewind session each agent session (Claude
     /// Code, Codex, Gemini CLI) records into, one small JSON file each.
     pub fn hook_sessions_dir(&self) -> PathBuf {

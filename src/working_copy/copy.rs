@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::checkout::{self, CheckoutError};
-use super::scan_tree::{LastScan, RulesFingerprint};
+use super::scan_tree::{LastScan, RulesFingerprint, ScanCounts};
 use super::{git, DirListings, ScanOptions, StatCache};
 use crate::durability;
 use crate::repo_path::RepoPath;
@@ -48,6 +48,8 @@ pub struct WorkingCopy {
     pub(super) rules_seen: Option<RulesFingerprint>,
     /// Tells a scan which paths changed, so it can skip the walk.
     pub(super) watcher: Option<super::watch::Watcher>,
+    /// How the scans went (the hook server's status shows them).
+    pub(super) counts: ScanCounts,
 }
 
 /// What a checkout writes and deletes, and what it was planned against.
@@ -67,6 +69,13 @@ pub struct CheckoutOutcome {
     /// Deleted, sorted.
     pub deleted: Vec<String>,
     pub failed: Vec<(String, CheckoutError)>,
+}
+
+impl Drop for WorkingCopy {
+    fn drop(&mut self) {
+        // Scans between periodic saves are kept for the next start.
+        self.save_stat_cache();
+    }
 }
 
 impl WorkingCopy {
@@ -93,6 +102,7 @@ impl WorkingCopy {
             last_scan: None,
             rules_seen: None,
             watcher: None,
+            counts: ScanCounts::default(),
         }
     }
 
@@ -112,6 +122,16 @@ impl WorkingCopy {
         &self.root
     }
 
+    /// How the scans went since this working copy was made.
+    pub fn scan_counts(&self) -> &ScanCounts {
+        &self.counts
+    }
+
+    /// Directories the watcher watches (`None`: no watcher).
+    pub fn watched_dirs(&self) -> Option<usize> {
+        self.watcher.as_ref().map(|w| w.watched_dirs())
+    }
+
     pub fn options(&self) -> &ScanOptions {
         &self.options
     }
@@ -125,6 +145,12 @@ impl WorkingCopy {
     pub fn stage(&mut self, paths: impl IntoIterator<Item = RepoPath>) {
         self.staged
             .extend(paths.into_iter().map(RepoPath::into_string));
+    }
+
+    /// Replace the staged set with a session's (a warm working copy handed
+    /// to the next session it serves).
+    pub fn set_staged(&mut self, staged: BTreeSet<String>) {
+        self.staged = staged;
     }
 
     pub(crate) fn save_stat_cache(&mut self) {

@@ -20,5 +20,5 @@ pub use checkout::CheckoutError;
 pub use copy::{CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
-pub use scan_tree::{ScanContext, WorkingCopyError, WorkingState};
+pub use scan_tree::{FullScan, ScanContext, ScanCounts, WorkingCopyError, WorkingState};
 pub use stat_cache::{CachedFile, FileStat, StatCache};

@@ -96,6 +96,48 @@ fn is_rules_file(path: &str) -> bool {
     name == ".gitignore" || name == super::REWINDIGNORE
 }
 
+/// Why a scan looked at the whole project (docs/architecture.md rule 12):
+/// whatever the watcher cannot vouch for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FullScan {
+    /// No scan before it (a start, or gc forgot what was known).
+    FirstScan,
+    /// Nothing watches the project (one process per event, or the
+    /// watcher is off).
+    NoWatcher,
+    /// The system's limit of watches is reached (on Linux
+    /// `fs.inotify.max_user_watches`): every scan is a full one.
+    WatchLimit,
+    /// The watcher lost events (its queue overflowed, an error, a barrier
+    /// that did not come through, the root moved).
+    WatcherLostTrack,
+    /// `.gitignore`, `.rewindignore`, `.git/info/exclude` or the git index
+    /// changed what is captured.
+    RulesChanged,
+}
+
+impl FullScan {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FullScan::FirstScan => "first scan",
+            FullScan::NoWatcher => "no watcher",
+            FullScan::WatchLimit => "watch limit reached",
+            FullScan::WatcherLostTrack => "watcher lost track",
+            FullScan::RulesChanged => "capture rules changed",
+        }
+    }
+}
+
+/// What a working copy's scans were, since it was made.
+#[derive(Clone, Debug, Default)]
+pub struct ScanCounts {
+    pub scans: u64,
+    /// Full scans, by why.
+    pub full: std::collections::BTreeMap<FullScan, u64>,
+    /// The watch limit was reached: the watcher was given up.
+    pub watch_limit_reached: bool,
+}
+
 /// The last scan's result: what the watcher's changes are relative to.
 #[derive(Clone)]
 pub(crate) struct LastScan {
@@ -206,10 +248,16 @@ impl WorkingCopy {
     }
 
     /// The paths that may have changed since the last scan, when the
-    /// watcher can say; `None` means scan everything (docs/architecture.md
-    /// rule 12).
-    fn watched_changes(&mut self, rules: &RulesFingerprint) -> Option<BTreeSet<String>> {
-        let w = self.watcher.as_mut()?;
+    /// watcher can say; else why everything must be scanned
+    /// (docs/architecture.md rule 12).
+    fn watched_changes(&mut self, rules: &RulesFingerprint) -> Result<BTreeSet<String>, FullScan> {
+        let Some(w) = self.watcher.as_mut() else {
+            return Err(if self.counts.watch_limit_reached {
+                FullScan::WatchLimit
+            } else {
+                FullScan::NoWatcher
+            });
+        };
         let changes = w.drain();
         match &changes {
             super::watch::Changes::Paths(p) => {
@@ -219,12 +267,18 @@ impl WorkingCopy {
                 tracing::debug!("watcher drained: lost track, full scan")
             }
         }
-        if self.rules_seen.as_ref() != Some(rules) || self.last_scan.is_none() {
-            return None;
+        if self.last_scan.is_none() {
+            return Err(FullScan::FirstScan);
+        }
+        if self.rules_seen.as_ref() != Some(rules) {
+            return Err(FullScan::RulesChanged);
         }
         match changes {
-            super::watch::Changes::Unknown => None,
-            super::watch::Changes::Paths(p) => (!p.iter().any(|x| is_rules_file(x))).then_some(p),
+            super::watch::Changes::Unknown => Err(FullScan::WatcherLostTrack),
+            super::watch::Changes::Paths(p) if p.iter().any(|x| is_rules_file(x)) => {
+                Err(FullScan::RulesChanged)
+            }
+            super::watch::Changes::Paths(p) => Ok(p),
         }
     }
 
@@ -247,9 +301,11 @@ impl WorkingCopy {
             self.revalidate_after_gc(store, ctx.trees, gc_guard.generation)?;
         }
         let rules = RulesFingerprint::of(&self.root);
+        let watched = self.watched_changes(&rules);
+        self.counts.scans += 1;
         let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
-            match (self.watched_changes(&rules), self.last_scan.clone()) {
-                (Some(mut paths), Some(last)) => {
+            match (watched, self.last_scan.clone()) {
+                (Ok(mut paths), Some(last)) => {
                     paths.extend(self.staged.iter().cloned());
                     if let Some(s) = scope {
                         paths.extend(s.iter().map(|p| p.as_str().to_string()));
@@ -272,7 +328,7 @@ impl WorkingCopy {
                         .collect();
                     (Some(last), Some(scope))
                 }
-                _ => match scope {
+                (why, _) => match scope {
                     Some(s) => {
                         let recorded = parse_recorded(ctx.recorded)?;
                         let flat = ctx.trees.files(store, recorded)?;
@@ -283,7 +339,11 @@ impl WorkingCopy {
                         });
                         (base, Some(s.to_vec()))
                     }
-                    None => (None, None),
+                    None => {
+                        let why = why.err().unwrap_or(FullScan::FirstScan);
+                        *self.counts.full.entry(why).or_default() += 1;
+                        (None, None)
+                    }
                 },
             };
         let result = self.scan_into_tree(
@@ -329,6 +389,7 @@ impl WorkingCopy {
                 w.arm(dirs.iter().map(String::as_str), false);
             }
             if w.is_exhausted() {
+                self.counts.watch_limit_reached = true;
                 tracing::warn!(
                     "the file watch limit is reached (on Linux fs.inotify.max_user_watches); \
                      this session scans the whole project on every snapshot"

@@ -191,6 +191,11 @@ impl Watcher {
         self.exhausted
     }
 
+    /// How many directories are watched.
+    pub fn watched_dirs(&self) -> usize {
+        self.watched.len()
+    }
+
     /// Distrust the watcher until the next full scan re-arms it (events
     /// were drained but not acted on).
     pub fn invalidate(&mut self) {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::app::args::AgentChoice;
-use crate::app::hooks::{self, Agent};
+use crate::app::hooks::Agent;
 use crate::app::install::{self, Plan};
 use crate::app::project::absolute;
 
@@ -34,7 +34,7 @@ pub fn hook(agent: &str) {
         }
     };
     match read {
-        Ok(_) => hooks::run(agent, &input),
+        Ok(_) => crate::app::hook_server::client::deliver(agent, &input),
         Err(err) => tracing::warn!(%err, "rewind hook: could not read the payload"),
     }
 }

@@ -1,8 +1,8 @@
 //! Subcommands for people at a terminal, by area: browsing history
 //! (`browse.rs`), putting files back (`rollback.rs`, `revert.rs`), the
 //! agents' hooks and settings (`agents.rs`), recording without hooks
-//! (`unhooked.rs`), the store's upkeep (`maintenance.rs`) and the sidecar
-//! itself (`serve.rs`). What they share: asking at the terminal, paths as
+//! (`unhooked.rs`), the store's upkeep (`maintenance.rs`), the sidecar
+//! itself (`serve.rs`) and the hook server (`server.rs`). What they share: asking at the terminal, paths as
 //! typed, and how a write reports what it did.
 
 use anyhow::Result;
@@ -14,6 +14,7 @@ pub mod maintenance;
 pub mod revert;
 pub mod rollback;
 pub mod serve;
+pub mod server;
 pub mod unhooked;
 
 /// Show the plan and ask; `false` when nothing should be written.

@@ -16,9 +16,10 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 pub use payload::Agent;
-use payload::{HookEvent, Step};
+pub use payload::HookEvent;
+use payload::Step;
 use rewind::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
-use rewind::engine::{default_store_dir, EngineConfig, EngineError, ResumeMode};
+use rewind::engine::{default_store_dir, EngineConfig, EngineError, ResumeMode, Warm};
 use rewind::repo_path::RepoPath;
 use rewind::store::{Home, Layout};
 use sessions::{AgentSession, Sessions};
@@ -75,13 +76,52 @@ pub struct Recorded {
 /// terminal command holding it) before it gives up.
 const SESSION_WAIT: Duration = Duration::from_secs(10);
 
+/// One event to record, as a hook process hands it over.
+pub struct Delivery<'a> {
+    pub agent: Agent,
+    /// The payload as the agent sent it.
+    pub input: &'a [u8],
+    /// The project as the hook process found it (its environment names it:
+    /// [`project_dir`]); `None`: find it here.
+    pub project: Option<PathBuf>,
+    /// The hook process's own id for this event: an event delivered twice
+    /// (to a server that answered too late, then by the hook alone) is
+    /// recorded once.
+    pub event_id: Option<String>,
+}
+
+impl<'a> Delivery<'a> {
+    /// An event handled by the hook process itself.
+    pub fn one_shot(agent: Agent, input: &'a [u8]) -> Delivery<'a> {
+        Delivery {
+            agent,
+            input,
+            project: None,
+            event_id: None,
+        }
+    }
+}
+
+/// Whether an event needs the engine at all (read-only tools and events
+/// rewind ignores do not).
+pub fn needs_work(agent: Agent, event: &HookEvent) -> bool {
+    work_of(agent, event).is_some()
+}
+
 /// Handle one event; the caller records a failure and exits 0 either way.
-pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
-    let event = payload::parse(agent, input)?;
+/// `warm` is the hook server's: the working copy and store kept from the
+/// last event of this project, with the watcher armed (`None` for a hook
+/// process of its own, which opens everything afresh and watches nothing).
+pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recorded, HookError> {
+    let agent = d.agent;
+    let event = payload::parse(agent, d.input)?;
     let Some(work) = work_of(agent, &event) else {
         return Ok(Recorded::default());
     };
-    let project = project_dir(agent, &event);
+    let project = d
+        .project
+        .clone()
+        .unwrap_or_else(|| project_dir(agent, &event));
     let root = project
         .canonicalize()
         .map_err(|source| HookError::Project {
@@ -96,27 +136,43 @@ pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
     let layout = Layout::new(&store);
     let sessions = Sessions::lock(&layout)?;
     let known = sessions.get(agent, &event.session_id)?;
+    if let (Some(id), Some(k)) = (&d.event_id, &known) {
+        if k.last_event.as_deref() == Some(id.as_str()) {
+            // Recorded already (by a server whose answer came too late).
+            return Ok(Recorded {
+                session_file: Some(k.session_file.clone()),
+                entry_id: None,
+            });
+        }
+    }
     let config = EngineConfig {
         cwd: Some(root.clone()),
         session_file: known.as_ref().map(|s| s.session_file.clone()),
         store_dir: Some(store),
         fsync: true,
-        // One process per event: a watcher would see nothing.
-        watch: false,
+        // One process per event: a watcher would see nothing. The server
+        // keeps one armed from event to event.
+        watch: warm.is_some(),
         // What changed since the last hook is the agent's work, recorded
         // by this event's snapshot under its own name, not as "outside".
         resume: ResumeMode::Continue,
         ..Default::default()
     };
-    let mut engine = crate::app::project::open_waiting(config, SESSION_WAIT)?;
+    let mut none = None;
+    let warm = warm.unwrap_or(&mut none);
+    let mut engine = crate::app::project::open_waiting_warm(config, SESSION_WAIT, warm)?;
     let is_new = known.is_none();
     let mut session = known.unwrap_or_else(|| AgentSession {
         agent: agent.name().to_string(),
         agent_session_id: event.session_id.clone(),
         session_file: engine.session_file().to_path_buf(),
         turn: 0,
+        last_event: None,
     });
     let before = session.clone();
+    if d.event_id.is_some() {
+        session.last_event = d.event_id.clone();
+    }
     let params = match work {
         Work::Open => None,
         Work::Prompt(text) => {
@@ -148,10 +204,11 @@ pub fn handle(agent: Agent, input: &[u8]) -> Result<Recorded, HookError> {
             ..Default::default()
         }),
     };
-    let entry_id = match params {
-        Some(p) => engine.snapshot(p)?.entry_id,
-        None => None,
-    };
+    let snapshot = params.map(|p| engine.snapshot(p)).transpose();
+    // The session lets go of its lock; what is warm stays for the next
+    // event of this project (also when this snapshot failed).
+    *warm = Some(engine.into_warm());
+    let entry_id = snapshot?.and_then(|r| r.entry_id);
     if is_new || session != before {
         sessions.put(&session, agent)?;
     }
@@ -210,7 +267,7 @@ fn short_label(prompt: &str) -> String {
 /// and Gemini CLI pass to hooks (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`)
 /// and which stays the same when a shell tool `cd`s elsewhere; else the
 /// payload's `cwd` (Codex passes no such variable).
-fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
+pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
     let var = match agent {
         Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
         Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
@@ -249,25 +306,38 @@ fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<R
         .collect()
 }
 
-/// `rewind hook`: handle the event on stdin; record any failure; never fail.
-pub fn run(agent: Agent, input: &[u8]) {
-    if let Err(err) = handle(agent, input) {
-        tracing::warn!(%err, agent = agent.name(), "hook event not recorded");
-        let event = payload::parse(agent, input).ok();
-        let project = event.as_ref().map(|e| e.cwd.clone());
-        let store = project
-            .as_ref()
-            .and_then(|p| PathBuf::from(p).canonicalize().ok())
-            .map(|root| Layout::new(&default_store_dir(&root)));
-        let failure = failures::Failure {
-            time: now_rfc3339(),
-            agent: agent.name().to_string(),
-            event: event.map(|e| e.name).unwrap_or_else(|| "?".into()),
-            project,
-            error: err.to_string(),
-        };
-        failures::record(store.as_ref(), &Home::from_env(), &failure);
+/// `rewind hook` without a server: handle the event on stdin; record any
+/// failure; never fail.
+pub fn run(d: &Delivery<'_>) {
+    if let Err(err) = handle(d, None) {
+        record_failure(d, &err);
     }
+}
+
+/// Record why an event was not recorded, in the store of the project the
+/// event would have been recorded in (the one `rewind status` in that
+/// project reads), else in rewind's home.
+pub fn record_failure(d: &Delivery<'_>, err: &HookError) {
+    tracing::warn!(%err, agent = d.agent.name(), "hook event not recorded");
+    let event = payload::parse(d.agent, d.input).ok();
+    // The same project `handle` uses: the agent's project directory, not
+    // the directory a shell tool `cd`ed into.
+    let project = d
+        .project
+        .clone()
+        .or_else(|| event.as_ref().map(|e| project_dir(d.agent, e)));
+    let store = project
+        .as_ref()
+        .and_then(|p| p.canonicalize().ok())
+        .map(|root| Layout::new(&default_store_dir(&root)));
+    let failure = failures::Failure {
+        time: now_rfc3339(),
+        agent: d.agent.name().to_string(),
+        event: event.map(|e| e.name).unwrap_or_else(|| "?".into()),
+        project: project.map(|p| p.display().to_string()),
+        error: err.to_string(),
+    };
+    failures::record(store.as_ref(), &Home::from_env(), &failure);
 }
 
 fn now_rfc3339() -> String {
@@ -279,6 +349,47 @@ fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An event delivered twice with one id (to a server that answered
+    /// too late, then recorded by the hook itself) is recorded once.
+    #[test]
+    fn an_event_delivered_twice_is_recorded_once() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        // The default store is under REWIND_HOME; no other test of this
+        // binary reads it.
+        std::env::set_var("REWIND_HOME", home.path());
+        let root = project.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.txt"), "1").unwrap();
+        let payload = |event: &str, extra: &str| {
+            format!(
+                r#"{{"session_id":"s","cwd":"{}","hook_event_name":"{event}"{extra}}}"#,
+                root.display()
+            )
+        };
+        let start = payload("SessionStart", "");
+        let prompt = payload("UserPromptSubmit", r#","prompt":"go""#);
+        let with_id = |input: &str, id: &str| -> Result<Recorded, HookError> {
+            let d = Delivery {
+                agent: Agent::Codex,
+                input: input.as_bytes(),
+                project: Some(root.clone()),
+                event_id: Some(id.to_string()),
+            };
+            handle(&d, None)
+        };
+        with_id(&start, "e0").unwrap();
+        assert!(with_id(&prompt, "e1").unwrap().entry_id.is_some());
+        assert_eq!(
+            with_id(&prompt, "e1").unwrap().entry_id,
+            None,
+            "the same event twice"
+        );
+        assert!(
+            with_id(&prompt, "e2").unwrap().entry_id.is_some(),
+            "another event with the same payload"
+        );
+    }
 
     #[test]
     fn labels_are_the_first_line_cut_at_80_characters() {

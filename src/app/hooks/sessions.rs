@@ -30,6 +30,10 @@ pub struct AgentSession {
     pub session_file: PathBuf,
     /// The turn its last prompt started (0 before the first prompt).
     pub turn: u64,
+    /// The id of the last event recorded (events a hook delivered twice
+    /// are recorded once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event: Option<String>,
 }
 
 /// The store's agent sessions, locked for one hook event.
@@ -124,6 +128,7 @@ mod tests {
             agent_session_id: "abc".into(),
             session_file: dir.path().join("sessions/x.jsonl"),
             turn: 2,
+            last_event: Some("e1".into()),
         };
         s.put(&rec, Agent::Codex).unwrap();
         assert_eq!(s.get(Agent::Codex, "abc").unwrap(), Some(rec));

@@ -170,9 +170,9 @@ after(async () => {
 
 test('the vendored highlight.js is the pinned npm package, unchanged', () => {
   const pkg = path.join(here, '../node_modules/@highlightjs/cdn-assets');
-  const vendor = path.join(repo, 'src/ui/assets/vendor');
+  const vendor = path.join(repo, 'src/app/ui/assets/vendor');
   assert.ok(fs.readFileSync(path.join(pkg, 'highlight.min.js')).equals(fs.readFileSync(path.join(vendor, 'highlight.min.js'))),
-    'src/ui/assets/vendor/highlight.min.js differs from @highlightjs/cdn-assets (copy it again after a version bump)');
+    'src/app/ui/assets/vendor/highlight.min.js differs from @highlightjs/cdn-assets (copy it again after a version bump)');
   assert.ok(fs.readFileSync(path.join(pkg, 'LICENSE')).equals(fs.readFileSync(path.join(vendor, 'highlight.js.LICENSE'))));
 });
 

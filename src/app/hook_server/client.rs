@@ -1,0 +1,251 @@
+//! The hook's side. `rewind hook` hands its event to the project's server
+//! when one answers, and records it itself otherwise, exactly as without a
+//! server: the agent never waits on a server that cannot help, and never
+//! sees a failure. The event carries an id of the hook's making, so an
+//! event the server got but answered too late, then recorded here too, is
+//! recorded once.
+//!
+//! | the server | the hook |
+//! |---|---|
+//! | answers | done |
+//! | none, or a stale socket | starts one (detached), hands the event to it once it listens, else records it itself |
+//! | acknowledges, then dies | starts another, records the event itself |
+//! | does not acknowledge in `ACK_WAIT`, or does not answer in `REPLY_WAIT` | records the event itself (the server's lock is the session's: the two never record at once) |
+//! | another build | it exits; the hook starts one of its own build and records the event itself |
+//! | `REWIND_SERVER=0` | records every event itself, starts nothing |
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::place::{self, build_id, Place};
+use super::wire::{Reply, Request, Status};
+use crate::app::hooks::{self, Agent, Delivery};
+
+/// How long a server may take to acknowledge an event: it acknowledges
+/// before any work, so only a hung one takes longer.
+const ACK_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a hook waits for a recorded event (agents give a hook 60 s).
+const REPLY_WAIT: Duration = Duration::from_secs(50);
+
+/// How long a hook that started a server waits for it to listen before it
+/// records the event itself.
+const START_WAIT: Duration = Duration::from_millis(500);
+
+/// Why the server did not record an event.
+#[derive(Debug, thiserror::Error)]
+enum Unserved {
+    /// No server listens (none ran, or it died and left its socket).
+    #[error("no server: {0}")]
+    Absent(std::io::Error),
+    /// It took the event and went away before answering.
+    #[error("the server went away")]
+    Died,
+    /// It did not acknowledge, or did not answer, in time.
+    #[error("the server did not answer in time")]
+    Hung,
+    /// Another build of rewind: it gives way.
+    #[error("the server is another build ({0})")]
+    OtherBuild(String),
+    /// The server's directory is not private: not used.
+    #[error(transparent)]
+    Unsafe(anyhow::Error),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Unserved {
+    /// Whether the hook should start a server for the next events.
+    fn start_one(&self) -> bool {
+        matches!(
+            self,
+            Unserved::Absent(_) | Unserved::Died | Unserved::OtherBuild(_)
+        )
+    }
+}
+
+/// `rewind hook`: record the event on stdin through the project's server,
+/// or here. Never fails, prints nothing.
+pub fn deliver(agent: Agent, input: &[u8]) {
+    if std::env::var_os("REWIND_SERVER").is_some_and(|v| v == "0") {
+        return hooks::run(&Delivery::one_shot(agent, input));
+    }
+    // What cannot be parsed or located is the hook's to report, as ever.
+    let Ok(event) = hooks::payload::parse(agent, input) else {
+        return hooks::run(&Delivery::one_shot(agent, input));
+    };
+    if !hooks::needs_work(agent, &event) {
+        return;
+    }
+    let project = hooks::project_dir(agent, &event);
+    let Ok(place) = place::of_project(&project) else {
+        return hooks::run(&Delivery::one_shot(agent, input));
+    };
+    let d = Delivery {
+        agent,
+        input,
+        project: Some(project),
+        event_id: Some(format!("{:032x}", rand::random::<u128>())),
+    };
+    let why = match send_event(&place, &d) {
+        Ok(()) => return,
+        Err(why) if why.start_one() => {
+            tracing::debug!(%why, "starting a hook server");
+            match start(&place) {
+                Ok(()) if wait_listening(&place) => match send_event(&place, &d) {
+                    Ok(()) => return,
+                    Err(again) => again,
+                },
+                Ok(()) => why,
+                Err(err) => {
+                    tracing::warn!(%err, "could not start a hook server");
+                    why
+                }
+            }
+        }
+        Err(why) => why,
+    };
+    tracing::debug!(%why, "recording the event here");
+    hooks::run(&d);
+}
+
+fn send_event(place: &Place, d: &Delivery<'_>) -> Result<(), Unserved> {
+    let request = Request::Event {
+        build: build_id(),
+        agent: d.agent.name().to_string(),
+        project: d
+            .project
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        event_id: d.event_id.clone().unwrap_or_default(),
+        payload: String::from_utf8_lossy(d.input).into_owned(),
+    };
+    let (_stream, mut replies) = open(place, &request)?;
+    let first = next_reply(&mut replies, ACK_WAIT)?;
+    if let Some(theirs) = first.other_build {
+        return Err(Unserved::OtherBuild(theirs));
+    }
+    if !first.ack {
+        return Err(Unserved::Other(
+            first.error.unwrap_or_else(|| "no acknowledgement".into()),
+        ));
+    }
+    next_reply(&mut replies, REPLY_WAIT)?;
+    // Done: recorded, or the failure logged by the server as a hook's.
+    Ok(())
+}
+
+/// Connect and send one request; the answers are read from the reader.
+fn open(place: &Place, request: &Request) -> Result<(UnixStream, BufReader<UnixStream>), Unserved> {
+    if place.check().is_err() {
+        // No directory yet is no server yet.
+        if !place.socket().parent().is_some_and(|d| d.exists()) {
+            return Err(Unserved::Absent(std::io::ErrorKind::NotFound.into()));
+        }
+        return Err(Unserved::Unsafe(place.check().unwrap_err()));
+    }
+    let mut stream = UnixStream::connect(place.socket()).map_err(Unserved::Absent)?;
+    let mut line = serde_json::to_vec(request).map_err(|e| Unserved::Other(e.to_string()))?;
+    line.push(b'\n');
+    stream
+        .set_write_timeout(Some(ACK_WAIT))
+        .and_then(|()| stream.write_all(&line))
+        .map_err(|_| Unserved::Died)?;
+    let reader = stream
+        .try_clone()
+        .map_err(|e| Unserved::Other(e.to_string()))?;
+    Ok((stream, BufReader::new(reader)))
+}
+
+fn next_reply(replies: &mut BufReader<UnixStream>, wait: Duration) -> Result<Reply, Unserved> {
+    replies
+        .get_ref()
+        .set_read_timeout(Some(wait))
+        .map_err(|e| Unserved::Other(e.to_string()))?;
+    let mut line = String::new();
+    match replies.read_line(&mut line) {
+        Ok(0) => Err(Unserved::Died),
+        Ok(_) => serde_json::from_str(&line).map_err(|e| Unserved::Other(e.to_string())),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Err(Unserved::Hung)
+        }
+        Err(_) => Err(Unserved::Died),
+    }
+}
+
+/// Start the project's server in the background, detached from the
+/// agent's process group, with no terminal: its output goes to its log,
+/// never to the hook's stdout (which the agent reads to its end).
+pub fn start(place: &Place) -> Result<()> {
+    place.prepare()?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(place.log())
+        .with_context(|| format!("opening {}", place.log().display()))?;
+    let exe = std::env::current_exe().context("finding the rewind binary")?;
+    Command::new(exe)
+        .args(["server", "run", "--cwd"])
+        .arg(&place.project)
+        .arg("--store")
+        .arg(&place.store)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("starting the hook server")?;
+    Ok(())
+}
+
+/// Whether the server started listens within [`START_WAIT`].
+fn wait_listening(place: &Place) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < START_WAIT {
+        if UnixStream::connect(place.socket()).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// `rewind server status`: what the project's server runs and has done;
+/// `None` when no server answers.
+pub fn status(place: &Place) -> Result<Option<Status>> {
+    let request = Request::Status { build: build_id() };
+    let (_stream, mut replies) = match open(place, &request) {
+        Ok(open) => open,
+        Err(Unserved::Absent(_)) => return Ok(None),
+        Err(e) => bail!("{e}"),
+    };
+    let reply = next_reply(&mut replies, REPLY_WAIT).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(reply.status)
+}
+
+/// `rewind server stop`: `false` when no server ran.
+pub fn stop(place: &Place) -> Result<bool> {
+    let (_stream, mut replies) = match open(place, &Request::Stop) {
+        Ok(open) => open,
+        Err(Unserved::Absent(_)) => return Ok(false),
+        Err(e) => bail!("{e}"),
+    };
+    next_reply(&mut replies, REPLY_WAIT).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Gone once its socket is.
+    let start = Instant::now();
+    while place.socket().exists() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(true)
+}

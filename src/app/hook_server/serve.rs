@@ -1,0 +1,348 @@
+//! The server: one per project store, started by the first hook event that
+//! finds none (detached from the agent's process group), or by `rewind
+//! server start`. It records events one at a time through `hooks::handle`
+//! with the store and working copy kept warm between them (the watcher
+//! armed, so an event scans only what changed: docs/architecture.md rule 12
+//! still decides when everything must be scanned), and exits after
+//! `idle` without an event, on `rewind server stop`, or when a hook of
+//! another build of rewind finds it.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rewind::engine::Warm;
+
+use super::place::{build_id, effective_uid, peer_uid, Place};
+use super::wire::{Reply, Request, Status};
+use crate::app::hooks::{self, Agent, Delivery};
+
+/// How long a server waits without an event before it exits.
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// How long a server being replaced may take to let go of the lock.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// How long a client may take to send its request line.
+const READ_REQUEST: Duration = Duration::from_secs(5);
+
+/// The largest request line (a hook payload is at most 64 MiB).
+const MAX_REQUEST: u64 = 80 * 1024 * 1024;
+
+enum Job {
+    Event {
+        stream: UnixStream,
+        agent: Agent,
+        project: String,
+        event_id: String,
+        payload: String,
+    },
+    Status(UnixStream),
+    Stop(UnixStream),
+    /// A hook of another build found this server: it gives way.
+    Replaced,
+}
+
+/// What the server has done, for `rewind server status`.
+struct Served {
+    started: Instant,
+    events: u64,
+    failed: u64,
+    sessions: std::collections::BTreeSet<String>,
+}
+
+/// Serve `place` until idle for `idle`, stopped, or replaced.
+pub fn run(place: Place, idle: Duration) -> Result<()> {
+    place.prepare()?;
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(place.lock())
+        .with_context(|| format!("opening {}", place.lock().display()))?;
+    let start = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                bail!("a hook server already runs for {}", place.project.display())
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).context("locking the server directory")
+            }
+        }
+    }
+    let socket = place.socket();
+    // The lock is ours: a socket file left here is a dead server's.
+    match std::fs::remove_file(&socket) {
+        Ok(()) => tracing::info!("removed a stale server socket"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).context("removing the stale server socket"),
+    }
+    let listener = UnixListener::bind(&socket)
+        .with_context(|| format!("listening on {}", socket.display()))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .context("making the socket private")?;
+    let build = build_id();
+    tracing::info!(project = %place.project.display(), pid = std::process::id(), "hook server started");
+    let (jobs, next) = mpsc::channel::<Job>();
+    {
+        let build = build.clone();
+        std::thread::spawn(move || accept(listener, &build, jobs));
+    }
+    let mut warm: Option<Warm> = None;
+    let mut served = Served {
+        started: Instant::now(),
+        events: 0,
+        failed: 0,
+        sessions: Default::default(),
+    };
+    loop {
+        let job = match next.recv_timeout(idle) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                tracing::info!(idle_secs = idle.as_secs(), "hook server idle: exiting");
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        match job {
+            Job::Event {
+                stream,
+                agent,
+                project,
+                event_id,
+                payload,
+            } => record(
+                stream,
+                Delivery {
+                    agent,
+                    input: payload.as_bytes(),
+                    project: Some(project.into()),
+                    event_id: Some(event_id),
+                },
+                &mut warm,
+                &mut served,
+            ),
+            Job::Status(mut stream) => {
+                let status = status_of(&place, &build, idle, &served, warm.as_ref());
+                answer(
+                    &mut stream,
+                    &Reply {
+                        done: true,
+                        status: Some(status),
+                        ..Default::default()
+                    },
+                );
+            }
+            Job::Stop(mut stream) => {
+                tracing::info!("hook server stopped on request");
+                answer(
+                    &mut stream,
+                    &Reply {
+                        done: true,
+                        ..Default::default()
+                    },
+                );
+                break;
+            }
+            Job::Replaced => {
+                tracing::info!("a hook of another rewind build found this server: exiting");
+                break;
+            }
+        }
+    }
+    // New hooks find no socket and start a server of their own; the lock
+    // goes with this process.
+    let _ = std::fs::remove_file(&socket);
+    drop(warm);
+    drop(lock);
+    Ok(())
+}
+
+/// Record one event as a hook process would, answering when it is done
+/// (a session's start at once: its baseline may take a while, and the next
+/// event of the session waits for it here anyway).
+fn record(mut stream: UnixStream, d: Delivery<'_>, warm: &mut Option<Warm>, served: &mut Served) {
+    let starts_session = hooks::payload::parse(d.agent, d.input)
+        .is_ok_and(|e| e.step == hooks::payload::Step::SessionStart);
+    let done = Reply {
+        done: true,
+        ..Default::default()
+    };
+    if starts_session {
+        answer(&mut stream, &done);
+    }
+    served.events += 1;
+    match hooks::handle(&d, Some(warm)) {
+        Ok(recorded) => {
+            if let Some(s) = recorded.session_file {
+                served.sessions.insert(s.display().to_string());
+            }
+            if !starts_session {
+                answer(&mut stream, &done);
+            }
+        }
+        Err(err) => {
+            served.failed += 1;
+            // Logged where a hook process would log it: `rewind status`
+            // shows it.
+            hooks::record_failure(&d, &err);
+            if !starts_session {
+                answer(
+                    &mut stream,
+                    &Reply {
+                        done: true,
+                        error: Some(err.to_string()),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    }
+}
+
+fn status_of(
+    place: &Place,
+    build: &str,
+    idle: Duration,
+    served: &Served,
+    warm: Option<&Warm>,
+) -> Status {
+    let wc = warm.map(|w| w.working_copy());
+    let counts = wc.map(|w| w.scan_counts().clone()).unwrap_or_default();
+    Status {
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        build: build.to_string(),
+        project: place.project.display().to_string(),
+        store: place.store.display().to_string(),
+        uptime_secs: served.started.elapsed().as_secs(),
+        idle_exit_secs: idle.as_secs(),
+        events_served: served.events,
+        events_failed: served.failed,
+        sessions: served.sessions.iter().cloned().collect(),
+        watched_dirs: wc.and_then(|w| w.watched_dirs()),
+        watch_limit_reached: counts.watch_limit_reached,
+        scans: counts.scans,
+        full_scans: counts
+            .full
+            .iter()
+            .map(|(why, n)| (why.as_str().to_string(), *n))
+            .collect(),
+    }
+}
+
+/// Take connections: check the peer, read its request, acknowledge an
+/// event at once, and queue the work for the main loop.
+fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { continue };
+        match peer_uid(&stream) {
+            Ok(uid) if uid == effective_uid() => {}
+            other => {
+                tracing::warn!(
+                    ?other,
+                    "hook server: a connection from another user refused"
+                );
+                continue;
+            }
+        }
+        let request = match read_request(&stream) {
+            Ok(r) => r,
+            Err(err) => {
+                answer(
+                    &mut stream,
+                    &Reply {
+                        error: Some(format!("{err:#}")),
+                        ..Default::default()
+                    },
+                );
+                continue;
+            }
+        };
+        let job = match request {
+            // Status answers whichever build asks; an event is another
+            // build's to record.
+            Request::Event { build: theirs, .. } if theirs != build => {
+                answer(
+                    &mut stream,
+                    &Reply {
+                        other_build: Some(build.to_string()),
+                        ..Default::default()
+                    },
+                );
+                Job::Replaced
+            }
+            Request::Event {
+                agent,
+                project,
+                event_id,
+                payload,
+                ..
+            } => {
+                let Some(agent) = Agent::ALL.into_iter().find(|a| a.name() == agent) else {
+                    answer(
+                        &mut stream,
+                        &Reply {
+                            error: Some(format!("unknown agent {agent:?}")),
+                            ..Default::default()
+                        },
+                    );
+                    continue;
+                };
+                answer(
+                    &mut stream,
+                    &Reply {
+                        ack: true,
+                        ..Default::default()
+                    },
+                );
+                Job::Event {
+                    stream,
+                    agent,
+                    project,
+                    event_id,
+                    payload,
+                }
+            }
+            Request::Status { .. } => Job::Status(stream),
+            Request::Stop => Job::Stop(stream),
+        };
+        if jobs.send(job).is_err() {
+            return;
+        }
+    }
+}
+
+fn read_request(stream: &UnixStream) -> Result<Request> {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(READ_REQUEST))
+        .context("setting a read timeout")?;
+    let mut line = String::new();
+    BufReader::new(stream.take(MAX_REQUEST))
+        .read_line(&mut line)
+        .context("reading the request")?;
+    serde_json::from_str(&line).context("not a hook server request")
+}
+
+/// Write one answer line; a client that went away is no error of ours (it
+/// records the event itself, and the event id keeps it from being recorded
+/// twice).
+fn answer(stream: &mut UnixStream, reply: &Reply) {
+    let Ok(mut line) = serde_json::to_vec(reply) else {
+        return;
+    };
+    line.push(b'\n');
+    if let Err(err) = stream.write_all(&line) {
+        tracing::debug!(%err, "hook server: the client went away");
+    }
+}
