@@ -3,15 +3,13 @@
 //! with 1005 and a message naming the cause, and nothing stored is damaged; once space is
 //! freed, the same session works again and every checkpoint restores byte-exact.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
 
-use common::{disk_state, run_cli, Fixture};
+use crate::common::{disk_state, run_cli, Fixture};
 
 struct Mount(PathBuf);
 

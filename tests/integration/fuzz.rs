@@ -8,14 +8,12 @@
 //! Bounded: `REWIND_FUZZ_CASES` (default 2000) generated lines, seeded by `REWIND_FUZZ_SEED`
 //! (default: random, printed so a failure can be replayed).
 
-mod common;
-
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Map, Value};
 
-use common::{run_cli, Fixture, Sidecar};
+use crate::common::{run_cli, Fixture, Sidecar};
 
 /// Methods fed random params (initialize only from the corpus: a random `cwd` could make
 /// it scan the whole machine; shutdown would end the run).

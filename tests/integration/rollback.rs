@@ -3,15 +3,13 @@
 //! no-op, treeHash, directories, notifications), navigate_tree, undo,
 //! approve/reset, and what a restore must never touch.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use common::{disk_dirs, disk_state, session_lines, Fixture, Node, Sidecar};
+use crate::common::{disk_dirs, disk_state, session_lines, Fixture, Node, Sidecar};
 
 type Disk = BTreeMap<String, Node>;
 

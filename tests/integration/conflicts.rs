@@ -4,15 +4,13 @@
 //! directories, and path attacks (`..`, absolute paths, symlinked parents,
 //! a captured directory swapped for a symlink to the outside).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use common::{disk_state, session_lines, Fixture, Node, Sidecar};
+use crate::common::{disk_state, session_lines, Fixture, Node, Sidecar};
 
 const MODES: [&str; 3] = ["skip", "overwrite", "abort"];
 

@@ -2,8 +2,6 @@
 //! re-initialization, lazy initialization, shutdown and EOF, the on-disk
 //! format, and the persistent stat cache.
 
-mod common;
-
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use common::{Fixture, Sidecar};
+use crate::common::{Fixture, Sidecar};
 
 fn init_params(fx: &Fixture, extra: Value) -> Value {
     let mut p = json!({

@@ -6,8 +6,6 @@
 //! to `@working`: every captured path is listed as added. Snapshot results
 //! give the untracked list and the diffs.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -15,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use common::{Fixture, Sidecar};
+use crate::common::{Fixture, Sidecar};
 
 /// Options that capture no ignored file: for tests of the ignore rules
 /// themselves (small ignored files are captured by default).

@@ -2,8 +2,6 @@
 //! crash, never a change to the session or the project, and stdout carries
 //! nothing but JSON lines.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -11,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use common::{bin, Fixture, Sidecar};
+use crate::common::{bin, Fixture, Sidecar};
 
 /// Every file under `dir` (symlinks as their target), for before/after checks.
 fn disk(dir: &Path) -> BTreeMap<String, Vec<u8>> {

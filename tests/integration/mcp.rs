@@ -3,12 +3,10 @@
 //! record into while the server runs. clients/mcp-test drives the same
 //! server with the official Python SDK.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::Sidecar;
+use crate::common::{self, Sidecar};
 use serde_json::{json, Value};
 
 struct Mcp {

@@ -5,8 +5,6 @@
 //! restore-like step. An ignored file (`keep.log`) must never change, and at
 //! the end every snapshot taken must still be restorable byte-exact.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -15,7 +13,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{json, Value};
 
-use common::{disk_state, Fixture, Node, Sidecar};
+use crate::common::{disk_state, Fixture, Node, Sidecar};
 
 /// Paths the operations touch; `p` is a file or a directory (holding `p/q`)
 /// over time, so files replace directories and the other way round.

@@ -1,14 +1,12 @@
 //! The terminal side of selective rollback: `rewind revert` (by entry id
 //! and by turn number), `rewind blame`, `rewind restore -p`.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use common::{bin, Fixture};
+use crate::common::{bin, Fixture};
 
 fn cli_with_stdin(fx: &Fixture, args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut cmd = Command::new(bin());

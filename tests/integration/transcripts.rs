@@ -24,15 +24,13 @@
 //! durations `<ms>`, hashing counts `<n>` (they depend on the stat cache's
 //! racy window, i.e. on timing), the fixture's paths `<CWD>` / `<STORE>`.
 
-mod common;
-
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use common::{Fixture, Sidecar};
+use crate::common::{Fixture, Sidecar};
 
 const SYNC_ID: &str = "__transcript_sync__";
 

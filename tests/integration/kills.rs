@@ -5,8 +5,6 @@
 //! before any kill restores byte-exact. `REWIND_KILLS` sets the number of kills (default
 //! 200); the loop also stops after `REWIND_KILLS_SECS` (default 150) seconds.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -15,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use serde_json::{json, Value};
 
-use common::{disk_state, Fixture, Node, Sidecar};
+use crate::common::{disk_state, Fixture, Node, Sidecar};
 
 type Disk = BTreeMap<String, Node>;
 

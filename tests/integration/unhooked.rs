@@ -1,12 +1,12 @@
 //! `rewind run` and `rewind watch`: recording tools that have no hooks.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::common;
 
 fn rewind(home: &Path, project: &Path, args: &[&str]) -> std::process::Output {
     Command::new(common::bin())

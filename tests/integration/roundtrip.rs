@@ -5,8 +5,6 @@
 //! One sidecar per case; the project starts empty, so the baseline is the
 //! empty tree and "from the baseline" lists every file of a checkpoint.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -15,7 +13,7 @@ use base64::Engine as _;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use common::{Fixture, Sidecar};
+use crate::common::{Fixture, Sidecar};
 
 #[derive(Debug, Clone)]
 enum Op {

@@ -11,13 +11,13 @@
 //! REWIND_AGENTS_E2E=1, which turns a missing install into a failure);
 //! without it this test says so and passes.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+use crate::common;
 
 const AGENT_DIRS: [&str; 3] = [".claude", ".codex", ".gemini"];
 

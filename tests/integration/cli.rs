@@ -1,12 +1,10 @@
 //! The terminal commands: `rewind schema`, `log`, `diff`, `restore`, `undo`, `gc`.
 
-mod common;
-
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use common::{run_cli, run_cli_env, Fixture, Sidecar};
+use crate::common::{run_cli, run_cli_env, Fixture, Sidecar};
 
 /// The methods of this build's foundation (PROTOCOL.md "Methods").
 const FOUNDATION: &[&str] = &[

@@ -3,13 +3,11 @@
 //! Before the budget, Myers' O((N+M)·D) search on these files ran for minutes, and every
 //! request queued behind it waited too.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::Fixture;
+use crate::common::Fixture;
 
 const LINES: usize = 200_000;
 

@@ -3,8 +3,6 @@
 //! it did, the session file still parses, the disk is exactly one of the two
 //! checkpoints, both stay restorable, and no temp file is left behind.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,7 +10,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde_json::{json, Value};
 
-use common::{disk_state, session_lines, Fixture, Node};
+use crate::common::{disk_state, session_lines, Fixture, Node};
 
 type Disk = BTreeMap<String, Node>;
 

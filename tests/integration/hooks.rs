@@ -4,13 +4,13 @@
 //! themselves). Then the person at the terminal looks and restores with the
 //! CLI.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+
+use crate::common;
 
 struct Project {
     dir: tempfile::TempDir,

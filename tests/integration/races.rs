@@ -1,7 +1,5 @@
 //! Races an agent (or an attacker inside the project) can run against a restore.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use common::Fixture;
+use crate::common::Fixture;
 
 fn listing(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)

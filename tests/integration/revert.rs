@@ -4,14 +4,12 @@
 //! reverting turn k yields the history without turn k, byte-exact, or — when
 //! later turns touched what turn k changed — a conflict and nothing written.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use common::{disk_state, Fixture, Sidecar};
+use crate::common::{self, disk_state, Fixture, Sidecar};
 
 /// Lines of a model file: `REGIONS` lines that turns edit, each followed by a
 /// fixed separator line, so that edits of different regions never touch.

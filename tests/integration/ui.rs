@@ -4,14 +4,12 @@
 //! sidecar's session (reads work, a write says to go through the sidecar).
 //! tests/ui-browser drives the same server in headless Chromium.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{Fixture, Sidecar};
+use crate::common::{self, Fixture, Sidecar};
 use serde_json::{json, Value};
 
 struct Ui {

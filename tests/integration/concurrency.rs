@@ -3,8 +3,6 @@
 //! objects gc is deleting) while `rewind gc --grace-seconds 0` runs in a loop. Afterwards
 //! every checkpoint of both restores byte-exact and `rewind verify` is clean.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,7 +11,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde_json::json;
 
-use common::{disk_state, run_cli, Fixture, Node, Sidecar};
+use crate::common::{disk_state, run_cli, Fixture, Node, Sidecar};
 
 type Disk = BTreeMap<String, Node>;
 
