@@ -1,6 +1,5 @@
 //! Test harness: spawn the real `rewind serve` binary and speak the protocol
 //! over its stdin/stdout, on a temporary project and store.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -262,11 +261,6 @@ impl Sidecar {
             out.push(l);
         }
         out
-    }
-
-    /// Is there no further output within `ms`?
-    pub fn quiet_for(&mut self, ms: u64) -> bool {
-        self.lines.recv_timeout(Duration::from_millis(ms)).is_err()
     }
 
     /// Send a JSON-RPC request and return the whole response (skipping
