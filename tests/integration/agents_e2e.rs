@@ -8,8 +8,8 @@
 //! never touched and an ignored file survive every step.
 //!
 //! Needs `npm ci` in tests/agents (`.ci/run` does it and sets
-//! REWIND_AGENTS_E2E=1, which turns a missing install into a failure);
-//! without it this test says so and passes.
+//! REWIND_AGENTS_E2E=1, which turns a missing install into a failure, as
+//! does CI=true); without it this test says so and passes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ fn agents_dir() -> PathBuf {
 }
 
 /// Skip (with a message) unless the agents are installed; fail when CI
-/// asked for them.
+/// asked for them (REWIND_AGENTS_E2E, or CI=true: `skip_or_fail`).
 fn agents_installed() -> bool {
     let installed = agents_dir().join("node_modules/.bin/claude").exists();
     if !installed {
@@ -34,7 +34,7 @@ fn agents_installed() -> bool {
             std::env::var_os("REWIND_AGENTS_E2E").is_none(),
             "REWIND_AGENTS_E2E is set but tests/agents has no node_modules: run `npm ci` there"
         );
-        eprintln!("skipped: the real agents are not installed (cd tests/agents && npm ci)");
+        common::skip_or_fail("the real agents are not installed (cd tests/agents && npm ci)");
     }
     installed
 }

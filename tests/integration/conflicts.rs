@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{disk_state, session_lines, Fixture, Node, Sidecar};
+use crate::common::{disk_state, session_lines, skip_or_fail, Fixture, Node, Sidecar};
 
 const MODES: [&str; 3] = ["skip", "overwrite", "abort"];
 
@@ -408,7 +408,7 @@ fn an_unwritable_directory_is_a_conflict_and_the_rest_goes_on() {
     s.ok("snapshot", json!({}));
     let lock = make_read_only(&fx.root().join("ro"));
     if lock.is_none() {
-        eprintln!("neither mode 555 nor chattr +i stops this process: unwritable not checked");
+        skip_or_fail("neither mode 555 nor chattr +i stops this process: unwritable not checked");
     }
 
     let r = s.ok("restore_files", json!({"targetEntryId": base}));

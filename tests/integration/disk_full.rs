@@ -1,5 +1,5 @@
 //! A full disk, for real: a small tmpfs the test mounts (as root; otherwise the test says
-//! why it skips) holds the project and the store. While it is full, what needs space fails
+//! why it skips, or fails under CI=true) holds the project and the store. While it is full, what needs space fails
 //! with 1005 and a message naming the cause, and nothing stored is damaged; once space is
 //! freed, the same session works again and every checkpoint restores byte-exact.
 
@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::common::{disk_state, run_cli, Fixture};
+use crate::common::{disk_state, run_cli, skip_or_fail, Fixture};
 
 struct Mount(PathBuf);
 
@@ -44,9 +44,7 @@ fn fill(dir: &Path) -> PathBuf {
 fn a_full_disk_fails_cleanly_and_work_resumes_once_space_is_freed() {
     let base = tempfile::tempdir().unwrap();
     let Some(_mount) = small_fs(base.path()) else {
-        eprintln!(
-            "disk_full: SKIPPED: cannot mount a small tmpfs here (needs root and mount rights)"
-        );
+        skip_or_fail("cannot mount a small tmpfs here (needs root and mount rights)");
         return;
     };
     let fx = Fixture {
