@@ -1,6 +1,6 @@
 //! `rewind hook`, run as an agent runs it: a new process per event with the
 //! payload on stdin (the payload shapes are those recorded from the real
-//! agents in tests/agents/samples; tests/agents_e2e.rs runs the agents
+//! agents in tests/agents/samples; tests/integration/agents_e2e.rs runs the agents
 //! themselves). Then the person at the terminal looks and restores with the
 //! CLI.
 
