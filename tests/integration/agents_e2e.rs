@@ -1,0 +1,226 @@
+//! The real Claude Code, Codex and Gemini CLI (versions pinned in
+//! tests/agents/package-lock.json), offline against the scripted model
+//! server of tests/agents, each with the hooks `rewind install --project`
+//! writes. A three-turn resumed session writes, edits, deletes a
+//! directory with the shell and moves files; then each turn's end is
+//! restored with the `rewind` CLI and compared byte for byte with a copy
+//! taken when the turn ended, the restore is undone, and a file the agent
+//! never touched and an ignored file survive every step.
+//!
+//! Needs `npm ci` in tests/agents (`.ci/run` does it and sets
+//! REWIND_AGENTS_E2E=1, which turns a missing install into a failure, as
+//! does CI=true); without it this test says so and passes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+
+const AGENT_DIRS: [&str; 3] = [".claude", ".codex", ".gemini"];
+
+fn agents_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
+}
+
+/// Skip (with a message) unless the agents are installed; fail when CI
+/// asked for them (REWIND_AGENTS_E2E, or CI=true: `skip_or_fail`).
+fn agents_installed() -> bool {
+    let installed = agents_dir().join("node_modules/.bin/claude").exists();
+    if !installed {
+        assert!(
+            std::env::var_os("REWIND_AGENTS_E2E").is_none(),
+            "REWIND_AGENTS_E2E is set but tests/agents has no node_modules: run `npm ci` there"
+        );
+        common::skip_or_fail("the real agents are not installed (cd tests/agents && npm ci)");
+    }
+    installed
+}
+
+/// Every file below `root` (agent config directories left out), with its
+/// bytes; symlinks as their target.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = e.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            if AGENT_DIRS.contains(&rel.as_str()) {
+                continue;
+            }
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                walk(root, &path, out);
+            } else if ft.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, target.to_str().unwrap().as_bytes().to_vec());
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn names(t: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
+    t.keys().map(String::as_str).collect()
+}
+
+fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
+    let out = Command::new(common::bin())
+        .args(args)
+        .env("REWIND_HOME", home)
+        .current_dir(project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "rewind {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn run(agent: &str, rewind_agent: &str) {
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("keep.txt"), "the agent never touches this\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "secret.env\n").unwrap();
+    std::fs::write(root.join("secret.env"), "TOKEN=ignored but small\n").unwrap();
+    let turns_dir = out.path().join("turns");
+    // The hooks as a user gets them: written by `rewind install`.
+    let installed = rewind(
+        home.path(),
+        &root,
+        &[
+            "install",
+            rewind_agent,
+            "--project",
+            root.to_str().unwrap(),
+            "--bin",
+            common::bin(),
+        ],
+    );
+    assert!(installed.contains("added"), "{installed}");
+    let started = std::time::Instant::now();
+    let result = Command::new("node")
+        .arg(agents_dir().join("run-agent.mjs"))
+        .args(["--agent", agent, "--turns", "3", "--timeout", "120"])
+        .arg("--project")
+        .arg(&root)
+        .arg("--out")
+        .arg(out.path().join("run"))
+        .arg("--save-turns")
+        .arg(&turns_dir)
+        .arg("--no-hooks")
+        .env("REWIND_HOME", home.path())
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
+    assert!(
+        result.status.success(),
+        "{agent} run failed: {}\n{}",
+        serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    eprintln!(
+        "{agent}: 3 turns in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // One rewind session, with a turn-end checkpoint per turn.
+    let session = {
+        let projects: Vec<PathBuf> = std::fs::read_dir(home.path().join("projects"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(projects.len(), 1, "{projects:?}");
+        let sessions: Vec<PathBuf> = std::fs::read_dir(projects[0].join("sessions"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        assert_eq!(sessions.len(), 1, "{sessions:?}");
+        sessions[0].clone()
+    };
+    let entries: Vec<Value> = std::fs::read_to_string(&session)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let turn_end = |n: u64| -> String {
+        entries
+            .iter()
+            .rfind(|e| e["data"]["kind"] == "turn" && e["data"]["turnIndex"] == n)
+            .unwrap_or_else(|| panic!("{agent}: no turn-{n} checkpoint"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let log = rewind(home.path(), &root, &["log"]);
+    assert!(!log.contains("outside"), "{agent}: {log}");
+    let status = rewind(home.path(), &root, &["status"]);
+    assert!(status.contains("no failures recorded"), "{agent}: {status}");
+
+    let keep = std::fs::read(root.join("keep.txt")).unwrap();
+    let secret = std::fs::read(root.join("secret.env")).unwrap();
+    let end = tree(&root);
+    for n in 1..=3u64 {
+        let want = tree(&turns_dir.join(format!("turn-{n}")));
+        rewind(home.path(), &root, &["restore", &turn_end(n), "--yes"]);
+        let got = tree(&root);
+        assert_eq!(names(&got), names(&want), "{agent}: turn {n}\n{log}");
+        assert!(got == want, "{agent}: turn {n} content differs");
+        assert_eq!(std::fs::read(root.join("keep.txt")).unwrap(), keep);
+        assert_eq!(std::fs::read(root.join("secret.env")).unwrap(), secret);
+        // Undo puts back what the restore replaced (the last turn's end is
+        // the disk as it is: that restore changes nothing, there is nothing
+        // to undo, and `undo` would undo the previous undo).
+        if got != end {
+            rewind(home.path(), &root, &["undo", "--yes"]);
+            assert!(tree(&root) == end, "{agent}: undo after turn {n}");
+        }
+    }
+    // Back before the first turn: the agent's files are gone, the rest stays.
+    let baseline = entries[1]["id"].as_str().unwrap().to_string();
+    rewind(home.path(), &root, &["restore", &baseline, "--yes"]);
+    assert_eq!(
+        names(&tree(&root)),
+        [".gitignore", "keep.txt", "secret.env"],
+        "{agent}"
+    );
+}
+
+#[test]
+fn claude_code() {
+    if agents_installed() {
+        run("claude", "claude-code");
+    }
+}
+
+#[test]
+fn codex() {
+    if agents_installed() {
+        run("codex", "codex");
+    }
+}
+
+#[test]
+fn gemini_cli() {
+    if agents_installed() {
+        run("gemini", "gemini");
+    }
+}

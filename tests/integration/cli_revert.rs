@@ -1,0 +1,174 @@
+//! The terminal side of selective rollback: `rewind revert` (by entry id
+//! and by turn number), `rewind blame`, `rewind restore -p`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::common::{bin, Fixture};
+
+fn cli_with_stdin(fx: &Fixture, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .args(["--cwd", fx.project.path().to_str().unwrap()])
+        .args(["--store", fx.store.path().to_str().unwrap()])
+        .current_dir(fx.project.path())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cli(fx: &Fixture, args: &[&str]) -> (i32, String, String) {
+    cli_with_stdin(fx, args, "")
+}
+
+/// Three turns on `f.txt` (lines 2, 5 and 8) and a file added by turn 2;
+/// the sidecar is stopped afterwards, as a finished agent session is.
+fn three_turns() -> (Fixture, Vec<String>) {
+    let fx = Fixture::new();
+    fx.write("f.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    let (mut s, _) = fx.start(json!({}));
+    let mut ids = Vec::new();
+    for (t, content) in [
+        "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n",
+        "1\nTWO\n3\n4\nFIVE\n6\n7\n8\n9\n",
+        "1\nTWO\n3\n4\nFIVE\n6\n7\nEIGHT\n9\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        fx.write("f.txt", content);
+        if t == 1 {
+            fx.write("added.txt", "by turn 2\n");
+        }
+        let r = s.ok(
+            "snapshot",
+            json!({"kind": "turn", "label": format!("prompt {}", t + 1)}),
+        );
+        ids.push(r["entryId"].as_str().unwrap().to_string());
+    }
+    assert!(s.finish().success());
+    (fx, ids)
+}
+
+#[test]
+fn revert_by_turn_number_shows_the_plan_then_writes_with_yes_and_undo_reverts_it() {
+    let (fx, _) = three_turns();
+    // No terminal, no --yes: the plan only.
+    let (code, out, err) = cli(&fx, &["revert", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("clean    write  f.txt"), "{out}");
+    assert!(out.contains("clean    delete added.txt"), "{out}");
+    assert!(out.contains("-FIVE\n+5"), "{out}");
+    assert!(out.contains("Nothing written"), "{out}");
+    assert_eq!(fx.read("added.txt").unwrap(), b"by turn 2\n");
+
+    let (code, out, err) = cli(&fx, &["revert", "2", "--yes"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(out.contains("rewind undo"), "{out}");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        b"1\nTWO\n3\n4\n5\n6\n7\nEIGHT\n9\n"
+    );
+    assert!(fx.read("added.txt").is_none());
+
+    let (code, out, err) = cli(&fx, &["undo", "--yes"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        b"1\nTWO\n3\n4\nFIVE\n6\n7\nEIGHT\n9\n"
+    );
+    assert_eq!(fx.read("added.txt").unwrap(), b"by turn 2\n");
+}
+
+#[test]
+fn a_conflicting_revert_is_refused_unless_asked_for_markers() {
+    let (fx, ids) = three_turns();
+    fx.write("f.txt", "1\nTWO\n3\n4\nFive!\n6\n7\nEIGHT\n9\n");
+    let (code, out, err) = cli(&fx, &["revert", &ids[1], "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("CONFLICT"), "{out}");
+    assert!(err.contains("conflict with later changes"), "{err}");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        b"1\nTWO\n3\n4\nFive!\n6\n7\nEIGHT\n9\n"
+    );
+
+    let (code, out, err) = cli(
+        &fx,
+        &["revert", &ids[1], "--on-conflict", "markers", "--yes"],
+    );
+    assert_eq!(code, 0, "{err}{out}");
+    let text = String::from_utf8(fx.read("f.txt").unwrap()).unwrap();
+    assert!(
+        text.contains("<<<<<<< current\nFive!\n=======\n5\n>>>>>>> before "),
+        "{text}"
+    );
+    assert!(text.contains("EIGHT"), "{text}");
+}
+
+#[test]
+fn blame_shows_the_turn_and_prompt_of_each_line() {
+    let (fx, ids) = three_turns();
+    fx.write("f.txt", "1\nTWO\n3\n4\nFIVE\n6\n7\nEIGHT\n9\n10\n");
+    let (code, out, err) = cli(&fx, &["blame", "f.txt"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 10, "{out}");
+    assert!(
+        lines[1].starts_with(&ids[0]) && lines[1].contains("turn   1"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("prompt 1") && lines[1].ends_with("| TWO"),
+        "{out}"
+    );
+    assert!(
+        lines[4].starts_with(&ids[1]) && lines[4].contains("prompt 2"),
+        "{out}"
+    );
+    assert!(
+        lines[7].starts_with(&ids[2]) && lines[7].contains("prompt 3"),
+        "{out}"
+    );
+    assert!(lines[0].contains("baseline"), "{out}");
+    assert!(lines[9].starts_with("working"), "{out}");
+
+    let (code, out, _) = cli(&fx, &["blame", "f.txt", "--at", &ids[0]]);
+    assert_eq!(code, 0);
+    assert!(out.lines().nth(4).unwrap().ends_with("| 5"), "{out}");
+}
+
+#[test]
+fn restore_patch_takes_back_the_hunks_answered_yes() {
+    let (fx, ids) = three_turns();
+    // Since turn 1: added.txt (asked first: files in path order) and f.txt's
+    // lines 5 and 8 (one hunk: they are within two contexts of each other).
+    let (code, out, err) = cli_with_stdin(&fx, &["restore", &ids[0], "-p"], "n\ny\n");
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(out.contains("Take back this hunk (1/1)"), "{out}");
+    // added.txt's hunk was answered no, f.txt's yes.
+    assert_eq!(fx.read("f.txt").unwrap(), b"1\nTWO\n3\n4\n5\n6\n7\n8\n9\n");
+    assert_eq!(fx.read("added.txt").unwrap(), b"by turn 2\n");
+    let (code, out, err) = cli(&fx, &["undo", "--yes"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert_eq!(
+        fx.read("f.txt").unwrap(),
+        b"1\nTWO\n3\n4\nFIVE\n6\n7\nEIGHT\n9\n"
+    );
+}

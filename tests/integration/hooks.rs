@@ -1,0 +1,490 @@
+//! `rewind hook`, run as an agent runs it: a new process per event with the
+//! payload on stdin (the payload shapes are those recorded from the real
+//! agents in tests/agents/samples; tests/integration/agents_e2e.rs runs the agents
+//! themselves). Then the person at the terminal looks and restores with the
+//! CLI.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::common;
+
+struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        Project {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join(rel)).ok()
+    }
+
+    /// One hook event; returns (exit code, stdout).
+    fn hook(&self, agent: &str, payload: &Value) -> (i32, String) {
+        self.hook_raw(agent, payload.to_string().as_bytes())
+    }
+
+    fn hook_raw(&self, agent: &str, payload: &[u8]) -> (i32, String) {
+        self.hook_env(agent, payload, &[])
+    }
+
+    fn hook_env(&self, agent: &str, payload: &[u8], env: &[(&str, &Path)]) -> (i32, String) {
+        let mut child = Command::new(common::bin())
+            .args(["hook", "--agent", agent])
+            .env("REWIND_HOME", self.home.path())
+            // Set by the agents themselves; a test run inside one must not
+            // inherit them.
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("GEMINI_PROJECT_DIR")
+            .envs(env.iter().copied())
+            .current_dir(self.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    /// A terminal command in the project; returns stdout (asserting success).
+    fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(common::bin())
+            .args(args)
+            .env("REWIND_HOME", self.home.path())
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "rewind {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn payload(&self, session: &str, event: &str, extra: Value) -> Value {
+        let mut p = json!({
+            "session_id": session,
+            "transcript_path": "/dev/null",
+            "cwd": self.dir.path().to_str().unwrap(),
+            "hook_event_name": event,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        p
+    }
+
+    fn store_sessions(&self) -> Vec<PathBuf> {
+        let projects = self.home.path().join("projects");
+        let Ok(stores) = std::fs::read_dir(&projects) else {
+            return Vec::new();
+        };
+        stores
+            .flatten()
+            .flat_map(|s| {
+                std::fs::read_dir(s.path().join("sessions"))
+                    .into_iter()
+                    .flatten()
+            })
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect()
+    }
+}
+
+fn entries(session: &Path) -> Vec<Value> {
+    std::fs::read_to_string(session)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// (kind, turn, label or tool) of each step-snapshot.
+fn snapshots(session: &Path) -> Vec<(String, u64, String)> {
+    entries(session)
+        .iter()
+        .filter(|e| e["customType"] == "step-snapshot")
+        .map(|e| {
+            let d = &e["data"];
+            let what = d["label"]
+                .as_str()
+                .or(d["tool"]["name"].as_str())
+                .unwrap_or("")
+                .to_string();
+            (
+                d["kind"].as_str().unwrap().to_string(),
+                d["turnIndex"].as_u64().unwrap(),
+                what,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_claude_code_session_is_recorded_turn_by_turn_and_each_turn_restores() {
+    let p = Project::new();
+    p.write(".gitignore", ".env\n");
+    p.write(".env", "KEY=1");
+    p.write("keep.txt", "never touched by the agent");
+    p.write("old/x.txt", "x");
+    let root = p.root();
+    let abs = |rel: &str| root.join(rel).to_str().unwrap().to_string();
+    let sid = "48e1dd1b-5365-4635-b55e-c0a1bcfacd43";
+    let ev = |event: &str, extra: Value| p.payload(sid, event, extra);
+    let ok = |v: Value| {
+        assert_eq!(p.hook("claude-code", &v), (0, String::new()), "{v}");
+    };
+    let tool = |event: &str, name: &str, input: Value| {
+        ev(event, json!({"tool_name": name, "tool_input": input}))
+    };
+
+    ok(ev("SessionStart", json!({"source": "startup"})));
+    // Turn 1: a Write (fast path), a shell that deletes a directory.
+    ok(ev(
+        "UserPromptSubmit",
+        json!({"prompt": "Create a.txt\nand clean up"}),
+    ));
+    let write = json!({"file_path": abs("a.txt"), "content": "alpha\n"});
+    ok(tool("PreToolUse", "Write", write.clone()));
+    p.write("a.txt", "alpha\n");
+    ok(tool("PostToolUse", "Write", write));
+    ok(tool(
+        "PreToolUse",
+        "Read",
+        json!({"file_path": abs("a.txt")}),
+    ));
+    ok(tool("PreToolUse", "Bash", json!({"command": "rm -r old"})));
+    std::fs::remove_dir_all(p.dir.path().join("old")).unwrap();
+    ok(tool("PostToolUse", "Bash", json!({"command": "rm -r old"})));
+    ok(ev("Stop", json!({"stop_hook_active": false})));
+    ok(ev("SessionEnd", json!({"reason": "other"})));
+    let after_turn_1 = (p.read("a.txt"), p.read("old/x.txt"));
+
+    // Turn 2, a resumed run (-p --resume: SessionStart again, same id):
+    // an Edit and a shell mv.
+    ok(ev("SessionStart", json!({"source": "resume"})));
+    ok(ev("UserPromptSubmit", json!({"prompt": "Edit and move"})));
+    let edit = json!({"file_path": abs("a.txt"), "old_string": "alpha", "new_string": "beta"});
+    ok(tool("PreToolUse", "Edit", edit.clone()));
+    p.write("a.txt", "beta\n");
+    ok(tool("PostToolUse", "Edit", edit));
+    ok(tool(
+        "PreToolUse",
+        "Bash",
+        json!({"command": "mv a.txt b.txt"}),
+    ));
+    std::fs::rename(p.dir.path().join("a.txt"), p.dir.path().join("b.txt")).unwrap();
+    ok(tool(
+        "PostToolUse",
+        "Bash",
+        json!({"command": "mv a.txt b.txt"}),
+    ));
+    ok(ev("Stop", json!({})));
+
+    // One rewind session for the agent session, holding every step.
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let snaps = snapshots(&sessions[0]);
+    let want: Vec<(String, u64, String)> = [
+        ("baseline", 0, ""),
+        ("message", 1, "Create a.txt"),
+        ("tool", 1, "Write"),
+        ("tool", 1, "Bash"),
+        ("turn", 1, ""),
+        ("message", 2, "Edit and move"),
+        ("tool", 2, "Edit"),
+        ("tool", 2, "Bash"),
+        ("turn", 2, ""),
+    ]
+    .iter()
+    .map(|(k, t, w)| (k.to_string(), *t, w.to_string()))
+    .collect();
+    assert_eq!(snaps, want);
+    // Nothing was recorded as changed "outside" the agent.
+    assert!(!snaps.iter().any(|s| s.0 == "outside"));
+
+    // The person at the terminal: the log names each turn's prompt and
+    // numbers its steps.
+    let log = p.cli(&["log"]);
+    assert!(log.contains("[Create a.txt]"), "{log}");
+    assert!(log.contains("step 1: Write"), "{log}");
+    assert!(log.contains("step 2: Bash"), "{log}");
+    // `undo` right after a turn puts back the state before it...
+    let out = p.cli(&["undo", "--yes"]);
+    assert!(out.contains("before turn 2"), "{out}");
+    assert_eq!((p.read("a.txt"), p.read("old/x.txt")), after_turn_1);
+    assert_eq!(p.read("b.txt"), None);
+    // ... and `undo` again takes that back.
+    p.cli(&["undo", "--yes"]);
+    assert_eq!(p.read("b.txt").as_deref(), Some("beta\n"));
+    // Back to just before one tool call: the shell of turn 1 (step 2).
+    let out = p.cli(&["restore", "1", "--before-step", "2", "--yes"]);
+    assert!(out.contains("before step 2 of turn 1"), "{out}");
+    assert_eq!(p.read("a.txt").as_deref(), Some("alpha\n"));
+    assert_eq!(p.read("old/x.txt").as_deref(), Some("x"));
+    p.cli(&["undo", "--yes"]);
+    assert_eq!(p.read("old/x.txt"), None);
+    assert_eq!(p.read("b.txt").as_deref(), Some("beta\n"));
+
+    // Back to the end of turn 1.
+    let turn_1_end = entries(&sessions[0])
+        .iter()
+        .rfind(|e| e["customType"] == "step-snapshot" && e["data"]["turnIndex"] == 1)
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    p.cli(&["restore", &turn_1_end, "--yes"]);
+    assert_eq!((p.read("a.txt"), p.read("old/x.txt")), after_turn_1);
+    assert_eq!(p.read("b.txt"), None);
+    assert_eq!(
+        p.read("keep.txt").as_deref(),
+        Some("never touched by the agent")
+    );
+    assert_eq!(p.read(".env").as_deref(), Some("KEY=1"));
+    // And the restore undone.
+    p.cli(&["undo", "--yes"]);
+    assert_eq!(p.read("b.txt").as_deref(), Some("beta\n"));
+    assert_eq!(p.read("a.txt"), None);
+    // Back to the baseline: the deleted directory returns.
+    let baseline = entries(&sessions[0])[1]["id"].as_str().unwrap().to_string();
+    p.cli(&["restore", &baseline, "--yes"]);
+    assert_eq!(p.read("old/x.txt").as_deref(), Some("x"));
+    assert_eq!(p.read("b.txt"), None);
+    let status = p.cli(&["status"]);
+    assert!(status.contains("no failures recorded"), "{status}");
+}
+
+#[test]
+fn codex_patches_and_gemini_relative_paths_take_the_fast_path() {
+    let p = Project::new();
+    p.write("a.txt", "a");
+    let ok = |agent: &str, v: Value| assert_eq!(p.hook(agent, &v), (0, String::new()), "{v}");
+    ok("codex", p.payload("c1", "SessionStart", json!({})));
+    ok(
+        "codex",
+        p.payload("c1", "UserPromptSubmit", json!({"prompt": "patch"})),
+    );
+    p.write("new.txt", "n");
+    let patch = "*** Begin Patch\n*** Add File: new.txt\n+n\n*** End Patch";
+    ok(
+        "codex",
+        p.payload(
+            "c1",
+            "PostToolUse",
+            json!({"tool_name": "apply_patch", "tool_input": {"command": patch}}),
+        ),
+    );
+    ok("gemini", p.payload("g1", "SessionStart", json!({})));
+    ok(
+        "gemini",
+        p.payload("g1", "BeforeAgent", json!({"prompt": "edit"})),
+    );
+    p.write("a.txt", "edited");
+    ok(
+        "gemini",
+        p.payload(
+            "g1",
+            "AfterTool",
+            json!({"tool_name": "replace", "tool_input": {"file_path": "a.txt"}}),
+        ),
+    );
+    ok("gemini", p.payload("g1", "AfterAgent", json!({})));
+    // Two agent sessions, two rewind sessions; each step recorded what
+    // its tool changed (the fast path scans only the tool's paths).
+    let mut sessions = p.store_sessions();
+    sessions.sort_by_key(|s| std::fs::metadata(s).unwrap().modified().unwrap());
+    assert_eq!(sessions.len(), 2);
+    let codex = entries(&sessions[0]);
+    let step = codex
+        .iter()
+        .rfind(|e| e["customType"] == "step-snapshot")
+        .unwrap();
+    assert_eq!(step["data"]["diff"]["added"], json!(["new.txt"]), "{step}");
+    assert_eq!(step["data"]["stats"]["filesScanned"], 1, "{step}");
+    let gemini = entries(&sessions[1]);
+    let step = gemini
+        .iter()
+        .rfind(|e| e["data"]["tool"]["name"] == "replace")
+        .unwrap();
+    assert_eq!(step["data"]["diff"]["modified"], json!(["a.txt"]), "{step}");
+}
+
+#[test]
+fn a_hook_never_breaks_the_agent_and_failures_show_in_status() {
+    let p = Project::new();
+    p.write("a.txt", "a");
+    // Malformed payloads, an unknown agent, an empty stdin: exit 0, no output.
+    for bad in [
+        &b"{not json"[..],
+        b"",
+        b"[]",
+        b"{\"hook_event_name\": \"Stop\"}",
+    ] {
+        assert_eq!(p.hook_raw("claude-code", bad), (0, String::new()));
+    }
+    assert_eq!(p.hook_raw("no-such-agent", b"{}"), (0, String::new()));
+    // A project that does not exist.
+    let gone = json!({"session_id": "s", "cwd": "/no/such/dir", "hook_event_name": "Stop"});
+    assert_eq!(p.hook("codex", &gone), (0, String::new()));
+    // A session the store cannot write: a directory in its file's place
+    // (fails for root too).
+    let ok_start = p.payload("s2", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &ok_start), (0, String::new()));
+    let session = p.store_sessions()[0].clone();
+    let saved = std::fs::read(&session).unwrap();
+    std::fs::remove_file(&session).unwrap();
+    std::fs::create_dir(&session).unwrap();
+    let stop = p.payload("s2", "Stop", json!({}));
+    assert_eq!(p.hook("codex", &stop), (0, String::new()));
+    std::fs::remove_dir(&session).unwrap();
+    std::fs::write(&session, saved).unwrap();
+
+    let status = p.cli(&["status"]);
+    assert!(status.contains("recent failure(s)"), "{status}");
+    assert!(status.contains("not JSON"), "{status}");
+    assert!(status.contains("has no session_id"), "{status}");
+    assert!(status.contains("codex Stop"), "{status}");
+    // After the failures the next event records normally.
+    assert_eq!(p.hook("codex", &stop), (0, String::new()));
+    let snaps = snapshots(&p.store_sessions()[0]);
+    assert_eq!(snaps.last().unwrap().0, "turn", "{snaps:?}");
+}
+
+#[test]
+fn parallel_hooks_of_one_session_all_record() {
+    let p = Project::new();
+    p.write("seed.txt", "s");
+    let start = p.payload("par", "SessionStart", json!({}));
+    assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    let root = p.root();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let name = format!("f{i}.txt");
+            p.write(&name, &format!("{i}"));
+            let payload = p.payload(
+                "par",
+                "PostToolUse",
+                json!({"tool_name": "Write", "tool_input": {"file_path": root.join(&name)}}),
+            );
+            let mut child = Command::new(common::bin())
+                .args(["hook", "--agent", "claude-code"])
+                .env("REWIND_HOME", p.home.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes())
+                .unwrap();
+            child
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success() && out.stdout.is_empty());
+    }
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let added: Vec<String> = entries(&sessions[0])
+        .iter()
+        .filter(|e| e["data"]["kind"] == "tool")
+        .flat_map(|e| {
+            e["data"]["diff"]["added"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(added.len(), 8, "{added:?}");
+    let status = p.cli(&["status"]);
+    assert!(status.contains("no failures recorded"), "{status}");
+}
+
+#[test]
+fn a_shell_that_changes_directory_stays_in_the_agents_project() {
+    let p = Project::new();
+    p.write("sub/keep.txt", "k");
+    let root = p.root();
+    let start = p.payload("cd", "SessionStart", json!({}));
+    let env = [("CLAUDE_PROJECT_DIR", root.as_path())];
+    assert_eq!(
+        p.hook_env("claude-code", start.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    // After `cd sub`, Claude Code's payloads carry the new cwd.
+    p.write("sub/made.txt", "m");
+    let mut after = p.payload(
+        "cd",
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "echo m > made.txt"}}),
+    );
+    after["cwd"] = json!(root.join("sub"));
+    assert_eq!(
+        p.hook_env("claude-code", after.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1, "one project, one session: {sessions:?}");
+    let last = entries(&sessions[0]).pop().unwrap();
+    assert_eq!(
+        last["data"]["diff"]["added"],
+        json!(["sub/made.txt"]),
+        "{last}"
+    );
+}
+
+#[test]
+fn a_failed_shell_command_is_recorded_as_its_own_step() {
+    // Claude Code sends PostToolUseFailure, not PostToolUse, when a tool
+    // fails; a shell may have deleted files before it exited non-zero.
+    let p = Project::new();
+    p.write("doomed.txt", "d");
+    let ok = |v: Value| assert_eq!(p.hook("claude-code", &v), (0, String::new()), "{v}");
+    ok(p.payload("f", "SessionStart", json!({})));
+    ok(p.payload("f", "UserPromptSubmit", json!({"prompt": "clean"})));
+    let bash = json!({"tool_name": "Bash", "tool_input": {"command": "rm doomed.txt; exit 3"}});
+    ok(p.payload("f", "PreToolUse", bash.clone()));
+    std::fs::remove_file(p.dir.path().join("doomed.txt")).unwrap();
+    let mut failed = p.payload("f", "PostToolUseFailure", bash);
+    failed["error"] = json!("Exit code 3");
+    ok(failed);
+    let sessions = p.store_sessions();
+    let last = entries(&sessions[0]).pop().unwrap();
+    assert_eq!(last["data"]["kind"], "tool", "{last}");
+    assert_eq!(
+        last["data"]["diff"]["deleted"],
+        json!(["doomed.txt"]),
+        "{last}"
+    );
+}

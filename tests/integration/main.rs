@@ -1,0 +1,35 @@
+//! Every integration test of rewind, in one test binary: each module was a
+//! file of `tests/` that cargo compiled and linked as a binary of its own
+//! (with its own copy of `common`). One crate is built and linked once, and
+//! its tests run side by side. `cargo test --test integration capture::`
+//! runs one module; the data they read stays in `tests/` (`transcripts/`,
+//! `agents/`, `fuzz/`); the transcript snapshots are in `snapshots/` here.
+
+mod common;
+
+mod agents_e2e;
+mod bad_input;
+mod capture;
+mod cli;
+mod cli_revert;
+mod concurrency;
+mod conflicts;
+mod crash;
+mod diff_budget;
+mod disk_full;
+mod fuzz;
+mod gc;
+mod hooks;
+mod install;
+mod kills;
+mod mcp;
+mod races;
+mod revert;
+mod rollback;
+mod rollback_model;
+mod roundtrip;
+mod schema_drift;
+mod session;
+mod transcripts;
+mod ui;
+mod unhooked;

@@ -1,0 +1,156 @@
+//! `rewind mcp` over stdio, spoken to line by line: the two-step restore
+//! (no write without a fresh token) and a session that other processes can
+//! record into while the server runs. clients/mcp-test drives the same
+//! server with the official Python SDK.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::{self, Sidecar};
+use serde_json::{json, Value};
+
+struct Mcp {
+    server: Sidecar,
+    id: u64,
+}
+
+impl Mcp {
+    fn start(project: &Path, home: &Path) -> Mcp {
+        let cwd = project.to_str().expect("utf-8 temp path");
+        let server = Sidecar::spawn_command("mcp", &["--cwd", cwd], &[("REWIND_HOME", home)]);
+        let mut mcp = Mcp { server, id: 0 };
+        let init = mcp.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "rewind-tests", "version": "0"}
+            }),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        mcp.server
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        self.server.send(&json!({
+            "jsonrpc": "2.0", "id": self.id, "method": method, "params": params
+        }));
+        loop {
+            let v = self.server.recv();
+            if v["id"] == json!(self.id) {
+                return v;
+            }
+        }
+    }
+
+    /// A tool's result (`result` of tools/call).
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(r.get("error").is_none(), "{tool}: {r}");
+        r["result"].clone()
+    }
+}
+
+#[test]
+fn restore_writes_only_with_a_token_that_still_matches() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    let mut mcp = Mcp::start(root, home.path());
+
+    let tools = mcp.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    let cp = mcp.call("checkpoint", json!({"label": "two"}));
+    assert_eq!(
+        cp["structuredContent"]["diff"]["modified"],
+        json!(["a.txt"])
+    );
+    let list = mcp.call("list_checkpoints", json!({}));
+    let baseline = list["structuredContent"]["initialEntryId"].clone();
+
+    // The plan writes nothing.
+    let plan = mcp.call("restore", json!({"target": baseline}));
+    let s = &plan["structuredContent"];
+    assert_eq!(s["executed"], false);
+    assert_eq!(s["files"], json!([{"path": "a.txt", "action": "write"}]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "two\n"
+    );
+
+    // A file changes between plan and confirm: the token is stale.
+    std::fs::write(root.join("new.txt"), "meanwhile\n").unwrap();
+    let stale = mcp.call(
+        "restore",
+        json!({"target": baseline, "confirmToken": s["confirmToken"]}),
+    );
+    assert_eq!(stale["isError"], true, "{stale}");
+    assert_eq!(stale["structuredContent"]["staleToken"], true);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "two\n"
+    );
+    assert!(root.join("new.txt").exists());
+
+    // Another process records into the session meanwhile: the server holds
+    // no lock between calls.
+    let out = Command::new(common::bin())
+        .args(["run", "--", "true"])
+        .env("REWIND_HOME", home.path())
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // That changed the session: the token from before is stale again.
+    let token = stale["structuredContent"]["confirmToken"].clone();
+    let again = mcp.call(
+        "restore",
+        json!({"target": baseline, "confirmToken": token}),
+    );
+    assert_eq!(again["structuredContent"]["executed"], false, "{again}");
+    let token = again["structuredContent"]["confirmToken"].clone();
+    let done = mcp.call(
+        "restore",
+        json!({"target": baseline, "confirmToken": token}),
+    );
+    assert_eq!(done["structuredContent"]["executed"], true, "{done}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
+
+    // Bad arguments: a tool error, and the server still answers.
+    let bad = mcp.call("diff", json!({"path": "../x"}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    let unknown = mcp.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert!(unknown.get("error").is_some(), "{unknown}");
+    let list = mcp.call("list_checkpoints", json!({"limit": 1}));
+    assert_eq!(
+        list["structuredContent"]["checkpoints"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    mcp.server.close_stdin();
+    assert!(mcp.server.wait().success());
+}
