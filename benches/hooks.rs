@@ -1,9 +1,11 @@
 //! One agent hook event that takes a full snapshot (a `PreToolUse` before a
 //! shell tool), run exactly as an agent runs it — a new `rewind hook`
 //! process with the payload on stdin — against `git status` on the same
-//! tree, with no change and with three files changed (issue 12, point 2:
-//! targets 1.5x and 2x). Also the first hook of a project (the cold
-//! baseline) against a shadow-git `add -A && commit`.
+//! tree, with no change and with three files changed, twice: every hook on
+//! its own (`REWIND_SERVER=0`) and through the project's hook server (the
+//! default). Also the first hook of a project (the cold baseline) against a
+//! shadow-git `add -A && commit`, and with the server how long that first
+//! `SessionStart` takes to return and the server's resident memory.
 //!
 //! `cargo bench --bench hooks` (release build). `REWIND_BENCH_SIZES`
 //! (default `3000,20000,100000`) and `REWIND_BENCH_RUNS` (default 9)
@@ -42,7 +44,7 @@ fn git(dir: &Path, git_dir: Option<&Path>, args: &[&str]) -> Result<Output> {
 }
 
 /// One `rewind hook` process as the agent runs it; its wall time.
-fn hook(home: &Path, root: &Path, event: &str, extra: &str) -> Result<Duration> {
+fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Result<Duration> {
     let payload = format!(
         r#"{{"session_id":"bench","cwd":{},"hook_event_name":"{event}"{extra}}}"#,
         serde_json::to_string(&root.to_string_lossy())?
@@ -51,6 +53,8 @@ fn hook(home: &Path, root: &Path, event: &str, extra: &str) -> Result<Duration> 
     let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
         .args(["hook", "--agent", "claude-code"])
         .env("REWIND_HOME", home)
+        .env("REWIND_SERVER", if server { "1" } else { "0" })
+        .env("REWIND_SERVER_IDLE_SECS", "600")
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -77,7 +81,36 @@ fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
     Ok(start.elapsed())
 }
 
+/// `rewind server status|stop` in the project.
+fn server_cmd(home: &Path, root: &Path, action: &str) -> Result<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rewind"))
+        .args(["server", action])
+        .env("REWIND_HOME", home)
+        .current_dir(root)
+        .output()?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The server's resident memory in MiB (from `/proc`).
+fn server_rss_mib(home: &Path, root: &Path) -> Result<f64> {
+    let status = server_cmd(home, root, "status")?;
+    let pid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("pid"))
+        .map(str::trim)
+        .context("no server")?;
+    let proc_status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb: f64 = proc_status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .context("VmRSS")?;
+    Ok(kb / 1024.0)
+}
+
 struct Row {
+    server: bool,
+    rss_mib: Option<f64>,
     files: usize,
     status_same: Duration,
     hook_same: Duration,
@@ -87,7 +120,7 @@ struct Row {
     cold_shadow: Duration,
 }
 
-fn run_size(n: usize, runs: usize) -> Result<Row> {
+fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("project");
     std::fs::create_dir(&root)?;
@@ -105,7 +138,16 @@ fn run_size(n: usize, runs: usize) -> Result<Row> {
     // The corpus just written is flushed first, so the cold hook's sync
     // pays for its own writes only.
     Command::new("sync").status()?;
-    let cold_hook = hook(&home, &root, "SessionStart", "")?;
+    let cold_hook = hook(&home, &root, "SessionStart", "", server)?;
+    // With the server, SessionStart returns before the baseline; the prompt
+    // waits for it (not timed).
+    hook(
+        &home,
+        &root,
+        "UserPromptSubmit",
+        r#","prompt":"bench""#,
+        server,
+    )?;
     Command::new("sync").status()?;
     let shadow = dir.path().join("shadow.git");
     git(
@@ -123,12 +165,12 @@ fn run_size(n: usize, runs: usize) -> Result<Row> {
     let mut hook_same = Vec::new();
     let mut status_three = Vec::new();
     let mut hook_three = Vec::new();
-    hook(&home, &root, "PreToolUse", SHELL_TOOL)?; // warm
+    hook(&home, &root, "PreToolUse", SHELL_TOOL, server)?; // warm
     for round in 0..runs {
         status_same.push(timed(|| {
             git(&root, None, &["status", "--porcelain"]).map(drop)
         })?);
-        hook_same.push(hook(&home, &root, "PreToolUse", SHELL_TOOL)?);
+        hook_same.push(hook(&home, &root, "PreToolUse", SHELL_TOOL, server)?);
         // Three files changed, then the same measurement.
         let edit = |k: usize| -> Result<()> {
             for i in 0..3 {
@@ -145,9 +187,18 @@ fn run_size(n: usize, runs: usize) -> Result<Row> {
             git(&root, None, &["status", "--porcelain"]).map(drop)
         })?);
         edit(1)?;
-        hook_three.push(hook(&home, &root, "PreToolUse", SHELL_TOOL)?);
+        hook_three.push(hook(&home, &root, "PreToolUse", SHELL_TOOL, server)?);
     }
+    let rss_mib = if server {
+        let rss = server_rss_mib(&home, &root).ok();
+        server_cmd(&home, &root, "stop")?;
+        rss
+    } else {
+        None
+    };
     Ok(Row {
+        server,
+        rss_mib,
         files: written.files.len(),
         status_same: median_of(&status_same),
         hook_same: median_of(&hook_same),
@@ -179,7 +230,8 @@ fn main() -> Result<()> {
         .unwrap_or(if smoke { 2 } else { 9 });
     println!("rewind hook (a new process per event, payload on stdin) vs git status; medians of {runs} runs");
     println!(
-        "{:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6}",
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7}",
+        "mode",
         "files",
         "git status",
         "hook",
@@ -189,24 +241,39 @@ fn main() -> Result<()> {
         "ratio",
         "cold hook",
         "shadow add+ci",
-        "ratio"
+        "ratio",
+        "RSS MiB"
     );
     for n in sizes {
-        let r = run_size(n, runs)?;
-        println!(
-            "{:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6}",
-            r.files,
-            ms(r.status_same),
-            ms(r.hook_same),
-            ratio(r.hook_same, r.status_same),
-            ms(r.status_three),
-            ms(r.hook_three),
-            ratio(r.hook_three, r.status_three),
-            ms(r.cold_hook),
-            ms(r.cold_shadow),
-            ratio(r.cold_shadow, r.cold_hook),
-        );
+        for server in [false, true] {
+            let r = run_size(n, runs, server)?;
+            print_row(&r);
+        }
     }
-    println!("targets: hook <= 1.5x git status (no change), <= 2x (3 changed); shadow/cold >= 5x");
+    println!(
+        "targets: one-shot hook <= 1.5x git status (no change), <= 2x (3 changed); server hook <= 10 ms \
+         at 100k and >= 10x faster than git status (no change), <= 0.5x (3 changed); first SessionStart \
+         with the server <= 200 ms; server RSS <= 150 MiB at 100k; shadow/cold >= 5x"
+    );
     Ok(())
+}
+
+fn print_row(r: &Row) {
+    println!(
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7}",
+        if r.server { "server" } else { "one-shot" },
+        r.files,
+        ms(r.status_same),
+        ms(r.hook_same),
+        ratio(r.hook_same, r.status_same),
+        ms(r.status_three),
+        ms(r.hook_three),
+        ratio(r.hook_three, r.status_three),
+        ms(r.cold_hook),
+        ms(r.cold_shadow),
+        ratio(r.cold_shadow, r.cold_hook),
+        r.rss_mib
+            .map(|m| format!("{m:.0}"))
+            .unwrap_or_else(|| "-".into()),
+    );
 }

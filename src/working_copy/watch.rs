@@ -685,7 +685,7 @@ mod tests {
     /// A backlog that takes longer than the budget to read (here: 200,000 new-directory
     /// events, each a watch round trip) ends the drain at the budget with "scan
     /// everything", and leaves the rest queued for the next drain. It used to read until
-    /// the barrier: under a directory-renaming loop, `tests/races.rs` saw a restore wait
+    /// the barrier: under a directory-renaming loop, `tests/integration/races.rs` saw a restore wait
     /// over 60 s.
     #[test]
     fn a_drain_keeps_its_budget_behind_a_long_backlog() {

@@ -90,7 +90,26 @@ fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn run(agent: &str, rewind_agent: &str) {
+/// Stops the project's hook server however the test ends.
+struct StopServer<'a> {
+    home: &'a Path,
+    project: &'a Path,
+}
+
+impl Drop for StopServer<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new(common::bin())
+            .args(["server", "stop"])
+            .env("REWIND_HOME", self.home)
+            .current_dir(self.project)
+            .output();
+    }
+}
+
+/// One agent's three scripted turns through its hooks, with the project's
+/// hook server (`server`) or every hook on its own (`REWIND_SERVER=0`);
+/// returns each turn's end checkpoint tree.
+fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -114,6 +133,10 @@ fn run(agent: &str, rewind_agent: &str) {
     );
     assert!(installed.contains("added"), "{installed}");
     let started = std::time::Instant::now();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
     let result = Command::new("node")
         .arg(agents_dir().join("run-agent.mjs"))
         .args(["--agent", agent, "--turns", "3", "--timeout", "120"])
@@ -125,6 +148,10 @@ fn run(agent: &str, rewind_agent: &str) {
         .arg(&turns_dir)
         .arg("--no-hooks")
         .env("REWIND_HOME", home.path())
+        .env("REWIND_SERVER", if server { "1" } else { "0" })
+        // A server outliving the test is stopped below; this bounds it if
+        // the test dies first.
+        .env("REWIND_SERVER_IDLE_SECS", "300")
         .output()
         .unwrap();
     let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
@@ -135,9 +162,23 @@ fn run(agent: &str, rewind_agent: &str) {
         String::from_utf8_lossy(&result.stderr)
     );
     eprintln!(
-        "{agent}: 3 turns in {:.1} s",
-        started.elapsed().as_secs_f64()
+        "{agent}: 3 turns in {:.1} s ({})",
+        started.elapsed().as_secs_f64(),
+        if server {
+            "hook server"
+        } else {
+            "one-shot hooks"
+        }
     );
+    let served = rewind(home.path(), &root, &["server", "status"]);
+    if server {
+        assert!(
+            served.contains("events ") && !served.contains("events   0 "),
+            "{agent}: {served}"
+        );
+    } else {
+        assert!(served.contains("no hook server runs"), "{agent}: {served}");
+    }
 
     // One rewind session, with a turn-end checkpoint per turn.
     let session = {
@@ -161,15 +202,21 @@ fn run(agent: &str, rewind_agent: &str) {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let turn_end = |n: u64| -> String {
+    let turn_entry = |n: u64| -> &Value {
         entries
             .iter()
             .rfind(|e| e["data"]["kind"] == "turn" && e["data"]["turnIndex"] == n)
-            .unwrap_or_else(|| panic!("{agent}: no turn-{n} checkpoint"))["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
+            .unwrap_or_else(|| panic!("{agent}: no turn-{n} checkpoint"))
     };
+    let turn_end = |n: u64| -> String { turn_entry(n)["id"].as_str().unwrap().to_string() };
+    let turn_trees: Vec<String> = (1..=3u64)
+        .map(|n| {
+            turn_entry(n)["data"]["snapshotTreeHash"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     let log = rewind(home.path(), &root, &["log"]);
     assert!(!log.contains("outside"), "{agent}: {log}");
     let status = rewind(home.path(), &root, &["status"]);
@@ -202,25 +249,34 @@ fn run(agent: &str, rewind_agent: &str) {
         [".gitignore", "keep.txt", "secret.env"],
         "{agent}"
     );
+    turn_trees
+}
+
+/// With the hook server and without it, the same turns record the same
+/// checkpoints, byte for byte (trees are content addressed).
+fn both_ways(agent: &str, rewind_agent: &str) {
+    let served = run(agent, rewind_agent, true);
+    let alone = run(agent, rewind_agent, false);
+    assert_eq!(served, alone, "{agent}: the turns' checkpoints differ");
 }
 
 #[test]
 fn claude_code() {
     if agents_installed() {
-        run("claude", "claude-code");
+        both_ways("claude", "claude-code");
     }
 }
 
 #[test]
 fn codex() {
     if agents_installed() {
-        run("codex", "codex");
+        both_ways("codex", "codex");
     }
 }
 
 #[test]
 fn gemini_cli() {
     if agents_installed() {
-        run("gemini", "gemini");
+        both_ways("gemini", "gemini");
     }
 }

@@ -15,6 +15,22 @@ use crate::common;
 struct Project {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
+    /// Hooks hand their events to the project's hook server (else every
+    /// hook records its own, `REWIND_SERVER=0`).
+    server: bool,
+}
+
+/// A test that started a hook server stops it, however it ends.
+impl Drop for Project {
+    fn drop(&mut self) {
+        if self.server {
+            let _ = Command::new(common::bin())
+                .args(["server", "stop"])
+                .env("REWIND_HOME", self.home.path())
+                .current_dir(self.dir.path())
+                .output();
+        }
+    }
 }
 
 impl Project {
@@ -22,7 +38,14 @@ impl Project {
         Project {
             dir: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),
+            server: false,
         }
+    }
+
+    fn with_server() -> Project {
+        let mut p = Project::new();
+        p.server = true;
+        p
     }
     fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
@@ -49,6 +72,9 @@ impl Project {
         let mut child = Command::new(common::bin())
             .args(["hook", "--agent", agent])
             .env("REWIND_HOME", self.home.path())
+            .env("REWIND_SERVER", if self.server { "1" } else { "0" })
+            // A server this test forgets stops by itself.
+            .env("REWIND_SERVER_IDLE_SECS", "120")
             // Set by the agents themselves; a test run inside one must not
             // inherit them.
             .env_remove("CLAUDE_PROJECT_DIR")
@@ -379,10 +405,23 @@ fn a_hook_never_breaks_the_agent_and_failures_show_in_status() {
 
 #[test]
 fn parallel_hooks_of_one_session_all_record() {
-    let p = Project::new();
+    parallel_hooks_all_record(Project::new());
+}
+
+#[test]
+fn parallel_hooks_of_one_session_all_record_through_the_server() {
+    parallel_hooks_all_record(Project::with_server());
+}
+
+fn parallel_hooks_all_record(p: Project) {
     p.write("seed.txt", "s");
     let start = p.payload("par", "SessionStart", json!({}));
     assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    // The prompt, as an agent sends it before any tool: with the server it
+    // also waits for the session's baseline, which the server takes after
+    // answering SessionStart.
+    let prompt = p.payload("par", "UserPromptSubmit", json!({"prompt": "many files"}));
+    assert_eq!(p.hook("claude-code", &prompt), (0, String::new()));
     let root = p.root();
     let children: Vec<_> = (0..8)
         .map(|i| {
@@ -396,6 +435,8 @@ fn parallel_hooks_of_one_session_all_record() {
             let mut child = Command::new(common::bin())
                 .args(["hook", "--agent", "claude-code"])
                 .env("REWIND_HOME", p.home.path())
+                .env("REWIND_SERVER", if p.server { "1" } else { "0" })
+                .env("REWIND_SERVER_IDLE_SECS", "120")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
@@ -487,4 +528,243 @@ fn a_failed_shell_command_is_recorded_as_its_own_step() {
         json!(["doomed.txt"]),
         "{last}"
     );
+}
+
+// ------------------------------------------------------------ the hook server
+
+/// A field of `rewind server status` (the first word after its name).
+fn status_field(status: &str, name: &str) -> Option<String> {
+    status.lines().find_map(|l| {
+        let rest = l.strip_prefix(name)?;
+        Some(rest.split_whitespace().next()?.to_string())
+    })
+}
+
+/// The events of one Claude Code turn that edits, creates and deletes
+/// files through a shell command and a Write, with the files changed as
+/// the tools would change them.
+fn a_turn(p: &Project) -> Vec<(String, u64, String)> {
+    let root = p.root();
+    let ev = |event: &str, extra: Value| {
+        let (code, out) = p.hook("claude-code", &p.payload("s1", event, extra));
+        assert_eq!((code, out.as_str()), (0, ""), "{event}");
+    };
+    ev("SessionStart", json!({}));
+    ev("UserPromptSubmit", json!({"prompt": "tidy up"}));
+    let bash = json!({"tool_name": "Bash", "tool_input": {"command": "sed -i s/1/2/ a.txt; rm c.txt; mkdir -p new; echo b > new/b.txt"}});
+    ev("PreToolUse", bash.clone());
+    p.write("a.txt", "a2\n");
+    std::fs::remove_file(root.join("c.txt")).unwrap();
+    p.write("new/b.txt", "b\n");
+    ev("PostToolUse", bash);
+    let write = json!({"tool_name": "Write", "tool_input": {"file_path": root.join("d.txt")}});
+    ev("PreToolUse", write.clone());
+    p.write("d.txt", "d\n");
+    ev("PostToolUse", write);
+    ev("Stop", json!({}));
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    // (kind, turn, tree) of each checkpoint: trees are content addressed,
+    // so two projects with the same files have the same ones.
+    entries(&sessions[0])
+        .iter()
+        .filter(|e| e["customType"] == "step-snapshot")
+        .map(|e| {
+            (
+                e["data"]["kind"].as_str().unwrap().to_string(),
+                e["data"]["turnIndex"].as_u64().unwrap(),
+                e["data"]["snapshotTreeHash"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn seed(p: &Project) {
+    p.write("a.txt", "a1\n");
+    p.write("c.txt", "c\n");
+    p.write("src/lib.rs", "fn x() {}\n");
+}
+
+#[test]
+fn the_server_records_what_hooks_record_alone() {
+    let alone = Project::new();
+    seed(&alone);
+    let want = a_turn(&alone);
+    let served = Project::with_server();
+    seed(&served);
+    let got = a_turn(&served);
+    assert_eq!(got, want);
+    assert!(alone
+        .cli(&["server", "status"])
+        .contains("no hook server runs"));
+
+    let status = served.cli(&["server", "status"]);
+    assert_eq!(
+        status_field(&status, "events").as_deref(),
+        Some("7"),
+        "{status}"
+    );
+    assert_eq!(
+        status_field(&status, "sessions").as_deref(),
+        Some("1"),
+        "{status}"
+    );
+    assert!(status.contains("watching "), "{status}");
+    // Only the first event of a fresh server scans everything.
+    assert!(status.contains("full: first scan: 1"), "{status}");
+    let pid = status_field(&status, "pid").unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    assert!(served.cli(&["server", "stop"]).contains("stopped"));
+    assert!(served
+        .cli(&["server", "status"])
+        .contains("no hook server runs"));
+    let gone = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(gone.elapsed().as_secs() < 10, "the server did not exit");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_server_loses_nothing_and_is_replaced() {
+    let p = Project::with_server();
+    seed(&p);
+    let start = p.payload("k", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    let prompt = p.payload("k", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let first = status_field(&p.cli(&["server", "status"]), "pid").unwrap();
+    // SIGKILL between events: its socket stays behind, stale.
+    let killed = Command::new("kill").args(["-9", &first]).status().unwrap();
+    assert!(killed.success());
+    while std::path::Path::new(&format!("/proc/{first}/status")).exists()
+        && !std::fs::read_to_string(format!("/proc/{first}/status"))
+            .unwrap_or_default()
+            .contains("zombie")
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // A change made while no server ran is recorded by the next event.
+    p.write("while-down.txt", "x");
+    let shell = json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "touch while-down.txt"]}});
+    let after = p.payload("k", "PostToolUse", shell);
+    assert_eq!(p.hook("codex", &after), (0, String::new()));
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let tool = entries(&sessions[0])
+        .into_iter()
+        .rfind(|e| e["data"]["kind"] == "tool")
+        .unwrap();
+    assert_eq!(tool["data"]["diff"]["added"], json!(["while-down.txt"]));
+    let status = p.cli(&["server", "status"]);
+    let second = status_field(&status, "pid").unwrap();
+    assert_ne!(first, second, "{status}");
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
+}
+
+#[test]
+fn a_server_of_another_build_gives_way() {
+    let p = Project::with_server();
+    seed(&p);
+    // Another install of rewind: the same program at another path.
+    let other = tempfile::tempdir().unwrap();
+    let other_bin = other.path().join("rewind");
+    std::fs::copy(common::bin(), &other_bin).unwrap();
+    let hook_with = |bin: &Path, payload: &Value| {
+        let mut child = Command::new(bin)
+            .args(["hook", "--agent", "gemini"])
+            .env("REWIND_HOME", p.home.path())
+            .env("REWIND_SERVER_IDLE_SECS", "120")
+            .env_remove("GEMINI_PROJECT_DIR")
+            .env_remove("REWIND_SERVER")
+            .current_dir(p.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait_with_output().unwrap().status.success());
+    };
+    hook_with(&other_bin, &p.payload("g", "SessionStart", json!({})));
+    let status = p.cli(&["server", "status"]);
+    assert!(status.contains(other_bin.to_str().unwrap()), "{status}");
+    let old = status_field(&status, "pid").unwrap();
+    hook_with(
+        Path::new(common::bin()),
+        &p.payload("g", "BeforeAgent", json!({"prompt": "next"})),
+    );
+    let status = p.cli(&["server", "status"]);
+    assert!(!status.contains(other_bin.to_str().unwrap()), "{status}");
+    assert_ne!(status_field(&status, "pid").unwrap(), old, "{status}");
+    let snaps = snapshots(&p.store_sessions()[0]);
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+}
+
+#[test]
+fn two_projects_have_two_servers_and_other_users_reach_neither() {
+    let a = Project::with_server();
+    let b = Project::with_server();
+    for p in [&a, &b] {
+        seed(p);
+        assert_eq!(
+            p.hook("codex", &p.payload("x", "SessionStart", json!({}))),
+            (0, String::new())
+        );
+    }
+    let pid = |p: &Project| status_field(&p.cli(&["server", "status"]), "pid").unwrap();
+    assert_ne!(pid(&a), pid(&b));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        common::skip_or_fail("another user's connection needs root to run as that user");
+        return;
+    }
+    // The server's directory is 0700: another user gets no further.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::bin())
+        .args(["server", "status"])
+        .env("REWIND_HOME", a.home.path())
+        .current_dir("/")
+        .arg("--cwd")
+        .arg(a.root())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(a.cli(&["server", "status"]).contains("events   1 served"));
+}
+
+/// A hook's failure is logged in the store of the agent's project, the one
+/// `rewind status` there reads, also when the payload's cwd is where a
+/// shell tool `cd`ed (it went to the cwd's store before).
+#[test]
+fn a_failure_after_a_cd_shows_in_the_projects_status() {
+    let p = Project::new();
+    p.write("sub/keep.txt", "k");
+    let root = p.root();
+    let env = [("CLAUDE_PROJECT_DIR", root.as_path())];
+    let start = p.payload("f", "SessionStart", json!({}));
+    assert_eq!(
+        p.hook_env("claude-code", start.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    // The session file is damaged: the next event cannot be recorded.
+    std::fs::write(&p.store_sessions()[0], "not a session\n").unwrap();
+    let mut after = p.payload(
+        "f",
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    );
+    after["cwd"] = json!(root.join("sub"));
+    assert_eq!(
+        p.hook_env("claude-code", after.to_string().as_bytes(), &env),
+        (0, String::new())
+    );
+    let status = p.cli(&["status"]);
+    assert!(status.contains("1 recent failure"), "{status}");
+    assert!(status.contains("claude-code PostToolUse"), "{status}");
 }

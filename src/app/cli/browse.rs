@@ -137,40 +137,21 @@ pub fn status(at: Location) -> Result<()> {
     if agent_sessions > 0 {
         println!("agents   {agent_sessions} agent session(s) recorded through hooks");
     }
+    let place = crate::app::hook_server::Place::new(root.clone(), store.clone());
+    match crate::app::hook_server::client::status(&place) {
+        Ok(Some(s)) => println!(
+            "server   hook server pid {} ({} events served; `rewind server status`)",
+            s.pid, s.events_served
+        ),
+        Ok(None) => {}
+        Err(err) => println!("server   {err:#}"),
+    }
+    // A session that cannot be read is said, and the hook failures below
+    // (which may say why) are shown all the same.
     match locate(&at) {
         Ok(config) => {
-            let mut engine = Engine::open_read_only(config)?;
-            let list = engine.list_checkpoints(ListCheckpointsParams {
-                scope: Some(Scope::Path),
-                query: None,
-            })?;
-            println!(
-                "session  {} ({} checkpoints)",
-                engine.session_file().display(),
-                list.checkpoints.len()
-            );
-            if let Some(last) = list.checkpoints.last() {
-                let label = last
-                    .label
-                    .as_ref()
-                    .map(|l| format!(" [{l}]"))
-                    .unwrap_or_default();
-                println!(
-                    "latest   {} turn {} {} {}{label}",
-                    last.entry_id, last.turn_index, last.kind, last.timestamp
-                );
-                let changed = engine.get_modified_files(RangeParams {
-                    from: Some(Point::Entry(last.entry_id.clone())),
-                    to: Some(Point::Working),
-                })?;
-                if changed.files.is_empty() {
-                    println!("nothing changed since the latest checkpoint");
-                } else {
-                    println!("changed since the latest checkpoint:");
-                    for f in &changed.files {
-                        println!("  {:?}\t{}", f.status, f.path);
-                    }
-                }
+            if let Err(err) = print_session(config) {
+                println!("session  unreadable ({err:#})");
             }
         }
         Err(err) => println!("session  none ({err:#})"),
@@ -182,6 +163,44 @@ pub fn status(at: Location) -> Result<()> {
         println!("hooks    {} recent failure(s):", failures.len());
         for f in failures {
             println!("  {} {} {}: {}", f.time, f.agent, f.event, f.error);
+        }
+    }
+    Ok(())
+}
+
+/// The newest session's checkpoints and what changed since the latest.
+fn print_session(config: rewind::engine::EngineConfig) -> Result<()> {
+    let mut engine = Engine::open_read_only(config)?;
+    let list = engine.list_checkpoints(ListCheckpointsParams {
+        scope: Some(Scope::Path),
+        query: None,
+    })?;
+    println!(
+        "session  {} ({} checkpoints)",
+        engine.session_file().display(),
+        list.checkpoints.len()
+    );
+    if let Some(last) = list.checkpoints.last() {
+        let label = last
+            .label
+            .as_ref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        println!(
+            "latest   {} turn {} {} {}{label}",
+            last.entry_id, last.turn_index, last.kind, last.timestamp
+        );
+        let changed = engine.get_modified_files(RangeParams {
+            from: Some(Point::Entry(last.entry_id.clone())),
+            to: Some(Point::Working),
+        })?;
+        if changed.files.is_empty() {
+            println!("nothing changed since the latest checkpoint");
+        } else {
+            println!("changed since the latest checkpoint:");
+            for f in &changed.files {
+                println!("  {:?}\t{}", f.status, f.path);
+            }
         }
     }
     Ok(())
