@@ -146,7 +146,7 @@ pub(crate) fn open_waiting_warm(
     let start = Instant::now();
     loop {
         match Engine::open_warm(config.clone(), warm) {
-            Ok((engine, _)) => return Ok(engine),
+            Ok(engine) => return Ok(engine),
             Err(e) if e.is_locked() && start.elapsed() < wait => {
                 std::thread::sleep(Duration::from_millis(50));
             }

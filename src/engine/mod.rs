@@ -49,6 +49,9 @@ pub struct Engine {
     events: Option<EventSink>,
     /// Line origins of files blamed before, by file.
     blame_cache: query::blame::BlameCache,
+    /// Other sessions of this project let go of by a long-lived process
+    /// (see [`Warm`]), handed on when this engine is.
+    parked_logs: Vec<crate::session::ParkedLog>,
     fsync: bool,
 }
 
@@ -63,9 +66,11 @@ impl Engine {
     }
 
     /// [`Engine::open`], taking what `warm` keeps when it serves the same
-    /// project and store (see [`Warm`]); on failure `warm` may be left.
-    pub fn open_warm(config: EngineConfig, warm: &mut Option<Warm>) -> Result<(Engine, Opened)> {
-        Engine::open_with(config, None, warm)
+    /// project and store (see [`Warm`]); on failure `warm` may be left. It
+    /// does not describe the session (no [`Opened`]: summing the baseline
+    /// would cost what the warmth saves).
+    pub fn open_warm(config: EngineConfig, warm: &mut Option<Warm>) -> Result<Engine> {
+        Engine::open_quietly(config, warm)
     }
 
     /// [`Engine::open`], with a sink for the engine's events.

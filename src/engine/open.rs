@@ -10,7 +10,7 @@ use super::api::{BaselineInfo, Opened, Recovered, TornTail};
 use super::record::snapshot::SnapshotSpec;
 use super::{Engine, EngineError, EventSink, Result};
 use crate::session::records::StepSnapshot;
-use crate::session::{self, Header, SessionLog, CUSTOM_STEP_SNAPSHOT};
+use crate::session::{self, Header, ParkedLog, SessionLog, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{FlatCache, Home, Layout, Store};
 use crate::working_copy::{ScanOptions, WorkingCopy};
 
@@ -71,7 +71,13 @@ pub struct Warm {
     store: Store,
     working_copy: WorkingCopy,
     flat_cache: FlatCache,
+    /// The sessions recorded into lately, let go of: reopening one reads
+    /// only its new lines.
+    logs: Vec<ParkedLog>,
 }
+
+/// How many let-go sessions a [`Warm`] keeps.
+const PARKED_LOGS: usize = 8;
 
 impl Warm {
     pub fn project_root(&self) -> &Path {
@@ -86,6 +92,11 @@ impl Warm {
     fn serves(&self, root: &Path, store_dir: &Path) -> bool {
         self.working_copy.root() == root && self.store.root() == store_dir
     }
+
+    fn take_log(&mut self, path: &Path) -> Option<ParkedLog> {
+        let i = self.logs.iter().position(|l| l.path() == path)?;
+        Some(self.logs.remove(i))
+    }
 }
 
 impl Engine {
@@ -97,13 +108,18 @@ impl Engine {
             log,
             working_copy,
             flat_cache,
+            mut parked_logs,
             ..
         } = self;
-        drop(log);
+        if let Some(parked) = log.park() {
+            parked_logs.insert(0, parked);
+            parked_logs.truncate(PARKED_LOGS);
+        }
         Warm {
             store,
             working_copy,
             flat_cache,
+            logs: parked_logs,
         }
     }
 
@@ -117,6 +133,25 @@ impl Engine {
         events: Option<EventSink>,
         warm: &mut Option<Warm>,
     ) -> Result<(Engine, Opened)> {
+        let (engine, opened) = Engine::open_inner(config, events, warm, true)?;
+        let opened =
+            opened.ok_or_else(|| EngineError::InvalidParams("session has no baseline".into()))?;
+        Ok((engine, opened))
+    }
+
+    /// [`Engine::open_with`] for a caller that does not need the session's
+    /// summary (the hook server, once per event): the baseline's file count
+    /// and size are not summed.
+    pub(super) fn open_quietly(config: EngineConfig, warm: &mut Option<Warm>) -> Result<Engine> {
+        Ok(Engine::open_inner(config, None, warm, false)?.0)
+    }
+
+    fn open_inner(
+        config: EngineConfig,
+        events: Option<EventSink>,
+        warm: &mut Option<Warm>,
+        describe: bool,
+    ) -> Result<(Engine, Option<Opened>)> {
         let session_file = match &config.session_file {
             Some(p) => Some(absolute(p, "sessionFile")?),
             None => None,
@@ -124,7 +159,13 @@ impl Engine {
         // Lock and read an existing session first: its header names the
         // project when the caller did not.
         let existing = match &session_file {
-            Some(p) if p.exists() => Some(SessionLog::open(p, config.fsync)?),
+            Some(p) if p.exists() => {
+                let parked = warm.as_mut().and_then(|w| w.take_log(p));
+                Some(match parked {
+                    Some(parked) => SessionLog::reopen(parked)?,
+                    None => SessionLog::open(p, config.fsync)?,
+                })
+            }
             _ => None,
         };
         let cwd = match (&config.cwd, &existing) {
@@ -149,9 +190,9 @@ impl Engine {
         };
         let warm = warm
             .take_if(|w| w.serves(&root, &store_dir))
-            .map(|w| (w.store, w.working_copy, w.flat_cache));
+            .map(|w| (w.store, w.working_copy, w.flat_cache, w.logs));
         let (store, warm) = match warm {
-            Some((store, wc, trees)) => (store, Some((wc, trees))),
+            Some((store, wc, trees, logs)) => (store, Some((wc, trees, logs))),
             None => (Store::open(&store_dir, config.fsync)?, None),
         };
         // The empty tree is every baseline's `baselineTreeHash`; storing it
@@ -237,7 +278,11 @@ impl Engine {
             }
         }
 
-        let result = engine.initialize_result(resumed, recovered)?;
+        let result = if describe {
+            Some(engine.initialize_result(resumed, recovered)?)
+        } else {
+            None
+        };
         Ok((engine, result))
     }
 
@@ -272,7 +317,7 @@ impl Engine {
         store: Store,
         log: SessionLog,
         config: &EngineConfig,
-        warm: Option<(WorkingCopy, FlatCache)>,
+        warm: Option<(WorkingCopy, FlatCache, Vec<ParkedLog>)>,
     ) -> Engine {
         let stat_cache_path = store.layout().stat_cache(&root);
         // The staged set survives restarts through the latest snapshot
@@ -287,10 +332,10 @@ impl Engine {
             .and_then(|s| s.staged_paths)
             .map(|paths| paths.into_iter().collect())
             .unwrap_or_default();
-        let (working_copy, flat_cache) = match warm {
-            Some((mut wc, trees)) => {
+        let (working_copy, flat_cache, parked_logs) = match warm {
+            Some((mut wc, trees, logs)) => {
                 wc.set_staged(staged);
-                (wc, trees)
+                (wc, trees, logs)
             }
             None => (
                 WorkingCopy::new(
@@ -301,6 +346,7 @@ impl Engine {
                     staged,
                 ),
                 FlatCache::default(),
+                Vec::new(),
             ),
         };
         Engine {
@@ -308,6 +354,7 @@ impl Engine {
             log,
             working_copy,
             flat_cache,
+            parked_logs,
             events: None,
             blame_cache: Default::default(),
             fsync: config.fsync,

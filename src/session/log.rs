@@ -32,6 +32,27 @@ pub struct SessionLog {
     read_only: bool,
 }
 
+/// A session file let go of (its lock released), with what was read of it:
+/// reopening it reads only the lines appended since (by anyone) instead of
+/// the whole file again — a baseline line alone names every file of the
+/// project. The hook server keeps one per session it records into.
+#[derive(Debug)]
+pub struct ParkedLog {
+    path: PathBuf,
+    header: Header,
+    index: SessionIndex,
+    fsync: bool,
+    len: u64,
+    /// Device and inode: a file replaced since is read whole.
+    identity: (u64, u64),
+}
+
+impl ParkedLog {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// What `open` had to do to the file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpenReport {
@@ -161,6 +182,96 @@ impl SessionLog {
             header,
             index,
             fsync,
+            len,
+            tail_dirty: false,
+            read_only: false,
+        };
+        Ok((log, OpenReport { torn_tail }))
+    }
+
+    /// Let go of the file (and its lock), keeping what was read of it.
+    /// `None` for a log that cannot be reopened by its tail (read-only, or
+    /// with a failed append's bytes still to cut).
+    pub fn park(self) -> Option<ParkedLog> {
+        use std::os::unix::fs::MetadataExt;
+        if self.read_only || self.tail_dirty {
+            return None;
+        }
+        let m = self.file.metadata().ok()?;
+        Some(ParkedLog {
+            path: self.path,
+            header: self.header,
+            index: self.index,
+            fsync: self.fsync,
+            len: self.len,
+            identity: (m.dev(), m.ino()),
+        })
+    }
+
+    /// Open a parked session file again: lock it, then read only what was
+    /// appended since it was parked. A file replaced, shortened or not
+    /// ending where it was left is read whole, as [`SessionLog::open`] does.
+    pub fn reopen(parked: ParkedLog) -> Result<(SessionLog, OpenReport), SessionError> {
+        use std::io::{Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
+        let path = parked.path.clone();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| SessionError::io("open session file", &path, e))?;
+        lock(&file, &path)?;
+        let m = file
+            .metadata()
+            .map_err(|e| SessionError::io("read session file", &path, e))?;
+        let ends_where_left =
+            parked.len > 0 && m.len() >= parked.len && (m.dev(), m.ino()) == parked.identity && {
+                let mut last = [0u8; 1];
+                file.seek(SeekFrom::Start(parked.len - 1))
+                    .and_then(|_| file.read_exact(&mut last))
+                    .is_ok_and(|()| last == *b"\n")
+            };
+        if !ends_where_left {
+            drop(file);
+            return SessionLog::open(&path, parked.fsync);
+        }
+        file.seek(SeekFrom::Start(parked.len))
+            .map_err(|e| SessionError::io("read session file", &path, e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| SessionError::io("read session file", &path, e))?;
+        let mut index = parked.index;
+        let tail = parse_entries(&path, &bytes, &mut index, usize::MAX)?;
+        let total = parked.len + bytes.len() as u64;
+        let (len, torn_tail) = match tail {
+            Tail::Clean => (total, None),
+            Tail::Complete => {
+                file.write_all(b"\n")
+                    .map_err(|e| SessionError::io("complete torn last line of", &path, e))?;
+                (total + 1, Some(TornTail::Completed))
+            }
+            Tail::Truncate { keep } => {
+                let keep = parked.len + keep;
+                file.set_len(keep)
+                    .map_err(|e| SessionError::io("truncate torn last line of", &path, e))?;
+                (
+                    keep,
+                    Some(TornTail::Truncated {
+                        bytes: total - keep,
+                    }),
+                )
+            }
+        };
+        if parked.fsync && torn_tail.is_some() {
+            file.sync_data()
+                .map_err(|e| SessionError::io("sync session file", &path, e))?;
+        }
+        let log = SessionLog {
+            path,
+            file,
+            header: parked.header,
+            index,
+            fsync: parked.fsync,
             len,
             tail_dirty: false,
             read_only: false,
@@ -304,11 +415,6 @@ const LOCK_ATTEMPTS: u32 = 5;
 /// last line. Lines split on `\n` only, one trailing `\r` stripped (pi's JSONL framing);
 /// blank lines after the header are skipped.
 fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), SessionError> {
-    let malformed = |line: usize, reason: String| SessionError::Malformed {
-        path: path.to_path_buf(),
-        line,
-        reason,
-    };
     let mut header = None;
     let mut index = SessionIndex::new();
     let mut tail = Tail::Clean;
@@ -338,9 +444,58 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), Sess
             if !terminated {
                 tail = Tail::Complete;
             }
-            continue;
+            break;
         }
+    }
+    let Some(header) = header else {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+        });
+    };
+    if pos < bytes.len() {
+        tail = match parse_entries(path, &bytes[pos..], &mut index, line_no)? {
+            Tail::Truncate { keep } => Tail::Truncate {
+                keep: pos as u64 + keep,
+            },
+            other => other,
+        };
+    }
+    Ok((header, index, tail))
+}
 
+/// Reads the entry lines of `bytes` (all after the header) into `index`;
+/// `line_no` is the number of the line before them (for messages; MAX when
+/// unknown). Returns what to do about an unterminated last line, its offset
+/// relative to `bytes`.
+fn parse_entries(
+    path: &Path,
+    bytes: &[u8],
+    index: &mut SessionIndex,
+    mut line_no: usize,
+) -> Result<Tail, SessionError> {
+    let malformed = |line: usize, reason: String| SessionError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let mut tail = Tail::Clean;
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        let start = pos;
+        let (mut line, terminated) = match bytes[pos..].iter().position(|&b| b == b'\n') {
+            Some(n) => {
+                pos += n + 1;
+                (&bytes[start..start + n], true)
+            }
+            None => {
+                pos = bytes.len();
+                (&bytes[start..], false)
+            }
+        };
+        line_no = line_no.saturating_add(1);
+        if let Some(stripped) = line.strip_suffix(b"\r") {
+            line = stripped;
+        }
         if line.iter().all(u8::is_ascii_whitespace) && terminated {
             continue;
         }
@@ -364,12 +519,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), Sess
             tail = Tail::Complete;
         }
     }
-    match header {
-        Some(h) => Ok((h, index, tail)),
-        None => Err(SessionError::NotASession {
-            path: path.to_path_buf(),
-        }),
-    }
+    Ok(tail)
 }
 
 fn parse_header(path: &Path, line: &[u8]) -> Result<Header, SessionError> {

@@ -46,6 +46,9 @@ pub struct WorkingCopy {
     pub(super) last_scan: Option<LastScan>,
     /// The capture rules outside the tree as of the last full scan.
     pub(super) rules_seen: Option<RulesFingerprint>,
+    /// The tracked paths as of that scan (a digest): a `.git/index`
+    /// rewritten with the same ones changes nothing a scan captures.
+    pub(super) tracked_seen: u64,
     /// Tells a scan which paths changed, so it can skip the walk.
     pub(super) watcher: Option<super::watch::Watcher>,
     /// How the scans went (the hook server's status shows them).
@@ -101,6 +104,7 @@ impl WorkingCopy {
             git_index: None,
             last_scan: None,
             rules_seen: None,
+            tracked_seen: 0,
             watcher: None,
             counts: ScanCounts::default(),
         }

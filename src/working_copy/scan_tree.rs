@@ -91,6 +91,16 @@ impl RulesFingerprint {
     }
 }
 
+/// A digest of the tracked paths (the order `git::tracked_paths` gives).
+fn tracked_digest(paths: &[String]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for p in paths {
+        h.update(p.as_bytes());
+        h.update(b"\0");
+    }
+    h.digest()
+}
+
 fn is_rules_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name == ".gitignore" || name == super::REWINDIGNORE
@@ -247,6 +257,25 @@ impl WorkingCopy {
         Ok(())
     }
 
+    /// Whether `rules` differ from those of the last full scan only by a
+    /// `.git/index` rewritten with the same tracked paths (`git status`,
+    /// `git add` of a tracked file, a commit: they rewrite it often): then
+    /// what is captured did not change, and no full scan is needed.
+    fn only_the_index_was_rewritten(&mut self, rules: &RulesFingerprint) -> bool {
+        let Some(seen) = &self.rules_seen else {
+            return false;
+        };
+        if seen.1 != rules.1 {
+            return false;
+        }
+        let tracked = self.tracked_paths(rules.index());
+        if tracked_digest(&tracked) != self.tracked_seen {
+            return false;
+        }
+        self.rules_seen = Some(rules.clone());
+        true
+    }
+
     /// The paths that may have changed since the last scan, when the
     /// watcher can say; else why everything must be scanned
     /// (docs/architecture.md rule 12).
@@ -270,7 +299,7 @@ impl WorkingCopy {
         if self.last_scan.is_none() {
             return Err(FullScan::FirstScan);
         }
-        if self.rules_seen.as_ref() != Some(rules) {
+        if self.rules_seen.as_ref() != Some(rules) && !self.only_the_index_was_rewritten(rules) {
             return Err(FullScan::RulesChanged);
         }
         match changes {
@@ -398,6 +427,8 @@ impl WorkingCopy {
             }
         }
         if full {
+            let tracked = self.tracked_paths(rules.index());
+            self.tracked_seen = tracked_digest(&tracked);
             self.rules_seen = Some(rules);
         }
         self.last_scan = Some(LastScan {

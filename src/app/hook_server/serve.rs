@@ -256,7 +256,9 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
             }
         }
         let request = match read_request(&stream) {
-            Ok(r) => r,
+            Ok(Some(r)) => r,
+            // A hook checking that the server listens: nothing to answer.
+            Ok(None) => continue,
             Err(err) => {
                 answer(
                     &mut stream,
@@ -322,7 +324,7 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
     }
 }
 
-fn read_request(stream: &UnixStream) -> Result<Request> {
+fn read_request(stream: &UnixStream) -> Result<Option<Request>> {
     use std::io::Read;
     stream
         .set_read_timeout(Some(READ_REQUEST))
@@ -331,7 +333,12 @@ fn read_request(stream: &UnixStream) -> Result<Request> {
     BufReader::new(stream.take(MAX_REQUEST))
         .read_line(&mut line)
         .context("reading the request")?;
-    serde_json::from_str(&line).context("not a hook server request")
+    if line.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(&line)
+        .map(Some)
+        .context("not a hook server request")
 }
 
 /// Write one answer line; a client that went away is no error of ours (it

@@ -210,7 +210,12 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     *warm = Some(engine.into_warm());
     let entry_id = snapshot?.and_then(|r| r.entry_id);
     if is_new || session != before {
-        sessions.put(&session, agent)?;
+        // Which session and turn an agent session is at must survive a
+        // power loss; the last event's id only keeps a late server answer
+        // from being recorded twice, and is written without a sync.
+        let durable =
+            is_new || session.turn != before.turn || session.session_file != before.session_file;
+        sessions.put(&session, agent, durable)?;
     }
     Ok(Recorded {
         session_file: Some(session.session_file),

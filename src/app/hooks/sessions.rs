@@ -95,14 +95,20 @@ impl Sessions {
         }
     }
 
-    pub fn put(&self, session: &AgentSession, agent: Agent) -> Result<(), HookError> {
+    /// Write an agent session's record (synced to disk when `durable`).
+    pub fn put(
+        &self,
+        session: &AgentSession,
+        agent: Agent,
+        durable: bool,
+    ) -> Result<(), HookError> {
         let path = self.path(agent, &session.agent_session_id);
         let temp = temp_of(&path);
         let bytes = serde_json::to_vec(session).map_err(|source| HookError::BadRecord {
             path: path.clone(),
             source,
         })?;
-        rewind::durability::atomic_write(&path, &temp, true, |f| f.write_all(&bytes))
+        rewind::durability::atomic_write(&path, &temp, durable, |f| f.write_all(&bytes))
             .map_err(|e| HookError::io("write", &path, e))
     }
 }
@@ -130,7 +136,7 @@ mod tests {
             turn: 2,
             last_event: Some("e1".into()),
         };
-        s.put(&rec, Agent::Codex).unwrap();
+        s.put(&rec, Agent::Codex, true).unwrap();
         assert_eq!(s.get(Agent::Codex, "abc").unwrap(), Some(rec));
         // Another agent's session of the same id is another session.
         assert_eq!(s.get(Agent::Gemini, "abc").unwrap(), None);

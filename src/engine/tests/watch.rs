@@ -30,6 +30,63 @@ fn the_watcher_sees_what_the_host_did_not_announce() {
     assert_eq!(ignored.diff.deleted.len(), 2, "{:?}", ignored.diff);
 }
 
+/// `git status` and friends rewrite `.git/index` all the time; with the
+/// same tracked paths that changes nothing a scan captures, so the watcher
+/// is still trusted. A path newly tracked (it may be ignored, and tracked
+/// files are captured even then) means a full scan.
+#[test]
+fn a_rewritten_git_index_with_the_same_paths_needs_no_full_scan() {
+    use crate::working_copy::FullScan;
+    let t = T::new();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(t.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    t.write(".gitignore", "build/\n");
+    t.write("a.txt", "1");
+    git(&["init", "-q"]);
+    git(&["add", "a.txt", ".gitignore"]);
+    let (mut e, _) = t.open();
+    let full = |e: &Engine| -> u64 { e.working_copy.scan_counts().full.values().sum() };
+    let before = full(&e);
+    // Rewritten (new inode, new mtime), same paths.
+    git(&["add", "a.txt"]);
+    std::fs::copy(
+        t.dir.path().join(".git/index"),
+        t.dir.path().join(".git/index.copy"),
+    )
+    .unwrap();
+    std::fs::rename(
+        t.dir.path().join(".git/index.copy"),
+        t.dir.path().join(".git/index"),
+    )
+    .unwrap();
+    t.write("a.txt", "2");
+    let s = snap(&mut e);
+    assert_eq!(s.diff.modified, vec!["a.txt"]);
+    assert_eq!(full(&e), before, "{:?}", e.working_copy.scan_counts());
+    // A file in an ignored directory, then tracked: captured, through a
+    // full scan.
+    t.write("build/out.txt", "x");
+    assert!(snap(&mut e).entry_id.is_none(), "ignored, not captured");
+    git(&["add", "-f", "build/out.txt"]);
+    let s = snap(&mut e);
+    assert_eq!(s.diff.added, vec!["build/out.txt"]);
+    assert_eq!(
+        e.working_copy
+            .scan_counts()
+            .full
+            .get(&FullScan::RulesChanged),
+        Some(&1)
+    );
+}
+
 mod watched_equals_full_scan {
     //! With the watcher, a snapshot merges only the changed paths into the
     //! last scan's files and tree. Whatever the changes, the result must be

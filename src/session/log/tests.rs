@@ -512,3 +512,55 @@ proptest! {
         prop_assert_eq!(after.latest_working_tree(), before.latest_working_tree());
     }
 }
+
+/// A parked log reopened reads only what was appended since — by another
+/// writer too — and gives the same index as reading the whole file; a file
+/// replaced, or ending in a torn line, is handled as `open` handles it.
+#[test]
+fn a_parked_log_reopens_by_its_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut log = SessionLog::create(&path, "/p", false).unwrap();
+    let a = log.append(message(None, "a")).unwrap();
+    let parked = log.park().unwrap();
+    // Another process appends while it is parked.
+    {
+        let (mut other, _) = SessionLog::open(&path, false).unwrap();
+        other.append(message(Some(&a.id), "b")).unwrap();
+    }
+    let (log, report) = SessionLog::reopen(parked).unwrap();
+    assert_eq!(report.torn_tail, None);
+    let whole = {
+        let bytes = fs::read(&path).unwrap();
+        parse(&path, &bytes).unwrap().1
+    };
+    assert_eq!(log.index().entries().len(), 2);
+    assert_eq!(
+        log.index().entries().iter().map(|e| &e.id).collect::<Vec<_>>(),
+        whole.entries().iter().map(|e| &e.id).collect::<Vec<_>>()
+    );
+    assert_eq!(log.index().leaf().unwrap().id, whole.leaf().unwrap().id);
+    // A torn line appended while parked is cut, as open would.
+    let mut log = log;
+    log.append(message(None, "c")).unwrap();
+    let len = fs::metadata(&path).unwrap().len();
+    let parked = log.park().unwrap();
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(br#"{"type":"message","id":"zz"#)
+        .unwrap();
+    let (log, report) = SessionLog::reopen(parked).unwrap();
+    assert!(matches!(report.torn_tail, Some(TornTail::Truncated { .. })));
+    assert_eq!(fs::metadata(&path).unwrap().len(), len);
+    assert_eq!(log.index().entries().len(), 3);
+    // Replaced by another file: read whole.
+    let parked = log.park().unwrap();
+    fs::remove_file(&path).unwrap();
+    let mut fresh = SessionLog::create(&path, "/p", false).unwrap();
+    fresh.append(message(None, "only")).unwrap();
+    drop(fresh);
+    let (log, _) = SessionLog::reopen(parked).unwrap();
+    assert_eq!(log.index().entries().len(), 1);
+}
