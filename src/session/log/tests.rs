@@ -536,7 +536,11 @@ fn a_parked_log_reopens_by_its_tail() {
     };
     assert_eq!(log.index().entries().len(), 2);
     assert_eq!(
-        log.index().entries().iter().map(|e| &e.id).collect::<Vec<_>>(),
+        log.index()
+            .entries()
+            .iter()
+            .map(|e| &e.id)
+            .collect::<Vec<_>>(),
         whole.entries().iter().map(|e| &e.id).collect::<Vec<_>>()
     );
     assert_eq!(log.index().leaf().unwrap().id, whole.leaf().unwrap().id);
