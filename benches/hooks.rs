@@ -74,6 +74,44 @@ fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Res
     Ok(took)
 }
 
+/// `n` `PreToolUse` hooks started at once (parallel tool calls of one
+/// session); each one's wall time.
+fn burst(home: &Path, root: &Path, n: usize, server: bool) -> Result<Vec<Duration>> {
+    let payload = format!(
+        r#"{{"session_id":"bench","cwd":{},"hook_event_name":"PreToolUse"{SHELL_TOOL}}}"#,
+        serde_json::to_string(&root.to_string_lossy())?
+    );
+    let mut running = Vec::new();
+    for _ in 0..n {
+        let start = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
+            .args(["hook", "--agent", "claude-code"])
+            .env("REWIND_HOME", home)
+            .env("REWIND_SERVER", if server { "1" } else { "0" })
+            .env("REWIND_SERVER_IDLE_SECS", "600")
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        child
+            .stdin
+            .take()
+            .context("stdin")?
+            .write_all(payload.as_bytes())?;
+        running.push((start, child));
+    }
+    running
+        .into_iter()
+        .map(|(start, child)| {
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                bail!("rewind hook failed");
+            }
+            Ok(start.elapsed())
+        })
+        .collect()
+}
+
 const SHELL_TOOL: &str = r#","tool_name":"Bash","tool_input":{"command":"make"}"#;
 
 fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
@@ -118,6 +156,8 @@ struct Row {
     status_three: Duration,
     hook_three: Duration,
     cold_hook: Duration,
+    /// The median of 8 hook events started at once.
+    burst: Duration,
     /// The session's first event to the baseline recorded (with the
     /// server, SessionStart plus the first prompt, which waits for it).
     cold_baseline: Duration,
@@ -194,6 +234,7 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         edit(1)?;
         hook_three.push(hook(&home, &root, "PreToolUse", SHELL_TOOL, server)?);
     }
+    let burst = median_of(&burst(&home, &root, 8, server)?);
     let rss_mib = if server {
         let rss = server_rss_mib(&home, &root).ok();
         server_cmd(&home, &root, "stop")?;
@@ -210,6 +251,7 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         status_three: median_of(&status_three),
         hook_three: median_of(&hook_three),
         cold_hook,
+        burst,
         cold_baseline,
         cold_shadow,
     })
@@ -236,7 +278,7 @@ fn main() -> Result<()> {
         .unwrap_or(if smoke { 2 } else { 9 });
     println!("rewind hook (a new process per event, payload on stdin) vs git status; medians of {runs} runs");
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7}",
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14}",
         "mode",
         "files",
         "git status",
@@ -248,7 +290,8 @@ fn main() -> Result<()> {
         "1st event",
         "shadow add+ci",
         "ratio",
-        "RSS MiB"
+        "RSS MiB",
+        "8 at once"
     );
     // REWIND_BENCH_MODES=server (or one-shot) runs one of the two.
     let modes: Vec<bool> = match std::env::var("REWIND_BENCH_MODES").as_deref() {
@@ -272,7 +315,7 @@ fn main() -> Result<()> {
 
 fn print_row(r: &Row) {
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7}",
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14}",
         if r.server { "server" } else { "one-shot" },
         r.files,
         ms(r.status_same),
@@ -287,5 +330,6 @@ fn print_row(r: &Row) {
         r.rss_mib
             .map(|m| format!("{m:.0}"))
             .unwrap_or_else(|| "-".into()),
+        format!("{} {}", ms(r.burst), ratio(r.burst, r.hook_same)),
     );
 }

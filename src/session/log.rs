@@ -415,51 +415,28 @@ const LOCK_ATTEMPTS: u32 = 5;
 /// last line. Lines split on `\n` only, one trailing `\r` stripped (pi's JSONL framing);
 /// blank lines after the header are skipped.
 fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), SessionError> {
-    let mut header = None;
-    let mut index = SessionIndex::new();
-    let mut tail = Tail::Clean;
-    let mut pos = 0usize;
-    let mut line_no = 0usize;
-    while pos < bytes.len() {
-        let start = pos;
-        let (mut line, terminated) = match bytes[pos..].iter().position(|&b| b == b'\n') {
-            Some(n) => {
-                pos += n + 1;
-                (&bytes[start..start + n], true)
-            }
-            None => {
-                pos = bytes.len();
-                (&bytes[start..], false)
-            }
-        };
-        line_no += 1;
-        if let Some(stripped) = line.strip_suffix(b"\r") {
-            line = stripped;
-        }
-
-        if header.is_none() {
-            // Line 1 must be the header. A file whose first line is not one is refused
-            // untouched, even if unterminated: it may not be a session file at all.
-            header = Some(parse_header(path, line)?);
-            if !terminated {
-                tail = Tail::Complete;
-            }
-            break;
-        }
-    }
-    let Some(header) = header else {
+    if bytes.is_empty() {
         return Err(SessionError::NotASession {
             path: path.to_path_buf(),
         });
-    };
-    if pos < bytes.len() {
-        tail = match parse_entries(path, &bytes[pos..], &mut index, line_no)? {
-            Tail::Truncate { keep } => Tail::Truncate {
-                keep: pos as u64 + keep,
-            },
-            other => other,
-        };
     }
+    // Line 1 must be the header. A file whose first line is not one is refused untouched,
+    // even if unterminated: it may not be a session file at all.
+    let (first, rest, terminated) = match bytes.iter().position(|&b| b == b'\n') {
+        Some(n) => (&bytes[..n], n + 1, true),
+        None => (bytes, bytes.len(), false),
+    };
+    let header = parse_header(path, first.strip_suffix(b"\r").unwrap_or(first))?;
+    let mut index = SessionIndex::new();
+    if !terminated {
+        return Ok((header, index, Tail::Complete));
+    }
+    let tail = match parse_entries(path, &bytes[rest..], &mut index, 1)? {
+        Tail::Truncate { keep } => Tail::Truncate {
+            keep: rest as u64 + keep,
+        },
+        other => other,
+    };
     Ok((header, index, tail))
 }
 
