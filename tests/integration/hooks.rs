@@ -768,3 +768,39 @@ fn a_failure_after_a_cd_shows_in_the_projects_status() {
     assert!(status.contains("1 recent failure"), "{status}");
     assert!(status.contains("claude-code PostToolUse"), "{status}");
 }
+
+/// A server directory someone opened up (mode 0755) is not talked to as
+/// is: the hook makes it private again, starts a server there, and the
+/// event is recorded through it.
+#[test]
+fn a_server_directory_left_open_is_made_private_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::with_server();
+    seed(&p);
+    assert_eq!(
+        p.hook("codex", &p.payload("o", "SessionStart", json!({}))),
+        (0, String::new())
+    );
+    assert!(p.cli(&["server", "stop"]).contains("stopped"));
+    let projects = p.home.path().join("projects");
+    let store = std::fs::read_dir(&projects)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let dir = store.join("server");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prompt = p.payload("o", "UserPromptSubmit", json!({"prompt": "again"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let status = p.cli(&["server", "status"]);
+    assert_eq!(
+        status_field(&status, "events").as_deref(),
+        Some("1"),
+        "{status}"
+    );
+    let snaps = snapshots(&p.store_sessions()[0]);
+    assert_eq!(snaps.last().unwrap().0, "message", "{snaps:?}");
+}

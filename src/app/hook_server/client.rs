@@ -60,11 +60,13 @@ enum Unserved {
 }
 
 impl Unserved {
-    /// Whether the hook should start a server for the next events.
+    /// Whether the hook should start a server for the next events (one
+    /// whose directory is not private makes it private first, or fails to
+    /// and records alone).
     fn start_one(&self) -> bool {
         matches!(
             self,
-            Unserved::Absent(_) | Unserved::Died | Unserved::OtherBuild(_)
+            Unserved::Absent(_) | Unserved::Died | Unserved::OtherBuild(_) | Unserved::Unsafe(_)
         )
     }
 }
