@@ -72,6 +72,12 @@ pub fn decode_name(s: &str) -> Cow<'_, OsStr> {
 }
 
 /// `root` joined with the project path `rel`, decoded to the bytes on disk.
+/// The directories above a project path, the topmost first: `a`, `a/b`
+/// for `a/b/c` (none for a top-level name).
+pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').map(move |(i, _)| &path[..i])
+}
+
 pub fn join(root: &Path, rel: &str) -> PathBuf {
     root.join(decode_name(rel))
 }
@@ -224,6 +230,12 @@ impl fmt::Debug for RepoPath {
 #[cfg(test)]
 mod names {
     use super::*;
+
+    #[test]
+    fn ancestors_are_the_directories_above_topmost_first() {
+        assert_eq!(ancestors("a/b/c").collect::<Vec<_>>(), ["a", "a/b"]);
+        assert_eq!(ancestors("a").count(), 0);
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -58,25 +58,40 @@ pub enum ChangeClass {
     Recaptured(UntrackedReason),
 }
 
+/// The paths one side of a diff (`|c| c.old` or `|c| c.new`) holds as
+/// uncaptured, with why: a path below one of them is as uncaptured as it.
+/// (Few paths are; they are copied, so the changes stay free to filter.)
+pub struct UncapturedPaths(std::collections::HashMap<String, UntrackedReason>);
+
+impl UncapturedPaths {
+    pub fn of(changes: &[Change], side: fn(&Change) -> Option<TreeEntry>) -> Self {
+        UncapturedPaths(
+            changes
+                .iter()
+                .filter_map(|c| Some((c.path.clone(), side(c)?.not_captured()?)))
+                .collect(),
+        )
+    }
+
+    /// The reason when a directory above `path` is uncaptured.
+    pub fn above(&self, path: &str) -> Option<UntrackedReason> {
+        if self.0.is_empty() {
+            return None;
+        }
+        crate::repo_path::ancestors(path).find_map(|a| self.0.get(a).copied())
+    }
+
+    /// The reason when `path` itself or a directory above it is uncaptured.
+    pub fn at(&self, path: &str) -> Option<UntrackedReason> {
+        self.above(path).or_else(|| self.0.get(path).copied())
+    }
+}
+
 /// The class of each change of `changes` (a [`diff_trees`] result), in
 /// order.
 pub fn classify(changes: &[Change]) -> Vec<ChangeClass> {
-    use std::collections::HashMap;
-    let uncaptured = |side: fn(&Change) -> Option<TreeEntry>| -> HashMap<&str, UntrackedReason> {
-        changes
-            .iter()
-            .filter_map(|c| Some((c.path.as_str(), side(c)?.not_captured()?)))
-            .collect()
-    };
-    let old_dirs = uncaptured(|c| c.old);
-    let new_dirs = uncaptured(|c| c.new);
-    let above = |dirs: &HashMap<&str, UntrackedReason>, path: &str| {
-        if dirs.is_empty() {
-            return None;
-        }
-        path.match_indices('/')
-            .find_map(|(i, _)| dirs.get(&path[..i]).copied())
-    };
+    let old_dirs = UncapturedPaths::of(changes, |c| c.old);
+    let new_dirs = UncapturedPaths::of(changes, |c| c.new);
     let new_below = |dir: &str| {
         let prefix = format!("{dir}/");
         changes
@@ -91,7 +106,7 @@ pub fn classify(changes: &[Change]) -> Vec<ChangeClass> {
                 return ChangeClass::NotCaptured(r);
             }
             match (old, new) {
-                (Some(o), None) => match (above(&new_dirs, &c.path), o.not_captured()) {
+                (Some(o), None) => match (new_dirs.above(&c.path), o.not_captured()) {
                     (Some(r), _) => ChangeClass::NotCaptured(r),
                     // An uncaptured directory that is captured now: its
                     // files are the change, not the name going away.
@@ -101,7 +116,7 @@ pub fn classify(changes: &[Change]) -> Vec<ChangeClass> {
                 (old, Some(_)) => match old.and_then(TreeEntry::not_captured) {
                     Some(r) => ChangeClass::Recaptured(r),
                     None if old.is_some() => ChangeClass::Modified,
-                    None => match above(&old_dirs, &c.path) {
+                    None => match old_dirs.above(&c.path) {
                         Some(r) => ChangeClass::Recaptured(r),
                         None => ChangeClass::Added,
                     },

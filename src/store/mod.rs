@@ -24,7 +24,7 @@ mod tree;
 
 pub use diff::{
     build_tree, classify, diff_trees, entries_under, flatten, lookup, update_tree, Change,
-    ChangeClass, FlatTree,
+    ChangeClass, FlatTree, UncapturedPaths,
 };
 pub use error::StoreError;
 pub use flat_cache::FlatCache;

@@ -640,16 +640,14 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
 /// (a tracked file read by name inside a directory that could not be
 /// listed).
 fn record_uncaptured(out: &mut ScanOutput) {
-    let mut recorded: Vec<&str> = Vec::new();
+    let mut recorded: HashSet<&str> = HashSet::new();
     let mut entries = Vec::new();
     for u in &out.untracked {
         let path = u.path.as_str();
         if !u.reason.is_recorded() || out.files.contains_key(path) {
             continue;
         }
-        let below_recorded = recorded.iter().any(|r| {
-            path.len() > r.len() && path.starts_with(r) && path.as_bytes()[r.len()] == b'/'
-        });
+        let below_recorded = crate::repo_path::ancestors(path).any(|a| recorded.contains(a));
         let dir = format!("{path}/");
         let above_captured = out
             .files
@@ -662,7 +660,7 @@ fn record_uncaptured(out: &mut ScanOutput) {
         if below_recorded || above_captured {
             continue;
         }
-        recorded.push(path);
+        recorded.insert(path);
         entries.push((path.to_string(), TreeEntry::uncaptured(u.reason)));
     }
     out.files.extend(entries);

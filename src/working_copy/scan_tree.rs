@@ -210,12 +210,8 @@ fn widen_to_uncaptured(files: &FlatTree, scope: &[RepoPath]) -> Vec<RepoPath> {
         .iter()
         .map(|s| {
             let path = s.as_str();
-            let prefixes = path
-                .match_indices('/')
-                .map(|(i, _)| &path[..i])
-                .chain(std::iter::once(path));
-            prefixes
-                .into_iter()
+            crate::repo_path::ancestors(path)
+                .chain(std::iter::once(path))
                 .find(|p| files.get(*p).is_some_and(|e| !e.has_object()))
                 .map_or_else(|| s.clone(), |p| RepoPath::from_walk(p.to_string()))
         })

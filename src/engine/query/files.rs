@@ -163,17 +163,12 @@ impl Engine {
     /// The entry a tree holds for a file path: its own leaf (not a
     /// directory), or, when a directory above it was not captured, that
     /// directory's uncaptured entry (the path may be there; nobody looked).
-    fn leaf_at(
-        &self,
-        tree: &ObjectId,
-        found: Option<TreeEntry>,
-        path: &str,
-    ) -> Result<Option<TreeEntry>> {
-        if let Some(e) = found {
+    fn leaf_at(&self, tree: &ObjectId, path: &str) -> Result<Option<TreeEntry>> {
+        if let Some(e) = lookup(&self.store, tree, path)? {
             return Ok((e.kind != crate::store::EntryKind::Tree).then_some(e));
         }
-        for (i, _) in path.match_indices('/') {
-            match lookup(&self.store, tree, &path[..i])? {
+        for dir in crate::repo_path::ancestors(path) {
+            match lookup(&self.store, tree, dir)? {
                 Some(e) if !e.has_object() => return Ok(Some(e)),
                 Some(e) if e.kind == crate::store::EntryKind::Tree => continue,
                 _ => break,
@@ -329,12 +324,9 @@ pub(crate) fn get_modified_files(
 /// `Engine::get_file_diff` (the door in engine/mod.rs says what it does).
 pub(crate) fn get_file_diff(engine: &mut Engine, p: FileDiffParams) -> Result<Option<FileDiff>> {
     let path = crate::engine::parse_path(engine.working_copy.root(), &p.file_path)?;
-    let ((from, from_tree), (to, to_tree)) = engine.range(p.from, p.to)?;
-    let old = lookup(&engine.store, &from_tree, path.as_str())?;
-    let new = lookup(&engine.store, &to_tree, path.as_str())?;
-    let old = engine.leaf_at(&from_tree, old, path.as_str())?;
-    let new = engine.leaf_at(&to_tree, new, path.as_str())?;
-    let _ = (from, to);
+    let ((_, from_tree), (_, to_tree)) = engine.range(p.from, p.to)?;
+    let old = engine.leaf_at(&from_tree, path.as_str())?;
+    let new = engine.leaf_at(&to_tree, path.as_str())?;
     if old.is_none() && new.is_none() {
         return Ok(None);
     }
@@ -377,15 +369,13 @@ pub(crate) fn get_file_history(
             FileStatus::Recaptured => {
                 let tree = tree_of(e)?;
                 let before = engine.parent_checkpoint_tree(e)?;
-                let found = lookup(&engine.store, &before, path.as_str())?;
-                let was = engine.leaf_at(&before, found, path.as_str())?;
+                let was = engine.leaf_at(&before, path.as_str())?;
                 let now = lookup(&engine.store, &tree, path.as_str())?;
                 (now.map(|t| t.id), was.and_then(|w| w.not_captured()))
             }
             _ => {
                 let tree = tree_of(e)?;
-                let found = lookup(&engine.store, &tree, path.as_str())?;
-                match engine.leaf_at(&tree, found, path.as_str())? {
+                match engine.leaf_at(&tree, path.as_str())? {
                     Some(t) if !t.has_object() => (None, t.not_captured()),
                     t => (t.map(|t| t.id), None),
                 }

@@ -15,7 +15,7 @@ use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, Flat
 use crate::repo_path::RepoPath;
 use crate::session::new_entry_id;
 use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
-use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UntrackedReason};
+use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UncapturedPaths};
 use crate::working_copy::CheckoutError;
 use crate::working_copy::CheckoutPlan;
 
@@ -92,31 +92,6 @@ pub(crate) struct Scanned {
     pub state: crate::working_copy::WorkingState,
 }
 
-/// The paths one side of a diff holds as uncaptured, with why.
-struct Uncaptured(BTreeMap<String, UntrackedReason>);
-
-impl Uncaptured {
-    fn of(changes: &[Change], side: fn(&Change) -> Option<TreeEntry>) -> Uncaptured {
-        Uncaptured(
-            changes
-                .iter()
-                .filter_map(|c| Some((c.path.clone(), side(c)?.not_captured()?)))
-                .collect(),
-        )
-    }
-
-    /// The reason when `path` or a directory above it is uncaptured.
-    fn at(&self, path: &str) -> Option<UntrackedReason> {
-        if self.0.is_empty() {
-            return None;
-        }
-        path.match_indices('/')
-            .map(|(i, _)| &path[..i])
-            .chain(std::iter::once(path))
-            .find_map(|p| self.0.get(p).copied())
-    }
-}
-
 /// The same entry (kind and content), or both absent.
 pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
     match (a, b) {
@@ -181,8 +156,8 @@ impl Engine {
         // What either side did not capture, before the filter: a file below
         // a directory the target could not list is as uncaptured as the
         // directory (docs/architecture.md rule 14).
-        let target_uncaptured = Uncaptured::of(&changes, |c| c.new);
-        let working_uncaptured = Uncaptured::of(&changes, |c| c.old);
+        let target_uncaptured = UncapturedPaths::of(&changes, |c| c.new);
+        let working_uncaptured = UncapturedPaths::of(&changes, |c| c.old);
         changes.retain(|c| in_filter(&c.path) && !merged.contains_key(&c.path));
         let from_working: BTreeSet<String> = merged.keys().cloned().collect();
         changes.extend(merged.into_iter().map(|(path, new)| Change {
