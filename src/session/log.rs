@@ -125,16 +125,14 @@ impl SessionLog {
                 sync_dir(dir).map_err(|e| SessionError::io("create session file", path, e))?;
             }
         }
-        Ok(SessionLog {
-            path: path.to_path_buf(),
+        Ok(SessionLog::held(
+            path.to_path_buf(),
             file,
             header,
-            index: SessionIndex::new(),
+            SessionIndex::new(),
             fsync,
-            len: line.len() as u64,
-            tail_dirty: false,
-            read_only: false,
-        })
+            line.len() as u64,
+        ))
     }
 
     /// Opens an existing session file: locks it first, reads and indexes every line, then
@@ -152,32 +150,23 @@ impl SessionLog {
         file.read_to_end(&mut bytes)
             .map_err(|e| SessionError::io("read session file", path, e))?;
         let (header, index, tail) = parse(path, &bytes)?;
+        let len = bytes.len() as u64;
+        let mut log = SessionLog::held(path.to_path_buf(), file, header, index, fsync, len);
+        let torn_tail = log.repair_tail(0, tail)?;
+        Ok((log, OpenReport { torn_tail }))
+    }
 
-        let total = bytes.len() as u64;
-        let (len, torn_tail) = match tail {
-            Tail::Clean => (total, None),
-            Tail::Complete => {
-                file.write_all(b"\n")
-                    .map_err(|e| SessionError::io("complete torn last line of", path, e))?;
-                (total + 1, Some(TornTail::Completed))
-            }
-            Tail::Truncate { keep } => {
-                file.set_len(keep)
-                    .map_err(|e| SessionError::io("truncate torn last line of", path, e))?;
-                (
-                    keep,
-                    Some(TornTail::Truncated {
-                        bytes: total - keep,
-                    }),
-                )
-            }
-        };
-        if fsync && torn_tail.is_some() {
-            file.sync_data()
-                .map_err(|e| SessionError::io("sync session file", path, e))?;
-        }
-        let log = SessionLog {
-            path: path.to_path_buf(),
+    /// The locked session file, `len` bytes long, and what was read of it.
+    fn held(
+        path: PathBuf,
+        file: File,
+        header: Header,
+        index: SessionIndex,
+        fsync: bool,
+        len: u64,
+    ) -> SessionLog {
+        SessionLog {
+            path,
             file,
             header,
             index,
@@ -185,8 +174,39 @@ impl SessionLog {
             len,
             tail_dirty: false,
             read_only: false,
+        }
+    }
+
+    /// Repair what a read from offset `from` found at the end (`tail`'s
+    /// offsets are relative to `from`): complete a whole last line, cut a
+    /// torn one; synced with fsync. `len` is the file's length after.
+    fn repair_tail(&mut self, from: u64, tail: Tail) -> Result<Option<TornTail>, SessionError> {
+        let path = &self.path;
+        let torn = match tail {
+            Tail::Clean => return Ok(None),
+            Tail::Complete => {
+                self.file
+                    .write_all(b"\n")
+                    .map_err(|e| SessionError::io("complete torn last line of", path, e))?;
+                self.len += 1;
+                TornTail::Completed
+            }
+            Tail::Truncate { keep } => {
+                let keep = from + keep;
+                self.file
+                    .set_len(keep)
+                    .map_err(|e| SessionError::io("truncate torn last line of", path, e))?;
+                let bytes = self.len - keep;
+                self.len = keep;
+                TornTail::Truncated { bytes }
+            }
         };
-        Ok((log, OpenReport { torn_tail }))
+        if self.fsync {
+            self.file
+                .sync_data()
+                .map_err(|e| SessionError::io("sync session file", path, e))?;
+        }
+        Ok(Some(torn))
     }
 
     /// Let go of the file (and its lock), keeping what was read of it.
@@ -242,40 +262,9 @@ impl SessionLog {
             .map_err(|e| SessionError::io("read session file", &path, e))?;
         let mut index = parked.index;
         let tail = parse_entries(&path, &bytes, &mut index, usize::MAX)?;
-        let total = parked.len + bytes.len() as u64;
-        let (len, torn_tail) = match tail {
-            Tail::Clean => (total, None),
-            Tail::Complete => {
-                file.write_all(b"\n")
-                    .map_err(|e| SessionError::io("complete torn last line of", &path, e))?;
-                (total + 1, Some(TornTail::Completed))
-            }
-            Tail::Truncate { keep } => {
-                let keep = parked.len + keep;
-                file.set_len(keep)
-                    .map_err(|e| SessionError::io("truncate torn last line of", &path, e))?;
-                (
-                    keep,
-                    Some(TornTail::Truncated {
-                        bytes: total - keep,
-                    }),
-                )
-            }
-        };
-        if parked.fsync && torn_tail.is_some() {
-            file.sync_data()
-                .map_err(|e| SessionError::io("sync session file", &path, e))?;
-        }
-        let log = SessionLog {
-            path,
-            file,
-            header: parked.header,
-            index,
-            fsync: parked.fsync,
-            len,
-            tail_dirty: false,
-            read_only: false,
-        };
+        let len = parked.len + bytes.len() as u64;
+        let mut log = SessionLog::held(path, file, parked.header, index, parked.fsync, len);
+        let torn_tail = log.repair_tail(parked.len, tail)?;
         Ok((log, OpenReport { torn_tail }))
     }
 
