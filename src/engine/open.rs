@@ -80,10 +80,6 @@ pub struct Warm {
 const PARKED_LOGS: usize = 8;
 
 impl Warm {
-    pub fn project_root(&self) -> &Path {
-        self.working_copy.root()
-    }
-
     /// The working copy kept warm (its watcher and scan counts).
     pub fn working_copy(&self) -> &WorkingCopy {
         &self.working_copy
@@ -133,9 +129,8 @@ impl Engine {
         events: Option<EventSink>,
         warm: &mut Option<Warm>,
     ) -> Result<(Engine, Opened)> {
-        let (engine, opened) = Engine::open_inner(config, events, warm, true)?;
-        let opened =
-            opened.ok_or_else(|| EngineError::InvalidParams("session has no baseline".into()))?;
+        let (mut engine, resumed, recovered) = Engine::open_inner(config, events, warm)?;
+        let opened = engine.initialize_result(resumed, recovered)?;
         Ok((engine, opened))
     }
 
@@ -143,15 +138,16 @@ impl Engine {
     /// summary (the hook server, once per event): the baseline's file count
     /// and size are not summed.
     pub(super) fn open_quietly(config: EngineConfig, warm: &mut Option<Warm>) -> Result<Engine> {
-        Ok(Engine::open_inner(config, None, warm, false)?.0)
+        Ok(Engine::open_inner(config, None, warm)?.0)
     }
 
+    /// The open itself: the engine, whether the session was resumed, and
+    /// what recovery did.
     fn open_inner(
         config: EngineConfig,
         events: Option<EventSink>,
         warm: &mut Option<Warm>,
-        describe: bool,
-    ) -> Result<(Engine, Option<Opened>)> {
+    ) -> Result<(Engine, bool, Option<Recovered>)> {
         let session_file = match &config.session_file {
             Some(p) => Some(absolute(p, "sessionFile")?),
             None => None,
@@ -188,11 +184,13 @@ impl Engine {
             None => store_of_session(session_file.as_deref())
                 .unwrap_or_else(|| default_store_dir(&root)),
         };
-        let warm = warm
-            .take_if(|w| w.serves(&root, &store_dir))
-            .map(|w| (w.store, w.working_copy, w.flat_cache, w.logs));
-        let (store, warm) = match warm {
-            Some((store, wc, trees, logs)) => (store, Some((wc, trees, logs))),
+        let (store, warm) = match warm.take_if(|w| w.serves(&root, &store_dir)) {
+            Some(Warm {
+                store,
+                working_copy,
+                flat_cache,
+                logs,
+            }) => (store, Some((working_copy, flat_cache, logs))),
             None => (Store::open(&store_dir, config.fsync)?, None),
         };
         // The empty tree is every baseline's `baselineTreeHash`; storing it
@@ -278,12 +276,7 @@ impl Engine {
             }
         }
 
-        let result = if describe {
-            Some(engine.initialize_result(resumed, recovered)?)
-        } else {
-            None
-        };
-        Ok((engine, result))
+        Ok((engine, resumed, recovered))
     }
 
     /// Open a session for reading only (terminal commands): no lock, no

@@ -232,10 +232,6 @@ impl Home {
         Home { root }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// `projects/<projectHash>`: the project's default store.
     pub fn project_store(&self, project_root: &Path) -> PathBuf {
         self.root.join("projects").join(project_hash(project_root))

@@ -145,12 +145,12 @@ fn send_event(place: &Place, d: &Delivery<'_>) -> Result<(), Unserved> {
 
 /// Connect and send one request; the answers are read from the reader.
 fn open(place: &Place, request: &Request) -> Result<(UnixStream, BufReader<UnixStream>), Unserved> {
-    if place.check().is_err() {
+    if let Err(unsafe_dir) = place.check() {
         // No directory yet is no server yet.
         if !place.socket().parent().is_some_and(|d| d.exists()) {
             return Err(Unserved::Absent(std::io::ErrorKind::NotFound.into()));
         }
-        return Err(Unserved::Unsafe(place.check().unwrap_err()));
+        return Err(Unserved::Unsafe(unsafe_dir));
     }
     let mut stream = UnixStream::connect(place.socket()).map_err(Unserved::Absent)?;
     let mut line = serde_json::to_vec(request).map_err(|e| Unserved::Other(e.to_string()))?;
