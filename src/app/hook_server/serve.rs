@@ -136,21 +136,14 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 answer(
                     &mut stream,
                     &Reply {
-                        done: true,
                         status: Some(status),
-                        ..Default::default()
+                        ..Reply::done()
                     },
                 );
             }
             Job::Stop(mut stream) => {
                 tracing::info!("hook server stopped on request");
-                answer(
-                    &mut stream,
-                    &Reply {
-                        done: true,
-                        ..Default::default()
-                    },
-                );
+                answer(&mut stream, &Reply::done());
                 break;
             }
             Job::Replaced => {
@@ -173,10 +166,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
 fn record(mut stream: UnixStream, d: Delivery<'_>, warm: &mut Option<Warm>, served: &mut Served) {
     let starts_session = hooks::payload::parse(d.agent, d.input)
         .is_ok_and(|e| e.step == hooks::payload::Step::SessionStart);
-    let done = Reply {
-        done: true,
-        ..Default::default()
-    };
+    let done = Reply::done();
     if starts_session {
         answer(&mut stream, &done);
     }
@@ -199,9 +189,8 @@ fn record(mut stream: UnixStream, d: Delivery<'_>, warm: &mut Option<Warm>, serv
                 answer(
                     &mut stream,
                     &Reply {
-                        done: true,
                         error: Some(err.to_string()),
-                        ..Default::default()
+                        ..Reply::done()
                     },
                 );
             }
@@ -260,13 +249,7 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
             // A hook checking that the server listens: nothing to answer.
             Ok(None) => continue,
             Err(err) => {
-                answer(
-                    &mut stream,
-                    &Reply {
-                        error: Some(format!("{err:#}")),
-                        ..Default::default()
-                    },
-                );
+                answer(&mut stream, &Reply::refused(format!("{err:#}")));
                 continue;
             }
         };
@@ -293,20 +276,11 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
                 let Some(agent) = Agent::ALL.into_iter().find(|a| a.name() == agent) else {
                     answer(
                         &mut stream,
-                        &Reply {
-                            error: Some(format!("unknown agent {agent:?}")),
-                            ..Default::default()
-                        },
+                        &Reply::refused(format!("unknown agent {agent:?}")),
                     );
                     continue;
                 };
-                answer(
-                    &mut stream,
-                    &Reply {
-                        ack: true,
-                        ..Default::default()
-                    },
-                );
+                answer(&mut stream, &Reply::ack());
                 Job::Event {
                     stream,
                     agent,

@@ -47,6 +47,32 @@ pub struct Reply {
     pub status: Option<Status>,
 }
 
+impl Reply {
+    /// The request was carried out.
+    pub fn done() -> Reply {
+        Reply {
+            done: true,
+            ..Reply::default()
+        }
+    }
+
+    /// An event received, to be recorded.
+    pub fn ack() -> Reply {
+        Reply {
+            ack: true,
+            ..Reply::default()
+        }
+    }
+
+    /// A request refused (not carried out), with why.
+    pub fn refused(error: String) -> Reply {
+        Reply {
+            error: Some(error),
+            ..Reply::default()
+        }
+    }
+}
+
 /// `rewind server status`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
