@@ -301,10 +301,14 @@ test('blame names the turn of each line, and a click selects its checkpoint', as
   assert.ok(who.includes(turn2.entryId.slice(0, 8)), `the entry id: ${who}`);
   assert.ok(await page.locator('table.blame .hljs-keyword').count() > 0, 'the lines are highlighted');
   await shot('blame');
-  await page.evaluate((n) => {
+  // The table may be drawn again meanwhile (a live update): find the row
+  // and click it in one step, again until it is there.
+  await page.waitForFunction((n) => {
     let tr = document.querySelector(`table.blame tr[data-line="${n}"]`);
     while (tr && !tr.classList.contains('grp-start')) tr = tr.previousElementSibling;
+    if (!tr) return false;
     tr.querySelector('td.who').click();
+    return true;
   }, sub.line);
   await page.waitForFunction((id) => {
     const li = document.querySelector('#timeline li.cp.selected');
