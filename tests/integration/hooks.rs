@@ -540,6 +540,20 @@ fn status_field(status: &str, name: &str) -> Option<String> {
     })
 }
 
+/// `rewind server status` once a server answers: a hook that started one
+/// records its event itself when the server is not listening within half a
+/// second, and a loaded machine may take longer (10 s at most).
+fn status_once_up(p: &Project) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let status = p.cli(&["server", "status"]);
+        if status_field(&status, "pid").is_some() || started.elapsed().as_secs() >= 10 {
+            return status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The events of one Claude Code turn that edits, creates and deletes
 /// files through a shell command and a Write, with the files changed as
 /// the tools would change them.
@@ -592,6 +606,10 @@ fn the_server_records_what_hooks_record_alone() {
     let want = a_turn(&alone);
     let served = Project::with_server();
     seed(&served);
+    // Started and listening before the first event, so every event of the
+    // turn is the server's to count.
+    served.cli(&["server", "start"]);
+    status_once_up(&served);
     let got = a_turn(&served);
     assert_eq!(got, want);
     assert!(alone
@@ -656,7 +674,7 @@ fn a_killed_server_loses_nothing_and_is_replaced() {
         .rfind(|e| e["data"]["kind"] == "tool")
         .unwrap();
     assert_eq!(tool["data"]["diff"]["added"], json!(["while-down.txt"]));
-    let status = p.cli(&["server", "status"]);
+    let status = status_once_up(&p);
     let second = status_field(&status, "pid").unwrap();
     assert_ne!(first, second, "{status}");
     assert!(p.cli(&["status"]).contains("no failures recorded"));
@@ -698,7 +716,9 @@ fn a_server_of_another_build_gives_way() {
         Path::new(common::bin()),
         &p.payload("g", "BeforeAgent", json!({"prompt": "next"})),
     );
-    let status = p.cli(&["server", "status"]);
+    // The old server exits once it has answered; the hook's new one takes
+    // the lock after it.
+    let status = status_once_up(&p);
     assert!(!status.contains(other_bin.to_str().unwrap()), "{status}");
     assert_ne!(status_field(&status, "pid").unwrap(), old, "{status}");
     let snaps = snapshots(&p.store_sessions()[0]);
@@ -716,7 +736,7 @@ fn two_projects_have_two_servers_and_other_users_reach_neither() {
             (0, String::new())
         );
     }
-    let pid = |p: &Project| status_field(&p.cli(&["server", "status"]), "pid").unwrap();
+    let pid = |p: &Project| status_field(&status_once_up(p), "pid").unwrap();
     assert_ne!(pid(&a), pid(&b));
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
