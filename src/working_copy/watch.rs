@@ -22,7 +22,8 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind, RenameMode};
@@ -46,9 +47,12 @@ pub struct Watcher {
     /// barrier directory is removed.
     inner: RecommendedWatcher,
     events: mpsc::Receiver<Message>,
+    /// Set by `notify`'s thread when [`queue_len`] events wait and one more
+    /// had to be dropped: the next drain cannot vouch for anything.
+    overflowed: Arc<AtomicBool>,
     /// Lets the tests put an event-stream error or a rescan in the queue.
     #[cfg(test)]
-    inject: mpsc::Sender<Message>,
+    inject: mpsc::SyncSender<Message>,
     root: PathBuf,
     /// The root as the OS spells it (FSEvents reports canonical paths).
     canonical_root: Option<PathBuf>,
@@ -68,6 +72,22 @@ pub struct Watcher {
 /// everything": a process that keeps writing (a build, a loop renaming a
 /// directory) can keep the watcher's thread busy for longer than that.
 const DRAIN_BUDGET: Duration = Duration::from_millis(200);
+
+/// How many events wait between two drains before the watcher stops
+/// keeping them and says "scan everything" instead: a long-lived server
+/// between hook events must not hold a build's millions of events in
+/// memory (about 150 bytes each). `REWIND_WATCH_QUEUE` sets it (the tests
+/// make it tiny to force an overflow); the kernel's own queue
+/// (`fs.inotify.max_queued_events`) overflowing counts the same.
+pub const DEFAULT_QUEUE_LEN: usize = 65_536;
+
+fn queue_len() -> usize {
+    std::env::var("REWIND_WATCH_QUEUE")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_QUEUE_LEN)
+}
 
 fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
@@ -151,15 +171,28 @@ impl Watcher {
     /// A watcher for the project at `root` (nothing of it watched until
     /// [`Watcher::arm`]).
     pub fn new(root: &Path) -> std::io::Result<Watcher> {
-        let (tx, events) = mpsc::channel::<Message>();
+        Watcher::with_queue(root, queue_len())
+    }
+
+    /// See [`DEFAULT_QUEUE_LEN`].
+    fn with_queue(root: &Path, queue: usize) -> std::io::Result<Watcher> {
+        let (tx, events) = mpsc::sync_channel::<Message>(queue);
         #[cfg(test)]
         let inject = tx.clone();
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let full = Arc::clone(&overflowed);
         let mut inner = notify::recommended_watcher(move |msg: Message| {
             if matches!(&msg, Ok(ev) if is_read(&ev.kind)) {
                 return;
             }
-            // The receiver is gone only when the watcher is being dropped.
-            let _ = tx.send(msg);
+            match tx.try_send(msg) {
+                // Disconnected: the receiver is gone only when the watcher
+                // is being dropped.
+                Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => {}
+                // Never block `notify`'s thread: the kernel's queue would
+                // overflow behind it anyway.
+                Err(mpsc::TrySendError::Full(_)) => full.store(true, Ordering::SeqCst),
+            }
         })
         .map_err(std::io::Error::other)?;
         let barrier = Barrier::create()?;
@@ -169,6 +202,7 @@ impl Watcher {
         Ok(Watcher {
             inner,
             events,
+            overflowed,
             #[cfg(test)]
             inject,
             root: root.to_path_buf(),
@@ -275,14 +309,18 @@ impl Watcher {
     /// `complete`, they are every directory a full scan visited: the
     /// watcher is trusted again from here on.
     pub fn arm<'a>(&mut self, dirs: impl IntoIterator<Item = &'a str>, complete: bool) {
-        let mut ok = self.add("", false);
+        // After lost events, a name counted as watched may stand for a
+        // directory that was replaced unseen (its watch went with the old
+        // one): a full scan's arming watches every directory again.
+        let again = complete && self.lost;
+        let mut ok = self.add("", again);
         for d in dirs {
             if self.exhausted {
                 // Every further watch would be refused too.
                 ok = false;
                 break;
             }
-            ok &= self.add(d, false);
+            ok &= self.add(d, again);
         }
         if complete {
             self.lost = !ok;
@@ -297,6 +335,14 @@ impl Watcher {
     /// time (extra paths to look at, never missing ones).
     pub fn drain(&mut self) -> Changes {
         let mut paths = BTreeSet::new();
+        if self.overflowed.swap(false, Ordering::SeqCst) {
+            // Events were dropped: nothing queued can be trusted. Empty the
+            // queue so the barrier's event has room, then read to the
+            // barrier as usual (what follows it is the next drain's).
+            tracing::debug!("the watcher's queue overflowed; full scan");
+            self.lost = true;
+            while self.events.try_recv().is_ok() {}
+        }
         let deadline = Instant::now() + DRAIN_BUDGET;
         match self.barrier.raise() {
             Ok(mark) => loop {
@@ -682,8 +728,8 @@ mod tests {
         assert!(w.is_exhausted());
     }
 
-    /// A backlog that takes longer than the budget to read (here: 200,000 new-directory
-    /// events, each a watch round trip) ends the drain at the budget with "scan
+    /// A backlog that takes longer than the budget to read (here: a full queue of
+    /// new-directory events, each a watch round trip) ends the drain at the budget with "scan
     /// everything", and leaves the rest queued for the next drain. It used to read until
     /// the barrier: under a directory-renaming loop, `tests/integration/races.rs` saw a restore wait
     /// over 60 s.
@@ -696,14 +742,38 @@ mod tests {
         w.arm(["a"], true);
         assert!(paths(&mut w).is_empty());
         let ev = notify::Event::new(EventKind::Create(CreateKind::Folder)).add_path(root.join("a"));
-        for _ in 0..200_000 {
-            w.inject.send(Ok(ev.clone())).unwrap();
-        }
+        // As many as the queue holds.
+        while w.inject.try_send(Ok(ev.clone())).is_ok() {}
         assert_eq!(w.drain(), Changes::Unknown);
         assert!(
             w.events.try_iter().next().is_some(),
             "the drain stopped at its budget, before the end of the backlog"
         );
+    }
+
+    /// More events between two drains than the queue holds: the drain says "scan
+    /// everything", and the full scan's arming watches every directory again, so a
+    /// directory replaced while its events were dropped is watched under its name.
+    #[test]
+    fn an_overflowing_queue_means_a_full_scan_and_a_fresh_arming() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir(root.join("a")).unwrap();
+        let mut w = Watcher::with_queue(root, 4).unwrap();
+        w.arm(["a"], true);
+        assert!(paths(&mut w).is_empty());
+        // Replaced unseen: the queue is full long before the new "a" arrives.
+        for i in 0..32 {
+            std::fs::write(root.join(format!("f{i}")), "x").unwrap();
+        }
+        std::fs::rename(root.join("a"), root.join("b")).unwrap();
+        std::fs::create_dir(root.join("a")).unwrap();
+        assert_eq!(w.drain(), Changes::Unknown);
+        w.arm(["a", "b"], true);
+        assert!(w.is_armed());
+        assert!(paths(&mut w).is_empty());
+        std::fs::write(root.join("a/new.txt"), "n").unwrap();
+        assert_eq!(paths(&mut w), vec!["a/new.txt"]);
     }
 
     /// A barrier that cannot be raised (its directory cleaned away) means a full scan,

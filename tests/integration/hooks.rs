@@ -824,3 +824,192 @@ fn a_server_directory_left_open_is_made_private_again() {
     let snaps = snapshots(&p.store_sessions()[0]);
     assert_eq!(snaps.last().unwrap().0, "message", "{snaps:?}");
 }
+
+/// The store directory of a project that has recorded once.
+fn store_dir(p: &Project) -> PathBuf {
+    std::fs::read_dir(p.home.path().join("projects"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
+/// The `diff.added` of the session's last tool checkpoint.
+fn last_tool_added(p: &Project) -> Vec<String> {
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let tool = entries(&sessions[0])
+        .into_iter()
+        .rfind(|e| e["data"]["kind"] == "tool")
+        .unwrap();
+    serde_json::from_value(tool["data"]["diff"]["added"].clone()).unwrap_or_default()
+}
+
+/// More changes between two events than the server's watcher keeps
+/// (`REWIND_WATCH_QUEUE`, tiny here): that event scans everything, misses
+/// nothing, and the next one is back to what the watcher saw.
+#[test]
+fn an_overflowing_watcher_means_a_full_scan_and_nothing_missed() {
+    let p = Project::with_server();
+    seed(&p);
+    let queue = [("REWIND_WATCH_QUEUE", Path::new("16"))];
+    let ev = |event: &str, extra: Value| {
+        let payload = p.payload("w", event, extra).to_string();
+        let (code, out) = p.hook_env("claude-code", payload.as_bytes(), &queue);
+        assert_eq!((code, out.as_str()), (0, ""), "{event}");
+    };
+    ev("SessionStart", json!({}));
+    status_once_up(&p);
+    ev("UserPromptSubmit", json!({"prompt": "many files"}));
+    let bash = json!({"tool_name": "Bash", "tool_input": {"command": "gen.sh"}});
+    ev("PreToolUse", bash.clone());
+    // In a directory watched already (a new one would be one event).
+    for i in 0..40 {
+        p.write(&format!("src/f{i:02}.txt"), "g");
+    }
+    ev("PostToolUse", bash.clone());
+    let want: Vec<String> = (0..40).map(|i| format!("src/f{i:02}.txt")).collect();
+    assert_eq!(last_tool_added(&p), want);
+    let status = p.cli(&["server", "status"]);
+    assert!(status.contains("full: watcher lost track: 1"), "{status}");
+    // Re-armed: one more file is what the watcher reports, no full scan.
+    ev("PreToolUse", bash.clone());
+    p.write("src/late.txt", "l");
+    ev("PostToolUse", bash);
+    assert_eq!(last_tool_added(&p), vec!["src/late.txt".to_string()]);
+    let status = p.cli(&["server", "status"]);
+    assert!(status.contains("full: watcher lost track: 1"), "{status}");
+}
+
+/// A server that may watch only a handful of directories (inotify's
+/// per-user watch limit, set low inside a user namespace of its own): it
+/// says so in `status`, scans everything on every event, and misses
+/// nothing.
+#[test]
+fn a_server_out_of_watches_scans_everything_and_says_so() {
+    let mut p = Project::new();
+    for d in 0..12 {
+        p.write(&format!("d{d}/keep.txt"), "k");
+    }
+    // One-shot first, to make the store the server below serves.
+    let start = p.payload("l", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    let store = store_dir(&p);
+    let script = format!(
+        "echo 6 > /proc/sys/user/max_inotify_watches && exec \"$0\" server run --cwd '{}' --store '{}'",
+        p.root().display(),
+        store.display()
+    );
+    // Another home: the server records in the store it is given, not in
+    // the one its environment would name.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let server = Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c", &script])
+        .arg(common::bin())
+        .env("REWIND_HOME", elsewhere.path())
+        .env("REWIND_SERVER_IDLE_SECS", "120")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let Ok(mut server) = server else {
+        common::skip_or_fail("unshare is not installed");
+        return;
+    };
+    // From here on hooks talk to it, and the test stops it.
+    p.server = true;
+    let served = p;
+    let up = std::time::Instant::now();
+    while status_field(&served.cli(&["server", "status"]), "pid").is_none() {
+        if let Ok(Some(exit)) = server.try_wait() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(server.stderr.as_mut().unwrap(), &mut err).unwrap();
+            common::skip_or_fail(&format!(
+                "no user namespace with its own watch limit here ({exit}): {err}"
+            ));
+            return;
+        }
+        assert!(up.elapsed().as_secs() < 10, "the server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let shell = json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "make"]}});
+    for round in 0..2 {
+        let before = served.payload("l", "PreToolUse", shell.clone());
+        assert_eq!(served.hook("codex", &before), (0, String::new()));
+        served.write(&format!("d11/new{round}.txt"), "n");
+        let after = served.payload("l", "PostToolUse", shell.clone());
+        assert_eq!(served.hook("codex", &after), (0, String::new()));
+        assert_eq!(
+            last_tool_added(&served),
+            vec![format!("d11/new{round}.txt")]
+        );
+    }
+    let status = served.cli(&["server", "status"]);
+    assert!(
+        status.contains("the system's watch limit is reached"),
+        "{status}"
+    );
+    assert!(status.contains("events   4 served"), "{status}");
+    assert!(
+        status_field(&status, "  full: watch limit reached:").is_some(),
+        "{status}"
+    );
+    drop(served);
+    let _ = server.wait();
+}
+
+/// SIGKILL while the server records an event: the hook hands the event to
+/// a new server (or records it itself), exits 0, and nothing is lost; the
+/// session verifies.
+#[test]
+fn a_server_killed_during_an_event_loses_nothing() {
+    let p = Project::with_server();
+    seed(&p);
+    let start = p.payload("m", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    let first = status_field(&status_once_up(&p), "pid").unwrap();
+    // Enough new content that recording it takes a while.
+    let mut noise = vec![0u8; 1 << 20];
+    for i in 0..96 {
+        for (j, b) in noise.iter_mut().enumerate() {
+            *b = (j as u32)
+                .wrapping_mul(2_654_435_761)
+                .wrapping_add(i)
+                .rotate_left(i) as u8;
+        }
+        let path = p.dir.path().join(format!("big/b{i:02}.bin"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &noise).unwrap();
+    }
+    let shell = json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "gen"]}});
+    let payload = p.payload("m", "PostToolUse", shell).to_string();
+    let hook = std::thread::scope(|s| {
+        let hook = s.spawn(|| p.hook_raw("codex", payload.as_bytes()));
+        // Kill it once it is busy with the event (it reads the new files).
+        let busy = std::time::Instant::now();
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{first}/io")).unwrap_or_default();
+            let read: u64 = stat
+                .lines()
+                .find_map(|l| l.strip_prefix("rchar: "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if read > 8 << 20 || busy.elapsed().as_secs() > 20 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let killed = Command::new("kill").args(["-9", &first]).status().unwrap();
+        assert!(killed.success());
+        hook.join().unwrap()
+    });
+    assert_eq!(hook, (0, String::new()));
+    let want: Vec<String> = (0..96).map(|i| format!("big/b{i:02}.bin")).collect();
+    assert_eq!(last_tool_added(&p), want);
+    let status = status_once_up(&p);
+    assert_ne!(status_field(&status, "pid").unwrap(), first, "{status}");
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
+    let verify = p.cli(&["verify"]);
+    assert!(verify.contains("no problems"), "{verify}");
+}

@@ -93,6 +93,7 @@ pub fn deliver(agent: Agent, input: &[u8]) {
         input,
         project: Some(project),
         event_id: Some(format!("{:032x}", rand::random::<u128>())),
+        store: Some(place.store.clone()),
     };
     let why = match send_event(&place, &d) {
         Ok(()) => return,

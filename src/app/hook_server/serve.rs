@@ -127,6 +127,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                     input: payload.as_bytes(),
                     project: Some(project.into()),
                     event_id: Some(event_id),
+                    store: Some(place.store.clone()),
                 },
                 &mut warm,
                 &mut served,

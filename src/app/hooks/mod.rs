@@ -88,6 +88,9 @@ pub struct Delivery<'a> {
     /// (to a server that answered too late, then by the hook alone) is
     /// recorded once.
     pub event_id: Option<String>,
+    /// The store to record in: the hook server's own (`rewind server run
+    /// --store`); `None`: the project's default store.
+    pub store: Option<PathBuf>,
 }
 
 impl<'a> Delivery<'a> {
@@ -98,6 +101,7 @@ impl<'a> Delivery<'a> {
             input,
             project: None,
             event_id: None,
+            store: None,
         }
     }
 }
@@ -132,7 +136,7 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     // are relative to it.
     let cwd = PathBuf::from(&event.cwd);
     let cwd = cwd.canonicalize().unwrap_or(cwd);
-    let store = default_store_dir(&root);
+    let store = d.store.clone().unwrap_or_else(|| default_store_dir(&root));
     let layout = Layout::new(&store);
     let sessions = Sessions::lock(&layout)?;
     let known = sessions.get(agent, &event.session_id)?;
@@ -380,6 +384,7 @@ mod tests {
                 input: input.as_bytes(),
                 project: Some(root.clone()),
                 event_id: Some(id.to_string()),
+                store: None,
             };
             handle(&d, None)
         };
