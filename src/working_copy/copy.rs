@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::checkout::{self, CheckoutError};
 use super::scan_tree::{LastScan, RulesFingerprint, ScanCounts};
-use super::{git, DirListings, ScanOptions, StatCache};
+use super::{git, ScanOptions, StatCache};
 use crate::durability;
 use crate::repo_path::RepoPath;
 use crate::store::{FlatTree, Store, TreeEntry};
@@ -36,8 +36,6 @@ pub struct WorkingCopy {
     stat_cache_path: PathBuf,
     stat_cache_saved: Instant,
     pub(super) staged: BTreeSet<String>,
-    /// Directory listings the scans remember (small ignored files).
-    pub(super) dir_listings: DirListings,
     /// The paths the user's git index tracks, kept while `.git/index` is
     /// unchanged (size, mtime, inode), so a scan does not re-parse it.
     git_index: Option<(FileIdentity, Arc<Vec<String>>)>,
@@ -100,7 +98,6 @@ impl WorkingCopy {
             stat_cache_path,
             stat_cache_saved: Instant::now(),
             staged,
-            dir_listings: Default::default(),
             git_index: None,
             last_scan: None,
             rules_seen: None,

@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -140,23 +139,6 @@ fn enabled(req: &ScanRequest<'_>) -> bool {
     opts.use_gitignore && opts.ignored_max_size > 0 && opts.ignored_per_directory > 0
 }
 
-/// How many files and symlinks each directory held when it was last
-/// listed, trusted while the directory's stat is unchanged: adding,
-/// removing or renaming a name moves a directory's mtime and ctime (git's
-/// untracked cache rests on the same fact). Without it, every full scan
-/// would list every directory a second time. In memory, for an engine's
-/// life.
-#[derive(Default)]
-pub struct DirListings {
-    by_dir: Mutex<HashMap<String, (FileStat, usize)>>,
-}
-
-impl DirListings {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (FileStat, usize)>> {
-        self.by_dir.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// A directory changed this recently may change again within its
 /// timestamp's granularity without its mtime moving: not remembered.
 const RACY_NS: i128 = 100_000_000;
@@ -173,18 +155,14 @@ pub(super) fn count_files(
         return None;
     }
     let stat = FileStat::from_metadata(meta);
-    if let Some(listings) = req.listings {
-        if let Some((seen, n)) = listings.lock().get(rel) {
-            if *seen == stat {
-                return Some(*n);
-            }
-        }
+    if let Some(n) = req.listings.and_then(|l| l.get(rel, &stat)) {
+        return Some(n);
     }
     let n = list_files(abs)?.len();
     if let Some(listings) = req.listings {
         let now = now_ns();
         if now - stat.mtime_ns > RACY_NS && now - stat.ctime_ns > RACY_NS {
-            listings.lock().insert(rel.to_string(), (stat, n));
+            listings.insert(rel, stat, n);
         }
     }
     Some(n)
@@ -338,6 +316,7 @@ fn lists_scope(scope: Option<&[RepoPath]>, dir: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::scan::{scan, ScanOutput};
+    use super::super::stat_cache::DirListings;
     use super::super::{ScanOptions, StatCache};
     use super::*;
     use crate::store::{FlatTree, Store};
@@ -498,7 +477,7 @@ mod tests {
         };
         let out = scan_with(&listings);
         assert_eq!(files(&out), [".gitignore", "d/a.log", "d/x.txt"]);
-        assert_eq!(listings.lock().get("d").map(|e| e.1), Some(2));
+        assert_eq!(listings.with(|m| m.get("d").map(|e| e.1)), Some(2));
         // A new name moves the directory's stat: listed again.
         std::fs::write(dir.path().join("d/b.log"), "b").unwrap();
         let out = scan_with(&listings);
@@ -508,10 +487,8 @@ mod tests {
         // says: nothing the walk did not produce).
         std::thread::sleep(std::time::Duration::from_millis(150));
         scan_with(&listings);
-        assert_eq!(listings.lock().get("d").map(|e| e.1), Some(3));
-        if let Some(entry) = listings.lock().get_mut("d") {
-            entry.1 = 0;
-        }
+        assert_eq!(listings.with(|m| m.get("d").map(|e| e.1)), Some(3));
+        listings.with(|m| m.get_mut("d").map(|entry| entry.1 = 0));
         let out = scan_with(&listings);
         assert_eq!(files(&out), [".gitignore", "d/x.txt"]);
     }

@@ -13,9 +13,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
-pub use super::ignored::DirListings;
 use super::ignored::{capture_ignored, count_files, Excluded, IgnoreFiles};
 use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
+pub use super::stat_cache::DirListings;
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative, RepoPath};
 use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};

@@ -3,7 +3,7 @@
 //! of only the paths that changed since the last scan (or none at all).
 //! The steps are docs/architecture.md "A snapshot", 1–4.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -484,7 +484,7 @@ impl WorkingCopy {
             scope,
             tracked: &tracked,
             progress: Some(&report),
-            listings: Some(&self.dir_listings),
+            listings: Some(self.stat_cache.dirs()),
         })?;
         // Moved, not copied: on a cold scan these are every path of the
         // project.
@@ -539,6 +539,13 @@ impl WorkingCopy {
                 if scope.is_none() && self.stat_cache.len() > out.files.len() {
                     // Forget deleted files so the cache does not grow.
                     self.stat_cache.retain(|p| out.files.contains_key(p));
+                }
+                if scope.is_none() {
+                    // And deleted directories (the root is "").
+                    let walked: HashSet<&str> = out.dirs.iter().map(String::as_str).collect();
+                    self.stat_cache
+                        .dirs()
+                        .retain(|d| d.is_empty() || walked.contains(d));
                 }
                 match reference {
                     // Against a known tree, only what differs is rewritten:

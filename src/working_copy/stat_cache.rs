@@ -11,19 +11,26 @@
 //! (coarse timestamps), so such entries are not saved and get re-hashed by
 //! the next scan.
 
-use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::durability::atomic_write;
 use crate::store::{EntryKind, Layout, ObjectId, TreeEntry};
 
-/// The format written: entries sorted by path, ids as raw bytes, all of it
-/// one zstd frame. A 100k-file project's cache is ~15 MB uncompressed, a
-/// few percent of its whole store, and paths sorted next to each other
-/// compress several times over.
-const MAGIC: &[u8; 8] = b"RWSTAT03";
+/// The format written: entries sorted by path, ids as raw bytes, then the
+/// directory listings sorted by path, all of it one zstd frame. A
+/// 100k-file project's cache is ~15 MB uncompressed, a few percent of its
+/// whole store, and paths sorted next to each other compress several
+/// times over.
+const MAGIC: &[u8; 8] = b"RWSTAT04";
+/// Version 3: version 4 without the directory listings (every directory
+/// is listed again once).
+const MAGIC_V3: &[u8; 8] = b"RWSTAT03";
 /// Version 2: version 3 without the gc generation (read as "validated at
 /// no known generation": every entry is checked once against the store).
 const MAGIC_V2: &[u8; 8] = b"RWSTAT02";
@@ -63,9 +70,68 @@ pub struct CachedFile {
     pub entry: TreeEntry,
 }
 
+/// How many files and symlinks each directory held when it was last
+/// listed, trusted while the directory's stat is unchanged: adding,
+/// removing or renaming a name moves a directory's mtime and ctime (git's
+/// untracked cache rests on the same fact). Without it, every full scan
+/// would list every directory a second time (for the small ignored files,
+/// `ignored.rs`). Saved with the stat cache, so a hook process of its own
+/// does not list them again either.
+#[derive(Default, Debug)]
+pub struct DirListings {
+    by_dir: Mutex<HashMap<String, (FileStat, usize)>>,
+    /// Changed since loaded or saved.
+    dirty: AtomicBool,
+}
+
+impl DirListings {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (FileStat, usize)>> {
+        self.by_dir.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The count remembered for `dir`, if its stat is still `stat`.
+    pub fn get(&self, dir: &str, stat: &FileStat) -> Option<usize> {
+        match self.lock().get(dir) {
+            Some((seen, n)) if seen == stat => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// Remember `dir` held `n` files and symlinks at `stat`.
+    pub fn insert(&self, dir: &str, stat: FileStat, n: usize) {
+        let mut map = self.lock();
+        if map.get(dir) != Some(&(stat, n)) {
+            map.insert(dir.to_string(), (stat, n));
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Forget the directories `keep` says are gone (after a full walk), so
+    /// the listings do not grow with deleted directories.
+    pub fn retain(&self, mut keep: impl FnMut(&str) -> bool) {
+        let mut map = self.lock();
+        let before = map.len();
+        map.retain(|d, _| keep(d));
+        if map.len() != before {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn is_dirty(&self) -> bool {
+        self.dirty.load(Ordering::Relaxed)
+    }
+
+    /// The remembered counts, for a test to look at or alter.
+    #[cfg(test)]
+    pub fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, (FileStat, usize)>) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
 #[derive(Default, Debug)]
 pub struct StatCache {
     entries: HashMap<String, CachedFile>,
+    dirs: DirListings,
     dirty: bool,
     /// The store's gc generation at which every entry's object was known to
     /// exist (`None`: never checked). A cache checked at an older
@@ -87,6 +153,11 @@ impl StatCache {
 
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The directory listings saved with the files.
+    pub fn dirs(&self) -> &DirListings {
+        &self.dirs
     }
 
     pub fn is_empty(&self) -> bool {
@@ -118,7 +189,7 @@ impl StatCache {
     }
 
     pub fn is_dirty(&self) -> bool {
-        self.dirty
+        self.dirty || self.dirs.is_dirty()
     }
 
     /// The gc generation the entries were checked at (see the field).
@@ -148,8 +219,12 @@ impl StatCache {
     pub fn load(path: &Path) -> StatCache {
         match std::fs::File::open(path) {
             Ok(f) => match decode(&mut BufReader::new(f)) {
-                Ok((entries, generation)) => StatCache {
+                Ok((entries, dirs, generation)) => StatCache {
                     entries,
+                    dirs: DirListings {
+                        by_dir: Mutex::new(dirs),
+                        dirty: AtomicBool::new(false),
+                    },
                     dirty: false,
                     generation,
                 },
@@ -168,7 +243,7 @@ impl StatCache {
     /// rule 5; docs/format.md "Stat cache"); a sync per save would cost
     /// every snapshot that refreshed it.
     pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
-        if !self.dirty {
+        if !self.is_dirty() {
             return Ok(());
         }
         if let Some(dir) = path.parent() {
@@ -176,10 +251,11 @@ impl StatCache {
         }
         atomic_write(path, &Layout::stat_cache_temp(path), false, |f| {
             let mut w = BufWriter::new(f);
-            encode(&self.entries, self.generation, &mut w)?;
+            encode(&self.entries, &self.dirs.lock(), self.generation, &mut w)?;
             w.flush()
         })?;
         self.dirty = false;
+        self.dirs.dirty.store(false, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -198,6 +274,7 @@ fn kind_byte(k: EntryKind) -> u8 {
 
 fn encode(
     entries: &HashMap<String, CachedFile>,
+    dirs: &HashMap<String, (FileStat, usize)>,
     generation: Option<u64>,
     w: &mut impl Write,
 ) -> std::io::Result<()> {
@@ -211,17 +288,51 @@ fn encode(
     for (path, f) in sorted {
         z.write_all(&(path.len() as u32).to_le_bytes())?;
         z.write_all(path.as_bytes())?;
-        z.write_all(&f.stat.size.to_le_bytes())?;
-        z.write_all(&f.stat.mtime_ns.to_le_bytes())?;
-        z.write_all(&f.stat.ctime_ns.to_le_bytes())?;
-        z.write_all(&f.stat.ino.to_le_bytes())?;
-        z.write_all(&f.stat.mode.to_le_bytes())?;
+        write_stat(&mut z, &f.stat)?;
         z.write_all(&[kind_byte(f.entry.kind)])?;
         z.write_all(&f.entry.size.to_le_bytes())?;
         z.write_all(f.entry.id.as_bytes())?;
     }
+    let mut sorted: Vec<(&String, &(FileStat, usize))> = dirs.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    z.write_all(&(sorted.len() as u64).to_le_bytes())?;
+    for (dir, (stat, n)) in sorted {
+        z.write_all(&(dir.len() as u32).to_le_bytes())?;
+        z.write_all(dir.as_bytes())?;
+        write_stat(&mut z, stat)?;
+        z.write_all(&(*n as u64).to_le_bytes())?;
+    }
     z.finish()?;
     Ok(())
+}
+
+fn write_stat(w: &mut impl Write, stat: &FileStat) -> std::io::Result<()> {
+    w.write_all(&stat.size.to_le_bytes())?;
+    w.write_all(&stat.mtime_ns.to_le_bytes())?;
+    w.write_all(&stat.ctime_ns.to_le_bytes())?;
+    w.write_all(&stat.ino.to_le_bytes())?;
+    w.write_all(&stat.mode.to_le_bytes())
+}
+
+fn read_stat(r: &mut impl Read) -> Result<FileStat, String> {
+    Ok(FileStat {
+        size: u64::from_le_bytes(take(r)?),
+        mtime_ns: i128::from_le_bytes(take(r)?),
+        ctime_ns: i128::from_le_bytes(take(r)?),
+        ino: u64::from_le_bytes(take(r)?),
+        mode: u32::from_le_bytes(take(r)?),
+    })
+}
+
+/// A path of at most 64 KiB.
+fn read_path(r: &mut impl Read) -> Result<String, String> {
+    let len = u32::from_le_bytes(take(r)?) as usize;
+    if len > 1 << 16 {
+        return Err("path too long".into());
+    }
+    let mut pb = vec![0u8; len];
+    r.read_exact(&mut pb).map_err(|e| e.to_string())?;
+    String::from_utf8(pb).map_err(|e| e.to_string())
 }
 
 /// The next `N` bytes of a cache file.
@@ -231,21 +342,36 @@ fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
     Ok(b)
 }
 
-type Decoded = (HashMap<String, CachedFile>, Option<u64>);
+type Decoded = (
+    HashMap<String, CachedFile>,
+    HashMap<String, (FileStat, usize)>,
+    Option<u64>,
+);
 
 fn decode(r: &mut impl Read) -> Result<Decoded, String> {
     match &take::<8>(r)? {
-        m if m == MAGIC => {
+        m if m == MAGIC || m == MAGIC_V3 => {
+            let with_dirs = m == MAGIC;
             let generation = u64::from_le_bytes(take(r)?);
             let generation = (generation != u64::MAX).then_some(generation);
-            let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
-            Ok((decode_entries(&mut z, true)?, generation))
+            // Decompressed at once, then parsed from memory: reading a
+            // field at a time through the decoder cost more than the
+            // decompression itself.
+            let raw = zstd::stream::decode_all(r).map_err(|e| e.to_string())?;
+            let mut z = raw.as_slice();
+            let entries = decode_entries(&mut z, true)?;
+            let dirs = if with_dirs {
+                decode_dirs(&mut z)?
+            } else {
+                HashMap::default()
+            };
+            Ok((entries, dirs, generation))
         }
         m if m == MAGIC_V2 => {
             let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
-            Ok((decode_entries(&mut z, true)?, None))
+            Ok((decode_entries(&mut z, true)?, HashMap::default(), None))
         }
-        m if m == MAGIC_V1 => Ok((decode_entries(r, false)?, None)),
+        m if m == MAGIC_V1 => Ok((decode_entries(r, false)?, HashMap::default(), None)),
         _ => Err("not a rewind stat cache (or another version)".into()),
     }
 }
@@ -254,22 +380,11 @@ fn decode(r: &mut impl Read) -> Result<Decoded, String> {
 /// rather than 32 hex characters (version 1).
 fn decode_entries(r: &mut impl Read, raw_ids: bool) -> Result<HashMap<String, CachedFile>, String> {
     let count = u64::from_le_bytes(take(r)?);
-    let mut entries = HashMap::with_capacity(count.min(1 << 22) as usize);
+    let mut entries =
+        HashMap::with_capacity_and_hasher(count.min(1 << 22) as usize, Default::default());
     for _ in 0..count {
-        let len = u32::from_le_bytes(take(r)?) as usize;
-        if len > 1 << 16 {
-            return Err("path too long".into());
-        }
-        let mut pb = vec![0u8; len];
-        r.read_exact(&mut pb).map_err(|e| e.to_string())?;
-        let path = String::from_utf8(pb).map_err(|e| e.to_string())?;
-        let stat = FileStat {
-            size: u64::from_le_bytes(take(r)?),
-            mtime_ns: i128::from_le_bytes(take(r)?),
-            ctime_ns: i128::from_le_bytes(take(r)?),
-            ino: u64::from_le_bytes(take(r)?),
-            mode: u32::from_le_bytes(take(r)?),
-        };
+        let path = read_path(r)?;
+        let stat = read_stat(r)?;
         let kind = match take::<1>(r)?[0] {
             0 => EntryKind::File,
             1 => EntryKind::Executable,
@@ -295,6 +410,20 @@ fn decode_entries(r: &mut impl Read, raw_ids: bool) -> Result<HashMap<String, Ca
         );
     }
     Ok(entries)
+}
+
+/// The directory listings after the entries (version 4).
+fn decode_dirs(r: &mut impl Read) -> Result<HashMap<String, (FileStat, usize)>, String> {
+    let count = u64::from_le_bytes(take(r)?);
+    let mut dirs =
+        HashMap::with_capacity_and_hasher(count.min(1 << 20) as usize, Default::default());
+    for _ in 0..count {
+        let dir = read_path(r)?;
+        let stat = read_stat(r)?;
+        let n = u64::from_le_bytes(take(r)?) as usize;
+        dirs.insert(dir, (stat, n));
+    }
+    Ok(dirs)
 }
 
 #[cfg(test)]
@@ -353,10 +482,10 @@ mod tests {
     fn a_version_2_cache_is_read_as_never_checked() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("stat.bin");
-        let mut entries = HashMap::new();
+        let mut entries = HashMap::default();
         entries.insert("x".to_string(), file(3, 0));
         let mut bytes = Vec::new();
-        encode(&entries, Some(4), &mut bytes).unwrap();
+        encode(&entries, &HashMap::default(), Some(4), &mut bytes).unwrap();
         // Version 2 is version 3 without the generation.
         let mut v2 = b"RWSTAT02".to_vec();
         v2.extend_from_slice(&bytes[16..]);
@@ -364,6 +493,41 @@ mod tests {
         let back = StatCache::load(&p);
         assert_eq!(back.get("x"), Some(&file(3, 0)));
         assert_eq!(back.generation(), None);
+    }
+
+    /// Directory listings are saved with the files: a hook process of its
+    /// own does not list every directory again. A version-3 cache (no
+    /// listings) still vouches for its files.
+    #[test]
+    fn directory_listings_round_trip_and_a_version_3_cache_has_none() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let mut c = StatCache::default();
+        c.update("d/a".into(), file(1, 0), 10_000_000_000);
+        let stat = file(9, 3).stat;
+        c.dirs().insert("d", stat, 4);
+        assert!(c.is_dirty());
+        c.save(&p).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.dirs().get("d", &stat), Some(4));
+        assert_eq!(back.dirs().get("d", &file(9, 4).stat), None, "moved");
+        assert!(!back.is_dirty());
+        // The same count again changes nothing to save.
+        back.dirs().insert("d", stat, 4);
+        assert!(!back.is_dirty());
+        back.dirs().retain(|d| d != "d");
+        assert!(back.is_dirty());
+
+        let mut v3 = Vec::new();
+        let mut entries = HashMap::default();
+        entries.insert("x".to_string(), file(3, 0));
+        encode(&entries, &HashMap::default(), Some(2), &mut v3).unwrap();
+        v3[..8].copy_from_slice(b"RWSTAT03");
+        std::fs::write(&p, &v3).unwrap();
+        let back = StatCache::load(&p);
+        assert_eq!(back.get("x"), Some(&file(3, 0)));
+        assert_eq!(back.generation(), Some(2));
+        assert_eq!(back.dirs().get("d", &stat), None);
     }
 
     #[test]
@@ -428,7 +592,7 @@ mod tests {
         }
         c.save(&p).unwrap();
         let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(&bytes[..8], b"RWSTAT03");
+        assert_eq!(&bytes[..8], b"RWSTAT04");
         // Uncompressed, each entry is ~140 bytes (path, five stat fields, id).
         assert!(bytes.len() < 2000 * 60, "{} bytes", bytes.len());
         let back = StatCache::load(&p);

@@ -759,15 +759,19 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         std::fs::create_dir(root.join("a")).unwrap();
-        let mut w = Watcher::with_queue(root, 4).unwrap();
+        let mut w = Watcher::with_queue(root, 8).unwrap();
         w.arm(["a"], true);
         assert!(paths(&mut w).is_empty());
         // Replaced unseen: the queue is full long before the new "a" arrives.
-        for i in 0..32 {
+        for i in 0..64 {
             std::fs::write(root.join(format!("f{i}")), "x").unwrap();
         }
         std::fs::rename(root.join("a"), root.join("b")).unwrap();
         std::fs::create_dir(root.join("a")).unwrap();
+        assert_eq!(w.drain(), Changes::Unknown);
+        // What `notify` still hands over after that drain may overflow the
+        // queue again: the next drain takes it (still lost, not armed).
+        std::thread::sleep(Duration::from_millis(200));
         assert_eq!(w.drain(), Changes::Unknown);
         w.arm(["a", "b"], true);
         assert!(w.is_armed());

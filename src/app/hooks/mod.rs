@@ -221,6 +221,10 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
             is_new || session.turn != before.turn || session.session_file != before.session_file;
         sessions.put(&session, agent, durable)?;
     }
+    if let Some(own) = none.take() {
+        // A hook process of its own exits next.
+        own.close_for_exit();
+    }
     Ok(Recorded {
         session_file: Some(session.session_file),
         entry_id,

@@ -461,6 +461,16 @@ impl Store {
         }
     }
 
+    /// What closing the store must do: publish a pack still being written
+    /// (see the `Drop` impl).
+    pub fn publish_pending(&self) {
+        if self.packs.has_pending() {
+            if let Err(e) = self.sync() {
+                tracing::warn!(error = %e, "could not publish the last pack on close");
+            }
+        }
+    }
+
     /// Makes the renames of objects written since the last call durable by fsyncing the
     /// fan-out directories that received them. With `fsync` on, call this before appending
     /// a session entry that references new objects (write order: objects, then entries).
@@ -545,11 +555,7 @@ impl Drop for Store {
     /// (nothing references them yet, but the next process can dedup against
     /// them instead of writing them again).
     fn drop(&mut self) {
-        if self.packs.has_pending() {
-            if let Err(e) = self.sync() {
-                tracing::warn!(error = %e, "could not publish the last pack on close");
-            }
-        }
+        self.publish_pending();
     }
 }
 
