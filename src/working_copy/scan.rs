@@ -336,6 +336,9 @@ fn capture_once(
             });
         }
     }
+    // What the file is once read: the open descriptor's stat for a file
+    // (no second walk of its path), the path's for a symlink.
+    let after: std::io::Result<std::fs::Metadata>;
     let (kind, id, size) = if ft.is_symlink() {
         let target = match std::fs::read_link(abs) {
             Ok(t) => t,
@@ -347,6 +350,7 @@ fn capture_once(
         let bytes = target.as_os_str().as_bytes();
         let id = ObjectId::of(bytes);
         req.store.put_with_id(id, bytes)?;
+        after = std::fs::symlink_metadata(abs);
         (EntryKind::Symlink, id, bytes.len() as u64)
     } else {
         let kind = if stat.mode & 0o100 != 0 {
@@ -362,15 +366,20 @@ fn capture_once(
         };
         // Streamed for large files: memory stays a few chunks, whatever
         // the file's size.
-        match req.store.put_file(&file, stat.size)? {
-            FilePut::Stored(out) => (kind, out.id, stat.size),
+        let id = match req.store.put_file(&file, stat.size)? {
+            FilePut::Stored(out) => out.id,
             FilePut::Changed => return Ok(Attempt::Moved),
             FilePut::Unreadable(e) => return done(Outcome::Untracked(unreadable(&e))),
-        }
+        };
+        after = file.metadata();
+        (kind, id, stat.size)
     };
     // Anything that moved since the stat before the read means a writer was
-    // at work: what was read may be torn, so read again.
-    let stable = match std::fs::symlink_metadata(abs) {
+    // at work: what was read may be torn, so read again. (A file renamed
+    // over the path after it was opened is not looked for: what was read
+    // is what the path held when it was opened, and the next scan sees the
+    // new file's other inode.)
+    let stable = match after {
         Ok(m) => FileStat::from_metadata(&m) == stat,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
         Err(_) => false,
