@@ -83,6 +83,7 @@ use rewind::engine::api::{
     FileDiffParams, OnConflict, RangeParams, RestoreFilesParams, SnapshotParams, SnapshotResult,
 };
 use rewind::engine::{Engine, EngineConfig};
+use rewind::session::EntryId;
 use rewind::store::{EntryKind, ObjectId};
 use rewind::working_copy::ScanOptions;
 
@@ -597,10 +598,10 @@ fn take_snapshot(engine: &mut Engine) -> Result<(Duration, u64, SnapshotResult)>
     Ok((d, ticks, r?))
 }
 
-fn restore(engine: &mut Engine, target: &str) -> Result<(Duration, u64, usize)> {
+fn restore(engine: &mut Engine, target: &EntryId) -> Result<(Duration, u64, usize)> {
     let (d, ticks, r) = measure(false, || {
         engine.restore_files(RestoreFilesParams {
-            target_entry_id: Some(target.to_string()),
+            target_entry_id: Some(target.clone()),
             on_conflict: Some(OnConflict::Overwrite),
             ..Default::default()
         })

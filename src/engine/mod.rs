@@ -30,7 +30,7 @@ pub use events::{EngineEvent, EventSink};
 pub use open::{default_store_dir, EngineConfig, ResumeMode, Warm};
 
 use crate::repo_path::RepoPath;
-use crate::session::{Entry, SessionLog};
+use crate::session::{Entry, EntryId, SessionLog};
 use crate::store::{FlatCache, ObjectId, Store};
 use crate::working_copy::{ScanContext, WorkingCopy, WorkingState};
 
@@ -106,12 +106,12 @@ impl Engine {
     }
 
     /// The session's leaf entry, `None` for an empty session.
-    pub fn leaf(&self) -> Option<&str> {
-        self.log.index().leaf().map(|e| e.id.as_str())
+    pub fn leaf(&self) -> Option<&EntryId> {
+        self.log.index().leaf().map(|e| &e.id)
     }
 
     /// Whether the session has an entry with this id.
-    pub fn has_entry(&self, id: &str) -> bool {
+    pub fn has_entry(&self, id: &EntryId) -> bool {
         self.log.index().contains(id)
     }
 
@@ -243,9 +243,9 @@ impl Engine {
 
     /// The tree recorded by the checkpoint at `id` (docs/protocol.md "checkpoint at
     /// an entry"), with the entry that recorded it.
-    fn checkpoint_tree(&self, id: &str) -> Result<Option<(&Entry, ObjectId)>> {
+    fn checkpoint_tree(&self, id: &EntryId) -> Result<Option<(&Entry, ObjectId)>> {
         if !self.log.index().contains(id) {
-            return Err(EngineError::UnknownEntry(id.to_string()));
+            return Err(EngineError::UnknownEntry(id.clone()));
         }
         match self.log.index().checkpoint_at(id) {
             Some(cp) => Ok(Some((cp, tree_of(cp)?))),
@@ -254,7 +254,7 @@ impl Engine {
     }
 
     /// A parent a host named (it must exist), else the leaf.
-    fn parent_or_leaf(&self, parent: Option<String>) -> Result<Option<String>> {
+    fn parent_or_leaf(&self, parent: Option<EntryId>) -> Result<Option<EntryId>> {
         match parent {
             Some(id) if !self.log.index().contains(&id) => Err(EngineError::UnknownEntry(id)),
             Some(id) => Ok(Some(id)),
@@ -270,8 +270,16 @@ impl Engine {
         }
     }
 
-    fn leaf_id(&self) -> Option<String> {
+    fn leaf_id(&self) -> Option<EntryId> {
         self.log.index().leaf().map(|e| e.id.clone())
+    }
+
+    /// The leaf, for the operations that start from it. A session an engine
+    /// writes has one (its baseline at least); only an empty session read
+    /// as it is has none.
+    fn leaf_or_error(&self) -> Result<EntryId> {
+        self.leaf_id()
+            .ok_or_else(|| EngineError::InvalidParams("the session has no entries".into()))
     }
 
     fn baseline(&self) -> Option<&Entry> {

@@ -366,7 +366,8 @@ impl Engine {
             session_file: self.log.path().to_path_buf(),
             store_dir: self.store.root().to_path_buf(),
             project_root: self.working_copy.root().to_path_buf(),
-            leaf_id: self.leaf_id().unwrap_or_default(),
+            // A session with a baseline has a leaf; the fallback is never taken.
+            leaf_id: self.leaf_id().unwrap_or_else(|| baseline.id.clone()),
             resumed,
             baseline: BaselineInfo {
                 entry_id: baseline.id.clone(),

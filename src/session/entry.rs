@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 use super::error::SessionError;
-use super::ids::{new_session_id, now_iso};
+use super::ids::{new_session_id, now_iso, EntryId};
 use super::records::{
     collect_tree_hashes_map, AnyRecord, Approval, Diff, Navigation, Record, StepSnapshot,
     UnrevertPoint,
@@ -37,8 +37,8 @@ const HEADER_KEYS: [&str; 5] = ["type", "version", "id", "timestamp", "cwd"];
 /// rewind's own records are read from `raw` through the types in `session::records`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
-    pub id: String,
-    pub parent_id: Option<String>,
+    pub id: EntryId,
+    pub parent_id: Option<EntryId>,
     pub entry_type: String,
     /// `customType`, for `custom` entries only.
     pub custom_type: Option<String>,
@@ -211,11 +211,11 @@ impl Entry {
             return Err(malformed("not a JSON object"));
         };
         let entry_type = required_str(&raw, "type")?;
-        let id = required_str(&raw, "id")?;
+        let id = EntryId::from_input(required_str(&raw, "id")?);
         let timestamp = required_str(&raw, "timestamp")?;
         let parent_id = match raw.get("parentId") {
             None | Some(Value::Null) => None,
-            Some(Value::String(p)) => Some(p.clone()),
+            Some(Value::String(p)) => Some(EntryId::from_input(p.as_str())),
             Some(_) => return Err(malformed("\"parentId\" is neither a string nor null")),
         };
         let custom_type = if entry_type == TYPE_CUSTOM {
@@ -246,8 +246,8 @@ pub struct NewEntry {
     pub entry_type: String,
     pub custom_type: Option<String>,
     /// The host's id, else a generated 8-hex one.
-    pub id: Option<String>,
-    pub parent_id: Option<String>,
+    pub id: Option<EntryId>,
+    pub parent_id: Option<EntryId>,
     /// Extra top-level fields (`data`, `targetId`, `label`, `role`, ...). Keys that name the
     /// fields above (`type`, `customType`, `id`, `parentId`, `timestamp`) are ignored:
     /// the typed fields own them, and a line must not carry a key twice.
@@ -256,7 +256,7 @@ pub struct NewEntry {
 
 impl NewEntry {
     /// A `custom` entry with `customType` and `data`.
-    pub fn custom(custom_type: &str, parent_id: Option<String>, data: Value) -> NewEntry {
+    pub fn custom(custom_type: &str, parent_id: Option<EntryId>, data: Value) -> NewEntry {
         let mut fields = Map::new();
         fields.insert("data".to_owned(), data);
         NewEntry {
@@ -269,16 +269,17 @@ impl NewEntry {
     }
 
     /// Builds the entry's line as an object, with `id` and `timestamp` decided.
-    pub(crate) fn into_raw(self, id: &str, timestamp: &str) -> Map<String, Value> {
+    pub(crate) fn into_raw(self, id: &EntryId, timestamp: &str) -> Map<String, Value> {
         let mut raw = Map::new();
         raw.insert("type".to_owned(), Value::String(self.entry_type));
         if let Some(ct) = self.custom_type {
             raw.insert("customType".to_owned(), Value::String(ct));
         }
-        raw.insert("id".to_owned(), Value::String(id.to_owned()));
+        raw.insert("id".to_owned(), Value::String(id.as_str().to_owned()));
         raw.insert(
             "parentId".to_owned(),
-            self.parent_id.map_or(Value::Null, Value::String),
+            self.parent_id
+                .map_or(Value::Null, |p| Value::String(p.into_string())),
         );
         raw.insert("timestamp".to_owned(), Value::String(timestamp.to_owned()));
         for (k, v) in self.fields {
@@ -393,7 +394,7 @@ mod tests {
         let e = entry(json!({"type":"x","id":"i","timestamp":"t"}));
         assert_eq!(e.parent_id, None);
         let e = entry(json!({"type":"x","id":"i","timestamp":"t","parentId":"p"}));
-        assert_eq!(e.parent_id.as_deref(), Some("p"));
+        assert_eq!(e.parent_id, Some(EntryId::from_input("p")));
     }
 
     #[test]
@@ -470,17 +471,17 @@ mod tests {
     fn new_entry_reserved_keys_do_not_override() {
         let mut n = NewEntry::custom(
             "approval",
-            Some("p".into()),
+            Some(EntryId::from_input("p")),
             json!({"approvedTreeHash":"h"}),
         );
         n.fields.insert("id".into(), json!("evil"));
         n.fields.insert("type".into(), json!("evil"));
         n.fields.insert("message".into(), json!("ok"));
-        let raw = n.into_raw("abcd0123", "ts");
+        let raw = n.into_raw(&EntryId::from_input("abcd0123"), "ts");
         let e = Entry::from_value(Value::Object(raw)).unwrap();
         assert_eq!(e.id, "abcd0123");
         assert_eq!(e.entry_type, "custom");
-        assert_eq!(e.parent_id.as_deref(), Some("p"));
+        assert_eq!(e.parent_id, Some(EntryId::from_input("p")));
         assert_eq!(e.raw["message"], json!("ok"));
     }
 

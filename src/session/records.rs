@@ -23,6 +23,7 @@ use super::entry::{
     CUSTOM_UNREVERT_POINT, LEADING_KEYS, TYPE_BRANCH_SUMMARY, TYPE_CUSTOM, TYPE_LABEL,
 };
 use super::error::SessionError;
+use super::ids::EntryId;
 
 /// One kind of entry rewind writes.
 pub trait Record: Serialize + DeserializeOwned {
@@ -66,8 +67,8 @@ pub trait Record: Serialize + DeserializeOwned {
     /// The entry to append for this record (`id: None` lets the log generate one).
     fn to_new_entry(
         &self,
-        id: Option<String>,
-        parent_id: Option<String>,
+        id: Option<EntryId>,
+        parent_id: Option<EntryId>,
     ) -> Result<NewEntry, SessionError> {
         let encode = |source| SessionError::Encode {
             kind: Self::CUSTOM_TYPE.unwrap_or(Self::TYPE),
@@ -240,7 +241,7 @@ pub struct UnrevertPoint {
     pub target_tree_hash: Option<String>,
     /// Written as null when the restore had no target entry.
     #[serde(default)]
-    pub rolled_back_to_leaf: Option<String>,
+    pub rolled_back_to_leaf: Option<EntryId>,
     #[serde(default)]
     pub restored_files: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,19 +252,19 @@ pub struct UnrevertPoint {
     pub turn_index: u64,
     /// Navigation only: the tip of the branch left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     /// Navigation only: the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Undo only: the unrevert-point undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undone_entry_id: Option<String>,
+    pub undone_entry_id: Option<EntryId>,
     /// Revert only: the first checkpoint whose changes were taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverted_entry_id: Option<String>,
+    pub reverted_entry_id: Option<EntryId>,
     /// Revert only: the last checkpoint of the range taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverted_to_entry_id: Option<String>,
+    pub reverted_to_entry_id: Option<EntryId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -319,9 +320,9 @@ impl Record for Approval {
 #[serde(rename_all = "camelCase")]
 pub struct Navigation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Written only as `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_files: Option<bool>,
@@ -350,7 +351,7 @@ impl Record for Navigation {
 #[serde(rename_all = "camelCase")]
 pub struct Label {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Always written, null to clear.
     #[serde(default)]
     pub label: Option<String>,
@@ -378,7 +379,7 @@ impl Record for Label {
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_id: Option<String>,
+    pub from_id: Option<EntryId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Written only as `true`.
@@ -395,7 +396,7 @@ pub struct BranchSummary {
 #[serde(rename_all = "camelCase")]
 pub struct BranchDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

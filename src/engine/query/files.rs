@@ -401,9 +401,9 @@ pub(crate) fn list_checkpoints(
     p: ListCheckpointsParams,
 ) -> Result<ListCheckpointsResult> {
     let index = engine.log.index();
-    let leaf = index.leaf().map(|l| l.id.clone()).unwrap_or_default();
+    let leaf = index.leaf().map(|l| &l.id);
     let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
-        Scope::Path => index.path_to_root(&leaf),
+        Scope::Path => leaf.map(|l| index.path_to_root(l)).unwrap_or_default(),
         Scope::All => index.entries().iter().collect(),
     };
     let query = p.query.map(|q| q.to_lowercase());
@@ -437,12 +437,12 @@ pub(crate) fn list_checkpoints(
             modified: count(FileStatus::Modified),
             deleted: count(FileStatus::Deleted),
             not_captured: count(FileStatus::NotCaptured),
-            on_current_path: index.is_ancestor(&e.id, &leaf),
+            on_current_path: leaf.is_some_and(|l| index.is_ancestor(&e.id, l)),
         });
     }
     Ok(ListCheckpointsResult {
         checkpoints,
-        initial_entry_id: engine.baseline().map(|b| b.id.clone()).unwrap_or_default(),
+        initial_entry_id: engine.baseline().map(|b| b.id.clone()),
     })
 }
 

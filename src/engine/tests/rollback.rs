@@ -184,7 +184,7 @@ fn navigate_away_and_back() {
     assert_eq!(nav.old_leaf_id, s1);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("base"));
     let leaf = nav.new_leaf_id.clone().unwrap();
-    assert_eq!(e.get_tree().unwrap().leaf_id, leaf);
+    assert_eq!(e.get_tree().unwrap().leaf_id, Some(leaf));
     // A new turn branches off the baseline.
     t.write("a.txt", "branch two");
     let s2 = snap(&mut e);

@@ -17,10 +17,14 @@ fn fields(v: Value) -> Map<String, Value> {
     }
 }
 
+fn id(s: &str) -> EntryId {
+    EntryId::from_input(s)
+}
+
 fn message(parent: Option<&str>, text: &str) -> NewEntry {
     NewEntry {
         entry_type: "message".into(),
-        parent_id: parent.map(str::to_owned),
+        parent_id: parent.map(id),
         fields: fields(json!({"role":"user","text":text})),
         ..NewEntry::default()
     }
@@ -29,7 +33,7 @@ fn message(parent: Option<&str>, text: &str) -> NewEntry {
 fn snapshot(parent: Option<&str>, tree: &str) -> NewEntry {
     NewEntry::custom(
         "step-snapshot",
-        parent.map(str::to_owned),
+        parent.map(id),
         json!({"snapshotTreeHash":tree,"baselineTreeHash":"b","turnIndex":0}),
     )
 }
@@ -46,11 +50,11 @@ fn create_append_reopen_round_trip() {
     assert_eq!(header.cwd, "/abs/project");
 
     let base = log.append(snapshot(None, "t0")).unwrap();
-    assert_eq!(base.id.len(), 8);
-    assert!(base.id.bytes().all(|b| b.is_ascii_hexdigit()));
-    let m = log.append(message(Some(&base.id), "hi")).unwrap();
-    let mut host = message(Some(&base.id), "side branch");
-    host.id = Some("host-msg-1".into());
+    assert_eq!(base.id.as_str().len(), 8);
+    assert!(base.id.as_str().bytes().all(|b| b.is_ascii_hexdigit()));
+    let m = log.append(message(Some(base.id.as_str()), "hi")).unwrap();
+    let mut host = message(Some(base.id.as_str()), "side branch");
+    host.id = Some(id("host-msg-1"));
     let h = log.append(host).unwrap();
     assert_eq!(h.id, "host-msg-1");
     let lab = log
@@ -99,7 +103,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 
     for bad in ["", "has space", "tab\there", &"x".repeat(65)] {
         let mut e = message(None, "x");
-        e.id = Some(bad.to_owned());
+        e.id = Some(id(bad));
         let err = log.append(e).unwrap_err();
         assert!(
             matches!(err, SessionError::BadId { ref id } if id == bad),
@@ -122,7 +126,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 
     // A 64-char host id is fine; parentId None is written as null.
     let mut e = message(None, "x");
-    e.id = Some("y".repeat(64));
+    e.id = Some(id(&"y".repeat(64)));
     let ok = log.append(e).unwrap();
     assert_eq!(ok.raw["parentId"], Value::Null);
 }
@@ -147,9 +151,9 @@ fn unknown_fields_and_types_survive() {
         let again: Value = serde_json::from_str(&e.to_line()).unwrap();
         assert_eq!(again, v);
     }
-    let mc = ix.get("aaaa0002").unwrap().clone();
+    let mc = ix.get(&id("aaaa0002")).unwrap().clone();
     assert_eq!(mc.entry_type, "model_change");
-    assert_eq!(ix.checkpoint_at("aaaa0003").unwrap().id, "aaaa0001");
+    assert_eq!(ix.checkpoint_at(&id("aaaa0003")).unwrap().id, "aaaa0001");
     assert_eq!(ix.leaf().unwrap().id, "aaaa0003");
 
     // Appending never rewrites what was there.
@@ -158,11 +162,8 @@ fn unknown_fields_and_types_survive() {
     let now = fs::read_to_string(&path).unwrap();
     assert!(now.starts_with(&original));
     let (log, _) = SessionLog::open(&path, false).unwrap();
-    assert_eq!(log.index().get("aaaa0002").unwrap(), &mc);
-    assert_eq!(
-        log.index().leaf().unwrap().parent_id.as_deref(),
-        Some("aaaa0002")
-    );
+    assert_eq!(log.index().get(&id("aaaa0002")).unwrap(), &mc);
+    assert_eq!(log.index().leaf().unwrap().parent_id, Some(id("aaaa0002")));
 }
 
 #[test]
@@ -463,14 +464,16 @@ fn generated_ids_avoid_existing_ones() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     let mut log = SessionLog::create(&path, "/p", false).unwrap();
-    let mut parent: Option<String> = None;
+    let mut parent: Option<EntryId> = None;
     for _ in 0..200 {
-        let e = log.append(message(parent.as_deref(), "x")).unwrap();
+        let e = log
+            .append(message(parent.as_ref().map(EntryId::as_str), "x"))
+            .unwrap();
         parent = Some(e.id);
     }
     assert_eq!(log.index().len(), 200);
     assert_eq!(
-        log.index().path_to_root(parent.as_deref().unwrap()).len(),
+        log.index().path_to_root(parent.as_ref().unwrap()).len(),
         200
     );
 }
@@ -485,10 +488,10 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let mut log = SessionLog::create(&path, "/p", false).unwrap();
-        let mut ids: Vec<String> = Vec::new();
+        let mut ids: Vec<EntryId> = Vec::new();
         for (n, (parent, kind)) in spec.iter().enumerate() {
             let parent = parent.as_ref().filter(|_| n > 0).map(|p| ids[p.index(n)].clone());
-            let p = parent.as_deref();
+            let p = parent.as_ref().map(EntryId::as_str);
             let e = match kind {
                 0 => snapshot(p, &format!("tree{n}")),
                 1 => NewEntry::custom("unrevert-point", parent.clone(),
@@ -526,7 +529,7 @@ fn a_parked_log_reopens_by_its_tail() {
     // Another process appends while it is parked.
     {
         let (mut other, _) = SessionLog::open(&path, false).unwrap();
-        other.append(message(Some(&a.id), "b")).unwrap();
+        other.append(message(Some(a.id.as_str()), "b")).unwrap();
     }
     let (log, report) = SessionLog::reopen(parked).unwrap();
     assert_eq!(report.torn_tail, None);
