@@ -84,7 +84,7 @@ use rewind::engine::api::{
 };
 use rewind::engine::{Engine, EngineConfig};
 use rewind::session::EntryId;
-use rewind::store::{EntryKind, ObjectId};
+use rewind::store::EntryKind;
 use rewind::working_copy::ScanOptions;
 
 #[path = "common/corpus.rs"]
@@ -983,9 +983,9 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
             .log()
             .index()
             .first_snapshot()
-            .and_then(|e| e.recorded_tree().map(str::to_string))
+            .and_then(|e| e.recorded_tree())
             .ok_or_else(|| anyhow!("no baseline"))?;
-        let flat = rewind::store::flatten(engine.store(), &ObjectId::from_hex(&tree)?)?;
+        let flat = rewind::store::flatten(engine.store(), &tree)?;
         corpus.files = flat
             .into_iter()
             .filter(|(_, e)| e.kind == EntryKind::File)

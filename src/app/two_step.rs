@@ -6,6 +6,7 @@
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
 use rewind::session::EntryId;
+use rewind::store::ObjectId;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -26,13 +27,13 @@ where
 pub fn plan_token(
     op: &Value,
     plan: &Value,
-    working_tree: &str,
+    working_tree: &ObjectId,
     leaf: Option<&EntryId>,
 ) -> Result<String, FrontError> {
     let text = serde_json::to_string(&json!({
         "op": op,
         "plan": plan,
-        "workingTreeHash": working_tree,
+        "workingTreeHash": working_tree.to_hex(),
         // "" for no leaf, as the wire spells it, so tokens read as before.
         "leafId": leaf.map_or("", EntryId::as_str),
     }))
@@ -52,7 +53,7 @@ pub enum Step<T> {
     Plan {
         plan: T,
         token: String,
-        working_tree: String,
+        working_tree: ObjectId,
         stale: bool,
     },
 }
@@ -103,18 +104,22 @@ mod tests {
         let op = json!({"tool": "restore", "target": "a"});
         let plan = json!({"restored": ["x"]});
         let l = EntryId::from_input("l");
-        let t = plan_token(&op, &plan, "w", Some(&l)).unwrap();
+        let w = ObjectId::of(b"w");
+        let t = plan_token(&op, &plan, &w, Some(&l)).unwrap();
         assert_eq!(t.len(), 32);
-        assert_eq!(t, plan_token(&op, &plan, "w", Some(&l)).unwrap());
+        assert_eq!(t, plan_token(&op, &plan, &w, Some(&l)).unwrap());
         assert_ne!(
             t,
-            plan_token(&json!({"tool": "undo"}), &plan, "w", Some(&l)).unwrap()
+            plan_token(&json!({"tool": "undo"}), &plan, &w, Some(&l)).unwrap()
         );
-        assert_ne!(t, plan_token(&op, &json!({}), "w", Some(&l)).unwrap());
-        assert_ne!(t, plan_token(&op, &plan, "w2", Some(&l)).unwrap());
+        assert_ne!(t, plan_token(&op, &json!({}), &w, Some(&l)).unwrap());
         assert_ne!(
             t,
-            plan_token(&op, &plan, "w", Some(&EntryId::from_input("l2"))).unwrap()
+            plan_token(&op, &plan, &ObjectId::of(b"w2"), Some(&l)).unwrap()
+        );
+        assert_ne!(
+            t,
+            plan_token(&op, &plan, &w, Some(&EntryId::from_input("l2"))).unwrap()
         );
     }
 

@@ -264,7 +264,7 @@ impl Engine {
             }
         } else if config.resume == ResumeMode::RecordOutside {
             // Resume: record edits made while no sidecar was running.
-            let recorded = engine.recorded_tree()?;
+            let recorded = engine.recorded_tree();
             let prior = engine.flat(recorded)?;
             let state = engine.scan_working(None, &prior)?;
             if Some(state.tree) != recorded {

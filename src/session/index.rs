@@ -6,6 +6,7 @@ use super::entry::{Entry, CUSTOM_STEP_SNAPSHOT};
 use super::error::SessionError;
 use super::ids::EntryId;
 use super::records::Label;
+use crate::store::ObjectId;
 
 /// Entries in file order plus what is derived from them at insert time.
 ///
@@ -240,7 +241,7 @@ impl SessionIndex {
     }
 
     /// The recorded state: `working_tree()` of the last entry in file order that has one.
-    pub fn latest_working_tree(&self) -> Option<&str> {
+    pub fn latest_working_tree(&self) -> Option<ObjectId> {
         self.entries[self.latest_working_tree?].working_tree()
     }
 }
@@ -259,16 +260,22 @@ pub(crate) mod tests {
         Entry::from_value(v).unwrap()
     }
 
-    fn snap(id: &str, parent: Option<&str>, tree: &str) -> Entry {
+    /// A tree id named after `name`, for lines that need a well-formed hash.
+    fn tree(name: &str) -> ObjectId {
+        ObjectId::of(name.as_bytes())
+    }
+
+    fn snap(id: &str, parent: Option<&str>, t: &str) -> Entry {
         mk(
             json!({"type":"custom","customType":"step-snapshot","id":id,"parentId":parent,
-            "timestamp":"t","data":{"snapshotTreeHash":tree}}),
+            "timestamp":"t","data":{"snapshotTreeHash":tree(t).to_hex()}}),
         )
     }
-    fn unrevert(id: &str, parent: Option<&str>, tree: &str) -> Entry {
+    fn unrevert(id: &str, parent: Option<&str>, t: &str) -> Entry {
         mk(
             json!({"type":"custom","customType":"unrevert-point","id":id,"parentId":parent,
-            "timestamp":"t","data":{"preRollbackTreeHash":"zzz","workingTreeHash":tree}}),
+            "timestamp":"t","data":{"preRollbackTreeHash":tree("zzz").to_hex(),
+            "workingTreeHash":tree(t).to_hex()}}),
         )
     }
     fn msg(id: &str, parent: Option<&str>) -> Entry {
@@ -289,7 +296,8 @@ pub(crate) mod tests {
         let with_diff = |id: &str, parent: Option<&str>, ty: &str, diff: Value| {
             mk(
                 json!({"type":"custom","customType":ty,"id":id,"parentId":parent,
-                "timestamp":"t","data":{"snapshotTreeHash":"t","workingTreeHash":"t","diff":diff}}),
+                "timestamp":"t","data":{"snapshotTreeHash":tree("t").to_hex(),
+                "workingTreeHash":tree("t").to_hex(),"diff":diff}}),
             )
         };
         for e in [
@@ -334,7 +342,7 @@ pub(crate) mod tests {
             msg("m4", Some("u1")),
             mk(
                 json!({"type":"custom","customType":"navigation","id":"nav","parentId":"base",
-                "timestamp":"t","data":{"workingTreeHash":"t0"}}),
+                "timestamp":"t","data":{"workingTreeHash":tree("t0").to_hex()}}),
             ),
         ] {
             ix.insert(e).unwrap();
@@ -355,7 +363,7 @@ pub(crate) mod tests {
         assert_eq!(cp(&ix, "u1"), Some("u1"));
         assert_eq!(
             ix.checkpoint_at(&id("u1")).unwrap().recorded_tree(),
-            Some("t0b")
+            Some(tree("t0b"))
         );
         assert_eq!(cp(&ix, "m4"), Some("u1"));
         assert_eq!(cp(&ix, "nav"), Some("base"));
@@ -461,27 +469,27 @@ pub(crate) mod tests {
     #[test]
     fn latest_custom_and_working_tree() {
         let mut ix = sample();
-        assert_eq!(ix.latest_working_tree(), Some("t0"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t0")));
         assert!(ix.latest_of_custom_type("approval").is_none());
         assert_eq!(ix.latest_of_custom_type("step-snapshot").unwrap().id, "s1");
         ix.insert(mk(
             json!({"type":"custom","customType":"approval","id":"a1","parentId":"m2",
-            "timestamp":"t","data":{"approvedTreeHash":"t1"}}),
+            "timestamp":"t","data":{"approvedTreeHash":tree("t1").to_hex()}}),
         ))
         .unwrap();
         ix.insert(msg("m5", Some("a1"))).unwrap();
         ix.insert(mk(
             json!({"type":"custom","customType":"approval","id":"a2","parentId":"m4",
-            "timestamp":"t","data":{"approvedTreeHash":"t0b"}}),
+            "timestamp":"t","data":{"approvedTreeHash":tree("t0b").to_hex()}}),
         ))
         .unwrap();
         assert_eq!(ix.latest_of_custom_type("approval").unwrap().id, "a2");
         // Messages and approvals carry no working tree; the last carrier still counts.
-        assert_eq!(ix.latest_working_tree(), Some("t0"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t0")));
         ix.insert(snap("s2", Some("m5"), "t2")).unwrap();
-        assert_eq!(ix.latest_working_tree(), Some("t2"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t2")));
         ix.insert(unrevert("u2", Some("s2"), "t3")).unwrap();
-        assert_eq!(ix.latest_working_tree(), Some("t3"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t3")));
     }
 
     /// Kinds of entries for the random tree: 0 step-snapshot, 1 unrevert-point,

@@ -93,7 +93,7 @@ pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<
     let poll = (settle / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
     let mut recorded = engine.working_tree_hash()?;
     // The tree last seen, and since when it has not moved.
-    let mut seen = (recorded.clone(), Instant::now());
+    let mut seen = (recorded, Instant::now());
     eprintln!(
         "rewind: watching {} (a checkpoint once writes settle for {} ms; Ctrl-C stops)",
         engine.project_root().display(),

@@ -180,7 +180,7 @@ pub(super) fn two_step<T: Outcome>(
         "staleToken": stale,
         "plan": to_value(&plan)?,
         "confirmToken": fresh,
-        "workingTreeHash": working,
+        "workingTreeHash": working.to_hex(),
     });
     if let Some(files) = plan.plan_files() {
         structured["files"] = json!(files);

@@ -235,7 +235,8 @@ pub struct ResetParams {
 
 #[derive(Debug, Clone)]
 pub struct ResetResult {
-    pub reset_to: String,
+    /// The tree reset to: the last approval's, else the baseline's.
+    pub reset_to: ObjectId,
     pub restore: RestoreResult,
 }
 

@@ -125,8 +125,8 @@ impl Engine {
         // The record holds the diff while it is encoded, then hands it back for the
         // result: a baseline's diff names every file, so it is not copied.
         let mut record = StepSnapshot {
-            baseline_tree_hash: Some(baseline_tree.to_hex()),
-            snapshot_tree_hash: Some(state.tree.to_hex()),
+            baseline_tree_hash: Some(baseline_tree),
+            snapshot_tree_hash: Some(state.tree),
             diff,
             turn_index,
             kind: Some(spec.kind.as_str().to_string()),

@@ -9,7 +9,7 @@ use crate::engine::api::{
     UndoParams,
 };
 use crate::engine::record::snapshot::SnapshotSpec;
-use crate::engine::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
+use crate::engine::{approved_tree, diff_of, tree_of, Engine, EngineError, Result};
 use crate::session::records::{
     Approval, BranchDetails, BranchSummary, Label, Navigation, Record, UnrevertPoint,
 };
@@ -334,9 +334,8 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
                 unrevert.id
             ))
         })?;
-    let target = parse_tree_hash(&pre)?;
     engine.restore_to(
-        target,
+        pre,
         None,
         p.on_conflict.unwrap_or_default(),
         p.preview.unwrap_or(false),
@@ -354,7 +353,7 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
 
 /// `Engine::approve` (the door in engine/mod.rs says what it does).
 pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveResult> {
-    let recorded_tree = engine.recorded_tree()?;
+    let recorded_tree = engine.recorded_tree();
     let recorded = engine.flat(recorded_tree)?;
     let state = engine.scan_working(None, &recorded)?;
     let working = state.tree;
@@ -373,8 +372,8 @@ pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveRe
         .filter(|e| e.custom_type.as_deref() == Some(CUSTOM_STEP_SNAPSHOT))
         .count() as u64;
     let record = Approval {
-        approved_tree_hash: Some(working.to_hex()),
-        working_tree_hash: Some(working.to_hex()),
+        approved_tree_hash: Some(working),
+        working_tree_hash: Some(working),
         snapshots_approved,
         message: p.message,
         extra: Default::default(),
@@ -391,13 +390,7 @@ pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveRe
 /// `Engine::reset` (the door in engine/mod.rs says what it does).
 pub(crate) fn reset(engine: &mut Engine, p: ResetParams) -> Result<ResetResult> {
     let (target_entry, target) = match engine.log.index().latest_of_custom_type(CUSTOM_APPROVAL) {
-        Some(a) => {
-            let h = a
-                .record::<Approval>()
-                .and_then(|a| a.approved_tree_hash)
-                .unwrap_or_default();
-            (a.id.clone(), parse_tree_hash(&h)?)
-        }
+        Some(a) => (a.id.clone(), approved_tree(a)?),
         None => {
             let b = engine
                 .baseline()
@@ -421,7 +414,7 @@ pub(crate) fn reset(engine: &mut Engine, p: ResetParams) -> Result<ResetResult> 
         },
     )?;
     Ok(ResetResult {
-        reset_to: target.to_hex(),
+        reset_to: target,
         restore,
     })
 }

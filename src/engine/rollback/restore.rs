@@ -104,7 +104,7 @@ pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
 impl Engine {
     /// Scan the working directory for a plan.
     pub(crate) fn scan_for_plan(&mut self) -> Result<Scanned> {
-        let recorded_tree = self.recorded_tree()?;
+        let recorded_tree = self.recorded_tree();
         let recorded = self.flat(recorded_tree)?;
         let state = self.scan_working(None, &recorded)?;
         let working = self.flat(Some(state.tree))?;
@@ -366,11 +366,11 @@ impl Engine {
         touched.sort();
         let record = UnrevertPoint {
             kind: Some(op.kind.as_str().to_string()),
-            pre_rollback_tree_hash: Some(plan.working.to_hex()),
-            target_tree_hash: plan.target.map(|t| t.to_hex()),
+            pre_rollback_tree_hash: Some(plan.working),
+            target_tree_hash: plan.target,
             rolled_back_to_leaf: op.target_entry,
             restored_files: touched.into_iter().map(str::to_string).collect(),
-            working_tree_hash: Some(expected_tree.to_hex()),
+            working_tree_hash: Some(expected_tree),
             diff: diff_lists(&changes),
             turn_index: turn,
             old_leaf_id: op.old_leaf_id,

@@ -230,7 +230,7 @@ fn approve_and_reset() {
     t.write("b.txt", "new");
     snap(&mut e);
     let r = e.reset(ResetParams::default()).unwrap();
-    assert_eq!(r.reset_to, ap.approved_tree_hash.to_hex());
+    assert_eq!(r.reset_to, ap.approved_tree_hash);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("2"));
     assert_eq!(read(&t, "b.txt"), None);
     // Undoable like any restore.

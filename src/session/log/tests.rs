@@ -2,6 +2,8 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::{json, Map};
 
+use crate::store::ObjectId;
+
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0f8e4c1a-1111-4222-8333-444455556666","timestamp":"2026-11-21T19:12:00.123Z","cwd":"/abs/project"}"#;
 
 fn write(dir: &tempfile::TempDir, name: &str, content: &str) -> PathBuf {
@@ -30,11 +32,16 @@ fn message(parent: Option<&str>, text: &str) -> NewEntry {
     }
 }
 
-fn snapshot(parent: Option<&str>, tree: &str) -> NewEntry {
+/// A tree id named after `name`, as a record writes it.
+fn tree(name: &str) -> String {
+    ObjectId::of(name.as_bytes()).to_hex()
+}
+
+fn snapshot(parent: Option<&str>, t: &str) -> NewEntry {
     NewEntry::custom(
         "step-snapshot",
         parent.map(id),
-        json!({"snapshotTreeHash":tree,"baselineTreeHash":"b","turnIndex":0}),
+        json!({"snapshotTreeHash":tree(t),"baselineTreeHash":tree("b"),"turnIndex":0}),
     )
 }
 
@@ -135,7 +142,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 fn unknown_fields_and_types_survive() {
     let dir = tempfile::tempdir().unwrap();
     let lines = [
-        r#"{"type":"custom","customType":"step-snapshot","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":{"snapshotTreeHash":"t0","future":{"x":[1,2.5,null,true]}},"extra":"kept"}"#,
+        r#"{"type":"custom","customType":"step-snapshot","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef","future":{"x":[1,2.5,null,true]}},"extra":"kept"}"#,
         r#"{"type":"model_change","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","provider":"p","modelId":"m","nested":{"deep":{"deeper":"ü\u2028"}}}"#,
         r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi\nthere"}],"timestamp":1767225602000}}"#,
     ];
@@ -172,7 +179,7 @@ fn torn_tail_that_parses_is_completed() {
     let last = r#"{"type":"message","id":"bbbb0002","parentId":"bbbb0001","timestamp":"t"}"#;
     let content = format!(
         "{HEADER}\n{}\n{last}",
-        r#"{"type":"custom","customType":"step-snapshot","id":"bbbb0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#
+        r#"{"type":"custom","customType":"step-snapshot","id":"bbbb0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#
     );
     let path = write(&dir, "s.jsonl", &content);
     let (mut log, report) = SessionLog::open(&path, true).unwrap();
@@ -192,7 +199,7 @@ fn torn_tail_that_does_not_parse_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let good = format!(
         "{HEADER}\n{}\n",
-        r#"{"type":"custom","customType":"step-snapshot","id":"cccc0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#
+        r#"{"type":"custom","customType":"step-snapshot","id":"cccc0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#
     );
     let garbage = r#"{"type":"message","id":"cccc0002","par"#;
     let path = write(&dir, "s.jsonl", &format!("{good}{garbage}"));
@@ -299,7 +306,7 @@ fn other_versions_and_bad_headers() {
 #[test]
 fn malformed_middle_line_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    let e1 = r#"{"type":"custom","customType":"step-snapshot","id":"d1","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#;
+    let e1 = r#"{"type":"custom","customType":"step-snapshot","id":"d1","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#;
     let e3 = r#"{"type":"message","id":"d3","parentId":"d1","timestamp":"t"}"#;
     // Garbage on line 3, and a torn tail that must not be repaired since open fails.
     let content = format!("{HEADER}\n{e1}\nnot json\n{e3}\n{{\"torn");
@@ -495,7 +502,7 @@ proptest! {
             let e = match kind {
                 0 => snapshot(p, &format!("tree{n}")),
                 1 => NewEntry::custom("unrevert-point", parent.clone(),
-                    json!({"workingTreeHash": format!("w{n}"), "preRollbackTreeHash":"x"})),
+                    json!({"workingTreeHash": tree(&format!("w{n}")), "preRollbackTreeHash":tree("x")})),
                 2 => message(p, &n.to_string()),
                 _ => NewEntry { entry_type: "whatever".into(), parent_id: parent.clone(),
                     fields: fields(json!({"k":[n]})), ..NewEntry::default() },
