@@ -83,7 +83,8 @@ use rewind::engine::api::{
     FileDiffParams, OnConflict, RangeParams, RestoreFilesParams, SnapshotParams, SnapshotResult,
 };
 use rewind::engine::{Engine, EngineConfig};
-use rewind::store::{EntryKind, ObjectId};
+use rewind::session::EntryId;
+use rewind::store::EntryKind;
 use rewind::working_copy::ScanOptions;
 
 #[path = "common/corpus.rs"]
@@ -597,10 +598,10 @@ fn take_snapshot(engine: &mut Engine) -> Result<(Duration, u64, SnapshotResult)>
     Ok((d, ticks, r?))
 }
 
-fn restore(engine: &mut Engine, target: &str) -> Result<(Duration, u64, usize)> {
+fn restore(engine: &mut Engine, target: &EntryId) -> Result<(Duration, u64, usize)> {
     let (d, ticks, r) = measure(false, || {
         engine.restore_files(RestoreFilesParams {
-            target_entry_id: Some(target.to_string()),
+            target_entry_id: Some(target.clone()),
             on_conflict: Some(OnConflict::Overwrite),
             ..Default::default()
         })
@@ -982,9 +983,9 @@ fn run_corpus(args: &Args, corpus: &mut Corpus) -> Result<CorpusRun> {
             .log()
             .index()
             .first_snapshot()
-            .and_then(|e| e.recorded_tree().map(str::to_string))
+            .and_then(|e| e.recorded_tree())
             .ok_or_else(|| anyhow!("no baseline"))?;
-        let flat = rewind::store::flatten(engine.store(), &ObjectId::from_hex(&tree)?)?;
+        let flat = rewind::store::flatten(engine.store(), &tree)?;
         corpus.files = flat
             .into_iter()
             .filter(|(_, e)| e.kind == EntryKind::File)

@@ -1,7 +1,10 @@
 //! `verify` (the method and `rewind verify`): reads the whole store and says what is wrong,
 //! never repairing anything (docs/reliability.md).
 //!
-//! - every session file the store knows (`sessions/*.jsonl` and registered ones) parses;
+//! - every session file the store knows (`sessions/*.jsonl` and registered ones) parses,
+//!   and every record rewind wrote in it reads as its type: one that does not records
+//!   nothing for the engine (docs/architecture.md "Glossary": checkpoint), so a checkpoint
+//!   would be gone from every list without a word;
 //! - every tree its entries and its restore journal name, every tree below those and every
 //!   blob they hold is stored and hashes to its id;
 //! - every object a stat cache vouches for is stored and hashes right;
@@ -15,7 +18,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use crate::gc::{self, GcError};
-use crate::session::records::collect_tree_hashes;
+use crate::session::records::{collect_tree_hashes, AnyRecord};
 use crate::session::SessionLog;
 use crate::store::{EntryKind, Layout, ObjectId, Store, StoreError};
 use crate::working_copy::StatCache;
@@ -23,7 +26,8 @@ use crate::working_copy::StatCache;
 /// What `verify` found wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum VerifyProblemKind {
-    /// A session file that does not parse.
+    /// A session file that does not parse, or a record rewind wrote in one that does
+    /// not read as its type (a field of the wrong type, a tree hash that is not one).
     Session,
     /// An object a session, a journal or a stat cache names is not stored.
     MissingObject,
@@ -63,24 +67,33 @@ pub fn run(store: &Store) -> Result<VerifyResult, GcError> {
     for (path, _) in gc::session_paths(store)? {
         v.result.sessions += 1;
         let who = path.display().to_string();
-        let mut hashes = Vec::new();
+        let mut trees = Vec::new();
         match SessionLog::open_read_only(&path) {
             Ok(log) => {
                 for e in log.index().entries() {
-                    gc::referenced_trees(e, &path, &mut hashes);
+                    if let Some(Err(err)) = AnyRecord::read(e) {
+                        let kind = e.custom_type.as_deref().unwrap_or(&e.entry_type);
+                        v.problem(
+                            VerifyProblemKind::Session,
+                            who.clone(),
+                            format!("entry {}: its {kind} record cannot be read: {err}", e.id),
+                        );
+                    }
+                    // An unreadable record's trees are still checked: gc keeps them.
+                    gc::referenced_trees(e, &path, &mut trees);
                 }
             }
             Err(err) => v.problem(VerifyProblemKind::Session, who.clone(), err.to_string()),
         }
         if let Ok(bytes) = std::fs::read(Layout::session_journal(&path)) {
             if let Ok(j) = serde_json::from_slice::<Value>(&bytes) {
+                let mut hashes = Vec::new();
                 collect_tree_hashes(&j, false, &mut hashes);
+                trees.extend(hashes.iter().filter_map(|h| ObjectId::from_hex(h).ok()));
             }
         }
-        for h in hashes {
-            if let Ok(id) = ObjectId::from_hex(&h) {
-                v.tree(id, &who);
-            }
+        for id in trees {
+            v.tree(id, &who);
         }
     }
     for path in gc::stat_cache_paths(store)? {

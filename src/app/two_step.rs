@@ -5,6 +5,8 @@
 
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
+use rewind::session::EntryId;
+use rewind::store::ObjectId;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -25,14 +27,15 @@ where
 pub fn plan_token(
     op: &Value,
     plan: &Value,
-    working_tree: &str,
-    leaf: &str,
+    working_tree: &ObjectId,
+    leaf: Option<&EntryId>,
 ) -> Result<String, FrontError> {
     let text = serde_json::to_string(&json!({
         "op": op,
         "plan": plan,
-        "workingTreeHash": working_tree,
-        "leafId": leaf,
+        "workingTreeHash": working_tree.to_hex(),
+        // "" for no leaf, as the wire spells it, so tokens read as before.
+        "leafId": leaf.map_or("", EntryId::as_str),
     }))
     .map_err(|e| FrontError::Internal(format!("serializing the plan: {e}")))?;
     Ok(format!(
@@ -50,7 +53,7 @@ pub enum Step<T> {
     Plan {
         plan: T,
         token: String,
-        working_tree: String,
+        working_tree: ObjectId,
         stale: bool,
     },
 }
@@ -70,7 +73,7 @@ pub fn two_step<T: ToWire<Wire: Serialize> + Clone>(
     let working = engine.working_tree_hash()?;
     let leaf = engine.get_tree()?.leaf_id;
     let plan = run(engine, true)?;
-    let fresh = plan_token(&op, &to_value(&plan)?, &working, &leaf)?;
+    let fresh = plan_token(&op, &to_value(&plan)?, &working, leaf.as_ref())?;
     match token {
         Some(t) if constant_time_eq(t.as_bytes(), fresh.as_bytes()) => {
             Ok(Step::Done(run(engine, false)?))
@@ -100,16 +103,24 @@ mod tests {
     fn tokens_change_with_any_part() {
         let op = json!({"tool": "restore", "target": "a"});
         let plan = json!({"restored": ["x"]});
-        let t = plan_token(&op, &plan, "w", "l").unwrap();
+        let l = EntryId::from_input("l");
+        let w = ObjectId::of(b"w");
+        let t = plan_token(&op, &plan, &w, Some(&l)).unwrap();
         assert_eq!(t.len(), 32);
-        assert_eq!(t, plan_token(&op, &plan, "w", "l").unwrap());
+        assert_eq!(t, plan_token(&op, &plan, &w, Some(&l)).unwrap());
         assert_ne!(
             t,
-            plan_token(&json!({"tool": "undo"}), &plan, "w", "l").unwrap()
+            plan_token(&json!({"tool": "undo"}), &plan, &w, Some(&l)).unwrap()
         );
-        assert_ne!(t, plan_token(&op, &json!({}), "w", "l").unwrap());
-        assert_ne!(t, plan_token(&op, &plan, "w2", "l").unwrap());
-        assert_ne!(t, plan_token(&op, &plan, "w", "l2").unwrap());
+        assert_ne!(t, plan_token(&op, &json!({}), &w, Some(&l)).unwrap());
+        assert_ne!(
+            t,
+            plan_token(&op, &plan, &ObjectId::of(b"w2"), Some(&l)).unwrap()
+        );
+        assert_ne!(
+            t,
+            plan_token(&op, &plan, &w, Some(&EntryId::from_input("l2"))).unwrap()
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::repo_path::PathError;
-use crate::session::SessionError;
+use crate::session::{EntryId, SessionError};
 use crate::store::StoreError;
 use crate::working_copy::{ScanError, WorkingCopyError};
 
@@ -16,7 +16,7 @@ pub enum EngineError {
     #[error(transparent)]
     BadPath(#[from] PathError),
     #[error("unknown entry id {0:?}")]
-    UnknownEntry(String),
+    UnknownEntry(EntryId),
     #[error("unknown tree hash {0:?}")]
     UnknownTree(String),
     #[error("nothing to undo: no unrevert-point on the current path")]

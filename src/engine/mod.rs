@@ -30,7 +30,8 @@ pub use events::{EngineEvent, EventSink};
 pub use open::{default_store_dir, EngineConfig, ResumeMode, Warm};
 
 use crate::repo_path::RepoPath;
-use crate::session::{Entry, SessionLog};
+use crate::session::records::Approval;
+use crate::session::{Entry, EntryId, SessionLog};
 use crate::store::{FlatCache, ObjectId, Store};
 use crate::working_copy::{ScanContext, WorkingCopy, WorkingState};
 
@@ -106,12 +107,12 @@ impl Engine {
     }
 
     /// The session's leaf entry, `None` for an empty session.
-    pub fn leaf(&self) -> Option<&str> {
-        self.log.index().leaf().map(|e| e.id.as_str())
+    pub fn leaf(&self) -> Option<&EntryId> {
+        self.log.index().leaf().map(|e| &e.id)
     }
 
     /// Whether the session has an entry with this id.
-    pub fn has_entry(&self, id: &str) -> bool {
+    pub fn has_entry(&self, id: &EntryId) -> bool {
         self.log.index().contains(id)
     }
 
@@ -146,7 +147,7 @@ impl Engine {
     /// The tree the working directory holds now (scanned, recording
     /// nothing): what `rewind watch` compares to see whether writes have
     /// settled. With the watcher, proportional to what changed.
-    pub fn working_tree_hash(&mut self) -> Result<String> {
+    pub fn working_tree_hash(&mut self) -> Result<ObjectId> {
         query::files::working_tree_hash(self)
     }
 
@@ -243,9 +244,9 @@ impl Engine {
 
     /// The tree recorded by the checkpoint at `id` (docs/protocol.md "checkpoint at
     /// an entry"), with the entry that recorded it.
-    fn checkpoint_tree(&self, id: &str) -> Result<Option<(&Entry, ObjectId)>> {
+    fn checkpoint_tree(&self, id: &EntryId) -> Result<Option<(&Entry, ObjectId)>> {
         if !self.log.index().contains(id) {
-            return Err(EngineError::UnknownEntry(id.to_string()));
+            return Err(EngineError::UnknownEntry(id.clone()));
         }
         match self.log.index().checkpoint_at(id) {
             Some(cp) => Ok(Some((cp, tree_of(cp)?))),
@@ -254,7 +255,7 @@ impl Engine {
     }
 
     /// A parent a host named (it must exist), else the leaf.
-    fn parent_or_leaf(&self, parent: Option<String>) -> Result<Option<String>> {
+    fn parent_or_leaf(&self, parent: Option<EntryId>) -> Result<Option<EntryId>> {
         match parent {
             Some(id) if !self.log.index().contains(&id) => Err(EngineError::UnknownEntry(id)),
             Some(id) => Ok(Some(id)),
@@ -270,8 +271,16 @@ impl Engine {
         }
     }
 
-    fn leaf_id(&self) -> Option<String> {
+    fn leaf_id(&self) -> Option<EntryId> {
         self.log.index().leaf().map(|e| e.id.clone())
+    }
+
+    /// The leaf, for the operations that start from it. A session an engine
+    /// writes has one (its baseline at least); only an empty session read
+    /// as it is has none.
+    fn leaf_or_error(&self) -> Result<EntryId> {
+        self.leaf_id()
+            .ok_or_else(|| EngineError::InvalidParams("the session has no entries".into()))
     }
 
     fn baseline(&self) -> Option<&Entry> {
@@ -279,11 +288,8 @@ impl Engine {
     }
 
     /// The recorded state: the tree the sidecar last observed or wrote.
-    fn recorded_tree(&self) -> Result<Option<ObjectId>> {
-        match self.log.index().latest_working_tree() {
-            Some(h) => Ok(Some(parse_tree_hash(h)?)),
-            None => Ok(None),
-        }
+    fn recorded_tree(&self) -> Option<ObjectId> {
+        self.log.index().latest_working_tree()
     }
 
     /// Scan the working directory into a stored tree
@@ -305,10 +311,13 @@ impl Engine {
                 });
             }
         };
+        // `ScanContext` still takes the recorded tree as the hex a session held before
+        // records were typed; it parses it again only when the scan derives from it.
+        let recorded = self.recorded_tree().map(|t| t.to_hex());
         let ctx = ScanContext {
             store: &self.store,
             trees: &mut self.flat_cache,
-            recorded: self.log.index().latest_working_tree(),
+            recorded: recorded.as_deref(),
             progress: Some(&report),
         };
         Ok(self.working_copy.scan(ctx, scope, prior)?)
@@ -322,10 +331,16 @@ impl Engine {
 
 /// The tree a tree-recording entry recorded.
 fn tree_of(e: &Entry) -> Result<ObjectId> {
-    let h = e
-        .recorded_tree()
-        .ok_or_else(|| EngineError::InvalidParams(format!("entry {} records no tree", e.id)))?;
-    parse_tree_hash(h)
+    e.recorded_tree()
+        .ok_or_else(|| EngineError::InvalidParams(format!("entry {} records no tree", e.id)))
+}
+
+/// The tree an approval approved. An approval without one (written by hand, or a record
+/// that does not read) names no tree: the error an empty hash always gave.
+fn approved_tree(a: &Entry) -> Result<ObjectId> {
+    a.record::<Approval>()
+        .and_then(|a| a.approved_tree_hash)
+        .ok_or_else(|| EngineError::UnknownTree(String::new()))
 }
 
 /// A tree hash a host names; one that does not parse names no tree.

@@ -279,7 +279,7 @@ impl Engine {
             }
         } else if config.resume == ResumeMode::RecordOutside {
             // Resume: record edits made while no sidecar was running.
-            let recorded = engine.recorded_tree()?;
+            let recorded = engine.recorded_tree();
             let prior = engine.flat(recorded)?;
             let state = engine.scan_working(None, &prior)?;
             if Some(state.tree) != recorded {
@@ -381,7 +381,8 @@ impl Engine {
             session_file: self.log.path().to_path_buf(),
             store_dir: self.store.root().to_path_buf(),
             project_root: self.working_copy.root().to_path_buf(),
-            leaf_id: self.leaf_id().unwrap_or_default(),
+            // A session with a baseline has a leaf; the fallback is never taken.
+            leaf_id: self.leaf_id().unwrap_or_else(|| baseline.id.clone()),
             resumed,
             baseline: BaselineInfo {
                 entry_id: baseline.id.clone(),

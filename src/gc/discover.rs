@@ -146,7 +146,7 @@ fn read_session(
         return Ok(None);
     };
     let mut protection = held.then_some(Protection::Held);
-    let mut hashes: Vec<String> = Vec::new();
+    let mut hashes: Vec<ObjectId> = Vec::new();
 
     if meta.len() > 0 {
         match SessionLog::open_read_only(path) {
@@ -187,7 +187,7 @@ fn read_session(
     if journal_trees(path, &mut hashes)? {
         protection.get_or_insert(Protection::Journal);
     }
-    let roots = tree_ids(path, hashes);
+    let roots = tree_ids(hashes);
     if let Some(p) = protection {
         tracing::debug!(path = %path.display(), protection = ?p, "session protected");
     }

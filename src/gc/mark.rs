@@ -21,13 +21,15 @@ use crate::working_copy::StatCache;
 /// record that cannot be read as its type is not taken to reference nothing: every string
 /// under a key ending in `TreeHash` anywhere in its line is kept, the rule gc applied to
 /// every entry before the records were typed.
-pub(crate) fn referenced_trees(e: &Entry, session: &Path, out: &mut Vec<String>) {
+pub(crate) fn referenced_trees(e: &Entry, session: &Path, out: &mut Vec<ObjectId>) {
     match e.referenced_trees() {
         Ok(trees) => out.extend(trees),
         Err(err) => {
             tracing::warn!(%err, id = %e.id, path = %session.display(),
                 "a rewind record cannot be read; keeping every tree it may name");
-            collect_tree_hashes_map(&e.raw, out);
+            let mut hashes = Vec::new();
+            collect_tree_hashes_map(&e.raw, &mut hashes);
+            parse_hashes(session, hashes, out);
         }
     }
 }
@@ -35,12 +37,14 @@ pub(crate) fn referenced_trees(e: &Entry, session: &Path, out: &mut Vec<String>)
 /// Adds the trees the restore journal beside `session` names to `out`;
 /// whether there is a readable one (it protects the session: its next open
 /// completes the restore).
-pub(super) fn journal_trees(session: &Path, out: &mut Vec<String>) -> Result<bool, GcError> {
+pub(super) fn journal_trees(session: &Path, out: &mut Vec<ObjectId>) -> Result<bool, GcError> {
     let journal = Layout::session_journal(session);
     match fs::read(&journal) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => {
-                collect_tree_hashes(&v, false, out);
+                let mut hashes = Vec::new();
+                collect_tree_hashes(&v, false, &mut hashes);
+                parse_hashes(session, hashes, out);
                 Ok(true)
             }
             // The engine drops an unreadable journal on open; it keeps nothing alive.
@@ -54,23 +58,23 @@ pub(super) fn journal_trees(session: &Path, out: &mut Vec<String>) -> Result<boo
     }
 }
 
-/// The tree ids among `hashes` (what `session` names), each once, in order.
-pub(super) fn tree_ids(session: &Path, hashes: Vec<String>) -> Vec<ObjectId> {
-    let mut roots = Vec::with_capacity(hashes.len());
-    let mut seen = HashSet::new();
+/// The tree ids among strings found by key in untyped JSON (a record that does not read,
+/// a journal) that `session` names; the others name no tree.
+fn parse_hashes(session: &Path, hashes: Vec<String>, out: &mut Vec<ObjectId>) {
     for h in hashes {
         match ObjectId::from_hex(&h) {
-            Ok(id) => {
-                if seen.insert(id) {
-                    roots.push(id);
-                }
-            }
+            Ok(id) => out.push(id),
             Err(_) => {
                 tracing::debug!(path = %session.display(), value = %h, "not a tree hash; ignored");
             }
         }
     }
-    roots
+}
+
+/// `trees`, each once, in order.
+pub(super) fn tree_ids(trees: Vec<ObjectId>) -> Vec<ObjectId> {
+    let mut seen = HashSet::with_capacity(trees.len());
+    trees.into_iter().filter(|id| seen.insert(*id)).collect()
 }
 
 /// What a walk reached: every object id, and the trees already walked.

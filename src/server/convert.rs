@@ -18,6 +18,7 @@ use super::protocol as wire;
 use crate::engine::api;
 use crate::engine::{EngineError, EngineEvent};
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::ObjectId;
 
 /// An engine value's wire form.
@@ -86,6 +87,21 @@ impl ToWire for ObjectId {
 impl FromWire<String> for ObjectId {
     fn from_wire(wire: String) -> Result<Self, EngineError> {
         crate::engine::parse_tree_hash(&wire)
+    }
+}
+
+impl ToWire for EntryId {
+    type Wire = String;
+    fn to_wire(self) -> String {
+        self.into_string()
+    }
+}
+
+/// Any text: whether it names an entry is the engine's question (unknown
+/// entry), and a new entry's id is checked when it is appended.
+impl FromWire<String> for EntryId {
+    fn from_wire(wire: String) -> Result<Self, EngineError> {
+        Ok(EntryId::from_input(wire))
     }
 }
 
@@ -203,7 +219,7 @@ fn point(entry: Option<String>, hash: Option<String>) -> Result<Option<api::Poin
             ))
         }
         (Some(s), None) | (None, Some(s)) if s == api::Point::WORKING => Some(api::Point::Working),
-        (Some(id), None) => Some(api::Point::Entry(id)),
+        (Some(id), None) => Some(api::Point::Entry(EntryId::from_input(id))),
         (None, Some(h)) => Some(api::Point::Tree(ObjectId::from_wire(h)?)),
         (None, None) => None,
     })
@@ -253,9 +269,7 @@ to_wire_structs! {
     AppendEntryResult { entry_id, existed }
     EntryIdResult { entry_id }
     StageFilesResult { staged }
-    GetTreeResult { entries, leaf_id }
     TreeEntryInfo { id, parent_id, entry_type, custom_type, label, timestamp }
-    ListCheckpointsResult { checkpoints, initial_entry_id }
     CheckpointInfo {
         entry_id, parent_id, kind, label, note, tool, git_branch, timestamp, tree_hash,
         turn_index, added, modified, deleted, not_captured, on_current_path,
@@ -295,6 +309,37 @@ to_wire_structs! {
     }
     VerifyResult { ok, sessions, stat_caches, objects, problems }
     VerifyProblem { kind, subject, detail }
+}
+
+/// The wire has no null for "no entry": a session without entries (or
+/// without a baseline) reports its leaf (or baseline) as `""`.
+fn entry_or_empty(id: Option<EntryId>) -> String {
+    id.map(EntryId::into_string).unwrap_or_default()
+}
+
+impl ToWire for api::GetTreeResult {
+    type Wire = wire::GetTreeResult;
+    fn to_wire(self) -> wire::GetTreeResult {
+        let api::GetTreeResult { entries, leaf_id } = self;
+        wire::GetTreeResult {
+            entries: entries.to_wire(),
+            leaf_id: entry_or_empty(leaf_id),
+        }
+    }
+}
+
+impl ToWire for api::ListCheckpointsResult {
+    type Wire = wire::ListCheckpointsResult;
+    fn to_wire(self) -> wire::ListCheckpointsResult {
+        let api::ListCheckpointsResult {
+            checkpoints,
+            initial_entry_id,
+        } = self;
+        wire::ListCheckpointsResult {
+            checkpoints: checkpoints.to_wire(),
+            initial_entry_id: entry_or_empty(initial_entry_id),
+        }
+    }
 }
 
 impl ToWire for api::CheckpointKind {
@@ -345,7 +390,7 @@ impl ToWire for api::Opened {
             session_file: self.session_file.to_wire(),
             store_dir: self.store_dir.to_wire(),
             project_root: self.project_root.to_wire(),
-            leaf_id: self.leaf_id,
+            leaf_id: self.leaf_id.to_wire(),
             resumed: self.resumed,
             baseline: self.baseline.to_wire(),
             recovered: self.recovered.to_wire(),
@@ -436,7 +481,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        assert_eq!(r.from, Some(api::Point::Entry("e1".into())));
+        assert_eq!(r.from, Some(api::Point::Entry(EntryId::from_input("e1"))));
         assert_eq!(r.to, Some(api::Point::Working));
         // An entry id is an entry id even when it looks like a hash.
         let hex = "0123456789abcdef0123456789abcdef";
@@ -445,14 +490,14 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        assert_eq!(r.to, Some(api::Point::Entry(hex.into())));
+        assert_eq!(r.to, Some(api::Point::Entry(EntryId::from_input(hex))));
     }
 
     #[test]
     fn results_keep_their_wire_spelling() {
         let id = ObjectId::from_hex("0123456789abcdef0123456789abcdef").unwrap();
         let r = api::ApproveResult {
-            approved_entry_id: "e1".into(),
+            approved_entry_id: EntryId::from_input("e1"),
             approved_tree_hash: id,
             snapshots_approved: 2,
         };

@@ -4,11 +4,12 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 use super::error::SessionError;
-use super::ids::{new_session_id, now_iso};
+use super::ids::{new_session_id, now_iso, EntryId};
 use super::records::{
     collect_tree_hashes_map, AnyRecord, Approval, Diff, Navigation, Record, StepSnapshot,
     UnrevertPoint,
 };
+use crate::store::ObjectId;
 
 /// The session format version rewind reads and writes (pi's v3).
 pub const SESSION_VERSION: u32 = 3;
@@ -37,8 +38,8 @@ const HEADER_KEYS: [&str; 5] = ["type", "version", "id", "timestamp", "cwd"];
 /// rewind's own records are read from `raw` through the types in `session::records`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
-    pub id: String,
-    pub parent_id: Option<String>,
+    pub id: EntryId,
+    pub parent_id: Option<EntryId>,
     pub entry_type: String,
     /// `customType`, for `custom` entries only.
     pub custom_type: Option<String>,
@@ -52,8 +53,8 @@ pub struct Entry {
 /// See [`Entry::facts`](Entry).
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Facts {
-    recorded_tree: Option<String>,
-    working_tree: Option<String>,
+    recorded_tree: Option<ObjectId>,
+    working_tree: Option<ObjectId>,
     turn_index: u64,
     /// A step-snapshot's or an unrevert-point's `kind`.
     kind: Option<String>,
@@ -65,20 +66,23 @@ struct Facts {
 
 impl Facts {
     /// From the entry's record; an entry that is not rewind's, or whose record cannot be
-    /// read, records nothing.
+    /// read, records nothing. An unreadable record is not dropped in silence: it is logged
+    /// here, and `rewind verify` lists it (`crate::verify`), since a checkpoint whose
+    /// record does not read is a checkpoint the engine no longer offers.
     fn of(e: &Entry) -> Facts {
         fn ok<R: Record>(e: &Entry) -> Option<R> {
             match R::read(e)? {
                 Ok(r) => Some(r),
                 Err(err) => {
-                    tracing::debug!(id = %e.id, %err, "unreadable rewind record; it records nothing");
+                    tracing::warn!(id = %e.id, kind = R::CUSTOM_TYPE.unwrap_or(R::TYPE), %err,
+                        "a rewind record cannot be read; it records nothing (`rewind verify` lists it)");
                     None
                 }
             }
         }
         if let Some(s) = ok::<StepSnapshot>(e) {
             Facts {
-                working_tree: s.snapshot_tree_hash.clone(),
+                working_tree: s.snapshot_tree_hash,
                 recorded_tree: s.snapshot_tree_hash,
                 turn_index: s.turn_index,
                 kind: s.kind,
@@ -87,7 +91,7 @@ impl Facts {
             }
         } else if let Some(u) = ok::<UnrevertPoint>(e) {
             Facts {
-                working_tree: u.working_tree_hash.clone(),
+                working_tree: u.working_tree_hash,
                 recorded_tree: u.working_tree_hash,
                 turn_index: u.turn_index,
                 kind: u.kind,
@@ -132,8 +136,8 @@ impl Entry {
 
     /// The checkpoint this entry records: a step-snapshot's `snapshotTreeHash`, an
     /// unrevert-point's `workingTreeHash` (the tree the restore left on disk).
-    pub fn recorded_tree(&self) -> Option<&str> {
-        self.facts.recorded_tree.as_deref()
+    pub fn recorded_tree(&self) -> Option<ObjectId> {
+        self.facts.recorded_tree
     }
 
     /// A tree-recording entry's `turnIndex` (0 for other entries).
@@ -176,26 +180,25 @@ impl Entry {
     /// entry, if the entry carries it: a step-snapshot's `snapshotTreeHash`, otherwise the
     /// `data.workingTreeHash` of the sidecar's own entries (unrevert-points, approvals,
     /// navigation markers). A host's entry cannot set it: its `data` is the host's.
-    pub fn working_tree(&self) -> Option<&str> {
-        self.facts.working_tree.as_deref()
+    pub fn working_tree(&self) -> Option<ObjectId> {
+        self.facts.working_tree
     }
 
     /// The trees this entry references, for gc's mark phase: those of its record (plus, so
-    /// that an older gc keeps what a newer writer references, any string under a field
-    /// the record does not know whose name ends in `TreeHash`). Entries that are not
-    /// rewind's reference none. An `Err` is a rewind record that cannot be read: the
-    /// caller must not take it as referencing nothing.
-    pub fn referenced_trees(&self) -> Result<Vec<String>, serde_json::Error> {
+    /// that an older gc keeps what a newer writer references, any tree hash under a field
+    /// the record does not know whose name ends in `TreeHash`; a string there that is not
+    /// a tree hash names no tree). Entries that are not rewind's reference none. An `Err`
+    /// is a rewind record that cannot be read: the caller must not take it as referencing
+    /// nothing.
+    pub fn referenced_trees(&self) -> Result<Vec<ObjectId>, serde_json::Error> {
         let Some(record) = AnyRecord::read(self) else {
             return Ok(Vec::new());
         };
         let record = record?;
-        let mut out: Vec<String> = record
-            .tree_hashes()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        collect_tree_hashes_map(record.extra(), &mut out);
+        let mut out = record.tree_hashes();
+        let mut unknown = Vec::new();
+        collect_tree_hashes_map(record.extra(), &mut unknown);
+        out.extend(unknown.iter().filter_map(|h| ObjectId::from_hex(h).ok()));
         Ok(out)
     }
 
@@ -211,11 +214,11 @@ impl Entry {
             return Err(malformed("not a JSON object"));
         };
         let entry_type = required_str(&raw, "type")?;
-        let id = required_str(&raw, "id")?;
+        let id = EntryId::from_input(required_str(&raw, "id")?);
         let timestamp = required_str(&raw, "timestamp")?;
         let parent_id = match raw.get("parentId") {
             None | Some(Value::Null) => None,
-            Some(Value::String(p)) => Some(p.clone()),
+            Some(Value::String(p)) => Some(EntryId::from_input(p.as_str())),
             Some(_) => return Err(malformed("\"parentId\" is neither a string nor null")),
         };
         let custom_type = if entry_type == TYPE_CUSTOM {
@@ -246,8 +249,8 @@ pub struct NewEntry {
     pub entry_type: String,
     pub custom_type: Option<String>,
     /// The host's id, else a generated 8-hex one.
-    pub id: Option<String>,
-    pub parent_id: Option<String>,
+    pub id: Option<EntryId>,
+    pub parent_id: Option<EntryId>,
     /// Extra top-level fields (`data`, `targetId`, `label`, `role`, ...). Keys that name the
     /// fields above (`type`, `customType`, `id`, `parentId`, `timestamp`) are ignored:
     /// the typed fields own them, and a line must not carry a key twice.
@@ -256,7 +259,7 @@ pub struct NewEntry {
 
 impl NewEntry {
     /// A `custom` entry with `customType` and `data`.
-    pub fn custom(custom_type: &str, parent_id: Option<String>, data: Value) -> NewEntry {
+    pub fn custom(custom_type: &str, parent_id: Option<EntryId>, data: Value) -> NewEntry {
         let mut fields = Map::new();
         fields.insert("data".to_owned(), data);
         NewEntry {
@@ -269,16 +272,17 @@ impl NewEntry {
     }
 
     /// Builds the entry's line as an object, with `id` and `timestamp` decided.
-    pub(crate) fn into_raw(self, id: &str, timestamp: &str) -> Map<String, Value> {
+    pub(crate) fn into_raw(self, id: &EntryId, timestamp: &str) -> Map<String, Value> {
         let mut raw = Map::new();
         raw.insert("type".to_owned(), Value::String(self.entry_type));
         if let Some(ct) = self.custom_type {
             raw.insert("customType".to_owned(), Value::String(ct));
         }
-        raw.insert("id".to_owned(), Value::String(id.to_owned()));
+        raw.insert("id".to_owned(), Value::String(id.as_str().to_owned()));
         raw.insert(
             "parentId".to_owned(),
-            self.parent_id.map_or(Value::Null, Value::String),
+            self.parent_id
+                .map_or(Value::Null, |p| Value::String(p.into_string())),
         );
         raw.insert("timestamp".to_owned(), Value::String(timestamp.to_owned()));
         for (k, v) in self.fields {
@@ -374,11 +378,16 @@ mod tests {
         Entry::from_value(v).unwrap()
     }
 
+    /// A tree id named after `name`, for lines that need a well-formed hash.
+    fn tree(name: &str) -> ObjectId {
+        ObjectId::of(name.as_bytes())
+    }
+
     #[test]
     fn from_value_reads_required_fields() {
         let e = entry(
             json!({"type":"custom","customType":"step-snapshot","id":"a1b2c3d4",
-            "parentId":null,"timestamp":"2026-11-21T19:12:00.123Z","data":{"snapshotTreeHash":"t1"}}),
+            "parentId":null,"timestamp":"2026-11-21T19:12:00.123Z","data":{"snapshotTreeHash":tree("t1").to_hex()}}),
         );
         assert_eq!(e.id, "a1b2c3d4");
         assert_eq!(e.parent_id, None);
@@ -386,14 +395,14 @@ mod tests {
         assert_eq!(e.custom_type.as_deref(), Some("step-snapshot"));
         assert_eq!(e.timestamp, "2026-11-21T19:12:00.123Z");
         assert!(e.is_tree_recording());
-        assert_eq!(e.recorded_tree(), Some("t1"));
-        assert_eq!(e.working_tree(), Some("t1"));
+        assert_eq!(e.recorded_tree(), Some(tree("t1")));
+        assert_eq!(e.working_tree(), Some(tree("t1")));
 
         // parentId may be absent.
         let e = entry(json!({"type":"x","id":"i","timestamp":"t"}));
         assert_eq!(e.parent_id, None);
         let e = entry(json!({"type":"x","id":"i","timestamp":"t","parentId":"p"}));
-        assert_eq!(e.parent_id.as_deref(), Some("p"));
+        assert_eq!(e.parent_id, Some(EntryId::from_input("p")));
     }
 
     #[test]
@@ -420,19 +429,19 @@ mod tests {
     fn recorded_and_working_trees() {
         let up = entry(
             json!({"type":"custom","customType":"unrevert-point","id":"u","timestamp":"t",
-            "data":{"preRollbackTreeHash":"pre","workingTreeHash":"w"}}),
+            "data":{"preRollbackTreeHash":tree("pre").to_hex(),"workingTreeHash":tree("w").to_hex()}}),
         );
         assert!(up.is_tree_recording());
-        assert_eq!(up.recorded_tree(), Some("w"));
-        assert_eq!(up.working_tree(), Some("w"));
+        assert_eq!(up.recorded_tree(), Some(tree("w")));
+        assert_eq!(up.working_tree(), Some(tree("w")));
 
         let nav = entry(
             json!({"type":"custom","customType":"navigation","id":"n","timestamp":"t",
-            "data":{"workingTreeHash":"w2"}}),
+            "data":{"workingTreeHash":tree("w2").to_hex()}}),
         );
         assert!(!nav.is_tree_recording());
         assert_eq!(nav.recorded_tree(), None);
-        assert_eq!(nav.working_tree(), Some("w2"));
+        assert_eq!(nav.working_tree(), Some(tree("w2")));
 
         let msg = entry(json!({"type":"message","id":"m","timestamp":"t","role":"user"}));
         assert_eq!(msg.data(), None);
@@ -441,7 +450,7 @@ mod tests {
         // customType only counts on custom entries.
         let odd = entry(
             json!({"type":"message","customType":"step-snapshot","id":"m",
-            "timestamp":"t","data":{"snapshotTreeHash":"x"}}),
+            "timestamp":"t","data":{"snapshotTreeHash":tree("x").to_hex()}}),
         );
         assert_eq!(odd.custom_type, None);
         assert!(!odd.is_tree_recording());
@@ -470,17 +479,17 @@ mod tests {
     fn new_entry_reserved_keys_do_not_override() {
         let mut n = NewEntry::custom(
             "approval",
-            Some("p".into()),
-            json!({"approvedTreeHash":"h"}),
+            Some(EntryId::from_input("p")),
+            json!({"approvedTreeHash":tree("h").to_hex()}),
         );
         n.fields.insert("id".into(), json!("evil"));
         n.fields.insert("type".into(), json!("evil"));
         n.fields.insert("message".into(), json!("ok"));
-        let raw = n.into_raw("abcd0123", "ts");
+        let raw = n.into_raw(&EntryId::from_input("abcd0123"), "ts");
         let e = Entry::from_value(Value::Object(raw)).unwrap();
         assert_eq!(e.id, "abcd0123");
         assert_eq!(e.entry_type, "custom");
-        assert_eq!(e.parent_id.as_deref(), Some("p"));
+        assert_eq!(e.parent_id, Some(EntryId::from_input("p")));
         assert_eq!(e.raw["message"], json!("ok"));
     }
 

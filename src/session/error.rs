@@ -3,6 +3,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::ids::EntryId;
+
 /// Everything that can go wrong reading, indexing or appending to a session file.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -31,13 +33,13 @@ pub enum SessionError {
     UnsupportedVersion { path: PathBuf, version: u64 },
 
     #[error("unknown parent entry {id}")]
-    UnknownParent { id: String },
+    UnknownParent { id: EntryId },
 
     #[error("entry id {id} already exists in the session")]
-    DuplicateId { id: String },
+    DuplicateId { id: EntryId },
 
     #[error("invalid entry id {id:?}: must be 1 to 64 characters without whitespace")]
-    BadId { id: String },
+    BadId { id: EntryId },
 
     /// Empty file, or a first line that is not a `session` header.
     #[error("{} is not a session file (no session header on line 1)", path.display())]
@@ -102,7 +104,7 @@ mod tests {
         };
         assert!(e.to_string().contains("/s/a.jsonl"));
         let e = SessionError::UnknownParent {
-            id: "abcd1234".into(),
+            id: EntryId::from_input("abcd1234"),
         };
         assert!(e.to_string().contains("abcd1234"));
     }

@@ -1,19 +1,100 @@
 //! Entry and session ids, timestamps.
 
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 /// The longest host-supplied entry id accepted (docs/protocol.md "Shared notions").
 pub const MAX_HOST_ID_CHARS: usize = 64;
 
-/// A random id of 8 lowercase hex chars (pi's entry id shape) for which `taken` is false.
+/// The id of one entry of a session (docs/architecture.md "Glossary": entry).
 ///
-/// 32 random bits collide rarely even in long sessions, and a collision just draws again.
-pub fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
-    loop {
-        let id = format!("{:08x}", rand::random::<u32>());
-        if !taken(&id) {
-            return id;
+/// Text, not a number: rewind draws 8 lowercase hex chars ([`EntryId::generate`]), but a
+/// host may name its own entries with up to 64 chars ([`valid_host_id`]) and a session file
+/// holds whatever pi and hosts wrote, so an id read back is kept exactly as spelled. It
+/// serializes as that string, so session lines read and write unchanged.
+///
+/// There is deliberately no `From<String>`: an id comes from a session line, a caller's
+/// request or the generator, each through its own constructor, so a string does not turn
+/// into an id by accident (a path, a hash, a label).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EntryId(String);
+
+impl EntryId {
+    /// An id as read from outside: a session line's `id`, `parentId` or `targetId`, or an
+    /// id a request or a command line names. It is not checked against [`valid_host_id`]:
+    /// an id naming no entry is the lookup's error (unknown entry), and ids pi and hosts
+    /// already wrote must stay readable whatever their shape. A new entry's id supplied by
+    /// a host is checked when it is appended (`SessionLog::append`).
+    pub fn from_input(id: impl Into<String>) -> EntryId {
+        EntryId(id.into())
+    }
+
+    /// A random id of 8 lowercase hex chars (pi's entry id shape) for which `taken` is
+    /// false.
+    ///
+    /// 32 random bits collide rarely even in long sessions, and a collision just draws
+    /// again.
+    pub fn generate(taken: impl Fn(&EntryId) -> bool) -> EntryId {
+        loop {
+            let id = EntryId(format!("{:08x}", rand::random::<u32>()));
+            if !taken(&id) {
+                return id;
+            }
         }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id's text, for the wire edge and other places that hold text.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// The id as written, honouring width and alignment (`{id:<8}` lines up columns).
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// As the string's: messages that quote an id (`{id:?}`) read as they did when ids were
+/// strings.
+impl fmt::Debug for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl AsRef<str> for EntryId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Maps keyed by `EntryId` are looked up with a `&str` (an id a caller typed); `String`'s
+/// `Hash`, `Eq` and `Ord` are `str`'s, so the two agree as `Borrow` requires.
+impl Borrow<str> for EntryId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for EntryId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for EntryId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
     }
 }
 
@@ -70,18 +151,37 @@ mod tests {
     #[test]
     fn entry_ids_are_8_lowercase_hex_and_avoid_taken() {
         for _ in 0..100 {
-            let id = new_entry_id(|_| false);
+            let id = EntryId::generate(|_| false).into_string();
             assert_eq!(id.len(), 8);
             assert!(id.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')));
         }
         // The first two draws are reported taken; the third is accepted.
         let calls = Cell::new(0);
-        let id = new_entry_id(|_| {
+        let id = EntryId::generate(|_| {
             calls.set(calls.get() + 1);
             calls.get() <= 2
         });
         assert_eq!(calls.get(), 3);
-        assert_eq!(id.len(), 8);
+        assert_eq!(id.as_str().len(), 8);
+    }
+
+    #[test]
+    fn entry_ids_read_and_write_as_their_text() {
+        // A host's id of any shape a session file may hold, kept as spelled.
+        for text in ["86ce5c08", "msg-1:ü", "with space", ""] {
+            let id = EntryId::from_input(text);
+            let json = serde_json::to_string(&id).unwrap();
+            assert_eq!(json, serde_json::to_string(text).unwrap());
+            assert_eq!(serde_json::from_str::<EntryId>(&json).unwrap(), id);
+            assert_eq!(id.to_string(), text);
+            // Messages quote ids as they quoted strings.
+            assert_eq!(format!("{id:?}"), format!("{text:?}"));
+        }
+        assert!(serde_json::from_str::<EntryId>("17").is_err());
+        assert_eq!(format!("[{:<6}]", EntryId::from_input("ab")), "[ab    ]");
+        // A map keyed by ids answers a lookup by text.
+        let map = std::collections::HashMap::from([(EntryId::from_input("k"), 1)]);
+        assert_eq!(map.get("k"), Some(&1));
     }
 
     #[test]

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use super::entry::{Entry, CUSTOM_STEP_SNAPSHOT};
 use super::error::SessionError;
+use super::ids::EntryId;
 use super::records::Label;
+use crate::store::ObjectId;
 
 /// Entries in file order plus what is derived from them at insert time.
 ///
@@ -13,7 +15,7 @@ use super::records::Label;
 #[derive(Clone, Debug, Default)]
 pub struct SessionIndex {
     entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<EntryId, usize>,
     parent: Vec<Option<usize>>,
     depth: Vec<usize>,
     children: Vec<Vec<usize>>,
@@ -21,7 +23,7 @@ pub struct SessionIndex {
     checkpoint: Vec<Option<usize>>,
     first_snapshot: Option<usize>,
     /// targetId -> the latest `label` entry naming it.
-    labels: HashMap<String, usize>,
+    labels: HashMap<EntryId, usize>,
     /// customType -> the latest `custom` entry of that type.
     latest_custom: HashMap<String, usize>,
     latest_working_tree: Option<usize>,
@@ -121,11 +123,11 @@ impl SessionIndex {
         self.entries.is_empty()
     }
 
-    pub fn get(&self, id: &str) -> Option<&Entry> {
+    pub fn get(&self, id: &EntryId) -> Option<&Entry> {
         self.by_id.get(id).map(|&i| &self.entries[i])
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    pub fn contains(&self, id: &EntryId) -> bool {
         self.by_id.contains_key(id)
     }
 
@@ -163,7 +165,7 @@ impl SessionIndex {
 
     /// Positions on the path from the root to `id`, root first; empty if
     /// `id` is unknown.
-    pub fn path_positions(&self, id: &str) -> Vec<usize> {
+    pub fn path_positions(&self, id: &EntryId) -> Vec<usize> {
         let mut path = Vec::new();
         let mut cur = self.by_id.get(id).copied();
         while let Some(i) = cur {
@@ -175,13 +177,13 @@ impl SessionIndex {
     }
 
     /// The entry's parent, if it has one.
-    pub fn parent_of(&self, id: &str) -> Option<&Entry> {
+    pub fn parent_of(&self, id: &EntryId) -> Option<&Entry> {
         let i = *self.by_id.get(id)?;
         self.parent[i].map(|p| &self.entries[p])
     }
 
     /// Direct children of `id`, in file order.
-    pub fn children(&self, id: &str) -> Vec<&Entry> {
+    pub fn children(&self, id: &EntryId) -> Vec<&Entry> {
         match self.by_id.get(id) {
             Some(&i) => self.children[i].iter().map(|&c| &self.entries[c]).collect(),
             None => Vec::new(),
@@ -189,7 +191,7 @@ impl SessionIndex {
     }
 
     /// Root first, ending with the entry itself; empty if `id` is unknown.
-    pub fn path_to_root(&self, id: &str) -> Vec<&Entry> {
+    pub fn path_to_root(&self, id: &EntryId) -> Vec<&Entry> {
         self.path_positions(id)
             .into_iter()
             .map(|i| &self.entries[i])
@@ -197,7 +199,7 @@ impl SessionIndex {
     }
 
     /// Whether `ancestor` is on the path from the root to `of`, inclusive.
-    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> bool {
+    pub fn is_ancestor(&self, ancestor: &EntryId, of: &EntryId) -> bool {
         let (Some(&a), Some(&o)) = (self.by_id.get(ancestor), self.by_id.get(of)) else {
             return false;
         };
@@ -214,7 +216,7 @@ impl SessionIndex {
 
     /// The checkpoint at `id`: the latest tree-recording entry (with a recorded tree) on the
     /// path from the root to `id`, inclusive.
-    pub fn checkpoint_at(&self, id: &str) -> Option<&Entry> {
+    pub fn checkpoint_at(&self, id: &EntryId) -> Option<&Entry> {
         let i = *self.by_id.get(id)?;
         self.checkpoint[i].map(|c| &self.entries[c])
     }
@@ -226,7 +228,7 @@ impl SessionIndex {
 
     /// The label and note set on `id` by the latest `label` entry targeting it; None when
     /// there is none or the latest one cleared it (`label` null or absent).
-    pub fn label_of(&self, id: &str) -> Option<(String, Option<String>)> {
+    pub fn label_of(&self, id: &EntryId) -> Option<(String, Option<String>)> {
         let l: Label = self.entries[*self.labels.get(id)?].record()?;
         Some((l.label?, l.note))
     }
@@ -239,7 +241,7 @@ impl SessionIndex {
     }
 
     /// The recorded state: `working_tree()` of the last entry in file order that has one.
-    pub fn latest_working_tree(&self) -> Option<&str> {
+    pub fn latest_working_tree(&self) -> Option<ObjectId> {
         self.entries[self.latest_working_tree?].working_tree()
     }
 }
@@ -250,20 +252,30 @@ pub(crate) mod tests {
     use proptest::prelude::*;
     use serde_json::{json, Value};
 
+    fn id(s: &str) -> EntryId {
+        EntryId::from_input(s)
+    }
+
     pub(crate) fn mk(v: Value) -> Entry {
         Entry::from_value(v).unwrap()
     }
 
-    fn snap(id: &str, parent: Option<&str>, tree: &str) -> Entry {
+    /// A tree id named after `name`, for lines that need a well-formed hash.
+    fn tree(name: &str) -> ObjectId {
+        ObjectId::of(name.as_bytes())
+    }
+
+    fn snap(id: &str, parent: Option<&str>, t: &str) -> Entry {
         mk(
             json!({"type":"custom","customType":"step-snapshot","id":id,"parentId":parent,
-            "timestamp":"t","data":{"snapshotTreeHash":tree}}),
+            "timestamp":"t","data":{"snapshotTreeHash":tree(t).to_hex()}}),
         )
     }
-    fn unrevert(id: &str, parent: Option<&str>, tree: &str) -> Entry {
+    fn unrevert(id: &str, parent: Option<&str>, t: &str) -> Entry {
         mk(
             json!({"type":"custom","customType":"unrevert-point","id":id,"parentId":parent,
-            "timestamp":"t","data":{"preRollbackTreeHash":"zzz","workingTreeHash":tree}}),
+            "timestamp":"t","data":{"preRollbackTreeHash":tree("zzz").to_hex(),
+            "workingTreeHash":tree(t).to_hex()}}),
         )
     }
     fn msg(id: &str, parent: Option<&str>) -> Entry {
@@ -284,7 +296,8 @@ pub(crate) mod tests {
         let with_diff = |id: &str, parent: Option<&str>, ty: &str, diff: Value| {
             mk(
                 json!({"type":"custom","customType":ty,"id":id,"parentId":parent,
-                "timestamp":"t","data":{"snapshotTreeHash":"t","workingTreeHash":"t","diff":diff}}),
+                "timestamp":"t","data":{"snapshotTreeHash":tree("t").to_hex(),
+                "workingTreeHash":tree("t").to_hex(),"diff":diff}}),
             )
         };
         for e in [
@@ -305,12 +318,12 @@ pub(crate) mod tests {
         assert_eq!(ix.changes_to("y"), [3]);
         assert!(ix.changes_to("nope").is_empty());
         assert!(ix.records_tree(0) && ix.records_tree(3) && !ix.records_tree(2));
-        assert_eq!(ix.path_positions("u"), [0, 1, 2, 3]);
+        assert_eq!(ix.path_positions(&id("u")), [0, 1, 2, 3]);
         assert_eq!(ix.at(1).unwrap().id, "s1");
     }
 
-    fn cp<'a>(ix: &'a SessionIndex, id: &str) -> Option<&'a str> {
-        ix.checkpoint_at(id).map(|e| e.id.as_str())
+    fn cp<'a>(ix: &'a SessionIndex, of: &str) -> Option<&'a str> {
+        ix.checkpoint_at(&id(of)).map(|e| e.id.as_str())
     }
 
     /// base ─ m1 ─ s1 ─ m2 ─ l1(label on s1)
@@ -329,7 +342,7 @@ pub(crate) mod tests {
             msg("m4", Some("u1")),
             mk(
                 json!({"type":"custom","customType":"navigation","id":"nav","parentId":"base",
-                "timestamp":"t","data":{"workingTreeHash":"t0"}}),
+                "timestamp":"t","data":{"workingTreeHash":tree("t0").to_hex()}}),
             ),
         ] {
             ix.insert(e).unwrap();
@@ -348,7 +361,10 @@ pub(crate) mod tests {
         // The other branch from m1 never saw s1.
         assert_eq!(cp(&ix, "m3"), Some("base"));
         assert_eq!(cp(&ix, "u1"), Some("u1"));
-        assert_eq!(ix.checkpoint_at("u1").unwrap().recorded_tree(), Some("t0b"));
+        assert_eq!(
+            ix.checkpoint_at(&id("u1")).unwrap().recorded_tree(),
+            Some(tree("t0b"))
+        );
         assert_eq!(cp(&ix, "m4"), Some("u1"));
         assert_eq!(cp(&ix, "nav"), Some("base"));
         assert_eq!(cp(&ix, "nope"), None);
@@ -380,27 +396,30 @@ pub(crate) mod tests {
     fn tree_queries() {
         let ix = sample();
         let ids = |v: Vec<&Entry>| v.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(ix.path_to_root("m4")), ["base", "m1", "m3", "u1", "m4"]);
-        assert_eq!(ids(ix.path_to_root("base")), ["base"]);
-        assert!(ix.path_to_root("nope").is_empty());
-        assert_eq!(ids(ix.children("m1")), ["s1", "m3"]);
-        assert_eq!(ids(ix.children("base")), ["m1", "nav"]);
-        assert!(ix.children("m4").is_empty());
-        assert!(ix.children("nope").is_empty());
-        assert_eq!(ix.parent_of("s1").unwrap().id, "m1");
-        assert!(ix.parent_of("base").is_none());
+        assert_eq!(
+            ids(ix.path_to_root(&id("m4"))),
+            ["base", "m1", "m3", "u1", "m4"]
+        );
+        assert_eq!(ids(ix.path_to_root(&id("base"))), ["base"]);
+        assert!(ix.path_to_root(&id("nope")).is_empty());
+        assert_eq!(ids(ix.children(&id("m1"))), ["s1", "m3"]);
+        assert_eq!(ids(ix.children(&id("base"))), ["m1", "nav"]);
+        assert!(ix.children(&id("m4")).is_empty());
+        assert!(ix.children(&id("nope")).is_empty());
+        assert_eq!(ix.parent_of(&id("s1")).unwrap().id, "m1");
+        assert!(ix.parent_of(&id("base")).is_none());
 
-        assert!(ix.is_ancestor("base", "m4"));
-        assert!(ix.is_ancestor("m4", "m4"));
-        assert!(ix.is_ancestor("m1", "l1"));
-        assert!(!ix.is_ancestor("s1", "m4"));
-        assert!(!ix.is_ancestor("m4", "m1"));
-        assert!(!ix.is_ancestor("nav", "m1"));
-        assert!(!ix.is_ancestor("nope", "m1"));
-        assert!(!ix.is_ancestor("m1", "nope"));
+        assert!(ix.is_ancestor(&id("base"), &id("m4")));
+        assert!(ix.is_ancestor(&id("m4"), &id("m4")));
+        assert!(ix.is_ancestor(&id("m1"), &id("l1")));
+        assert!(!ix.is_ancestor(&id("s1"), &id("m4")));
+        assert!(!ix.is_ancestor(&id("m4"), &id("m1")));
+        assert!(!ix.is_ancestor(&id("nav"), &id("m1")));
+        assert!(!ix.is_ancestor(&id("nope"), &id("m1")));
+        assert!(!ix.is_ancestor(&id("m1"), &id("nope")));
 
-        assert!(ix.contains("u1"));
-        assert_eq!(ix.get("u1").unwrap().entry_type, "custom");
+        assert!(ix.contains(&id("u1")));
+        assert_eq!(ix.get(&id("u1")).unwrap().entry_type, "custom");
         assert_eq!(ix.entries().len(), 9);
         assert_eq!(ix.entries()[3].id, "m2");
     }
@@ -422,8 +441,8 @@ pub(crate) mod tests {
     #[test]
     fn labels_set_clear_and_note() {
         let mut ix = sample();
-        assert_eq!(ix.label_of("s1"), Some(("first".into(), None)));
-        assert_eq!(ix.label_of("m1"), None);
+        assert_eq!(ix.label_of(&id("s1")), Some(("first".into(), None)));
+        assert_eq!(ix.label_of(&id("m1")), None);
         ix.insert(label(
             "l2",
             Some("nav"),
@@ -433,16 +452,16 @@ pub(crate) mod tests {
         ))
         .unwrap();
         assert_eq!(
-            ix.label_of("s1"),
+            ix.label_of(&id("s1")),
             Some(("renamed".into(), Some("why".into())))
         );
         ix.insert(label("l3", Some("l2"), "s1", Value::Null, None))
             .unwrap();
-        assert_eq!(ix.label_of("s1"), None);
+        assert_eq!(ix.label_of(&id("s1")), None);
         ix.insert(label("l4", Some("l3"), "s1", json!("again"), None))
             .unwrap();
         // The latest label entry wins as a whole: its missing note clears the old one.
-        assert_eq!(ix.label_of("s1"), Some(("again".into(), None)));
+        assert_eq!(ix.label_of(&id("s1")), Some(("again".into(), None)));
         // A label entry records no tree: it inherits its parent's checkpoint.
         assert_eq!(cp(&ix, "l4"), Some("base"));
     }
@@ -450,27 +469,27 @@ pub(crate) mod tests {
     #[test]
     fn latest_custom_and_working_tree() {
         let mut ix = sample();
-        assert_eq!(ix.latest_working_tree(), Some("t0"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t0")));
         assert!(ix.latest_of_custom_type("approval").is_none());
         assert_eq!(ix.latest_of_custom_type("step-snapshot").unwrap().id, "s1");
         ix.insert(mk(
             json!({"type":"custom","customType":"approval","id":"a1","parentId":"m2",
-            "timestamp":"t","data":{"approvedTreeHash":"t1"}}),
+            "timestamp":"t","data":{"approvedTreeHash":tree("t1").to_hex()}}),
         ))
         .unwrap();
         ix.insert(msg("m5", Some("a1"))).unwrap();
         ix.insert(mk(
             json!({"type":"custom","customType":"approval","id":"a2","parentId":"m4",
-            "timestamp":"t","data":{"approvedTreeHash":"t0b"}}),
+            "timestamp":"t","data":{"approvedTreeHash":tree("t0b").to_hex()}}),
         ))
         .unwrap();
         assert_eq!(ix.latest_of_custom_type("approval").unwrap().id, "a2");
         // Messages and approvals carry no working tree; the last carrier still counts.
-        assert_eq!(ix.latest_working_tree(), Some("t0"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t0")));
         ix.insert(snap("s2", Some("m5"), "t2")).unwrap();
-        assert_eq!(ix.latest_working_tree(), Some("t2"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t2")));
         ix.insert(unrevert("u2", Some("s2"), "t3")).unwrap();
-        assert_eq!(ix.latest_working_tree(), Some("t3"));
+        assert_eq!(ix.latest_working_tree(), Some(tree("t3")));
     }
 
     /// Kinds of entries for the random tree: 0 step-snapshot, 1 unrevert-point,
@@ -505,7 +524,7 @@ pub(crate) mod tests {
     fn naive_checkpoint(ix: &SessionIndex, id: &str) -> Option<String> {
         let mut cur = Some(id.to_owned());
         while let Some(c) = cur {
-            let e = ix.entries().iter().find(|e| e.id == c)?;
+            let e = ix.entries().iter().find(|e| e.id == *c)?;
             let ct = e.raw.get("customType").and_then(Value::as_str);
             let data = e.raw.get("data");
             let tree = match (e.entry_type.as_str(), ct) {
@@ -532,7 +551,7 @@ pub(crate) mod tests {
         ) {
             let ix = build(&spec);
             for e in ix.entries() {
-                prop_assert_eq!(cp(&ix, &e.id).map(str::to_owned), naive_checkpoint(&ix, &e.id));
+                prop_assert_eq!(cp(&ix, e.id.as_str()).map(str::to_owned), naive_checkpoint(&ix, e.id.as_str()));
                 // path_to_root agrees with is_ancestor.
                 let path = ix.path_to_root(&e.id);
                 for a in ix.entries() {

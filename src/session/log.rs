@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::entry::{Entry, Header, NewEntry, SESSION_VERSION, TYPE_SESSION};
 use super::error::SessionError;
-use super::ids::{new_entry_id, now_iso, valid_host_id};
+use super::ids::{now_iso, valid_host_id, EntryId};
 use super::index::SessionIndex;
 use crate::durability::sync_dir;
 
@@ -315,7 +315,7 @@ impl SessionLog {
         }
         let id = match e.id.take() {
             Some(id) => {
-                if !valid_host_id(&id) {
+                if !valid_host_id(id.as_str()) {
                     return Err(SessionError::BadId { id });
                 }
                 if self.index.contains(&id) {
@@ -323,7 +323,7 @@ impl SessionLog {
                 }
                 id
             }
-            None => new_entry_id(|c| self.index.contains(c)),
+            None => EntryId::generate(|c| self.index.contains(c)),
         };
         if let Some(p) = &e.parent_id {
             if !self.index.contains(p) {

@@ -7,9 +7,12 @@
 //!   `branch_summary` records are the line's own fields after the leading ones.
 //! - Fields a newer writer adds land in `extra` and are written back unchanged.
 //! - Reading is lenient where older or hand-written lines may lack a field (a step-snapshot
-//!   without `snapshotTreeHash` is not a checkpoint, not an error); a field of the wrong
-//!   type makes the whole record unreadable, and its entry is then treated as recording
-//!   nothing (gc falls back to keeping what it names, see [`Entry::referenced_trees`]).
+//!   without `snapshotTreeHash` is not a checkpoint, not an error), and strict about the
+//!   fields it finds: a field of the wrong type, or a tree hash that is not 32 lowercase
+//!   hex digits (`ObjectId`), makes the whole record unreadable. Its entry then records
+//!   nothing for the engine (a hash that does not parse names no tree it could restore),
+//!   `rewind verify` reports it (`crate::verify`), and gc falls back to keeping every tree
+//!   its line may name (see [`Entry::referenced_trees`]).
 //!
 //! Lines stay byte-compatible: `serde_json::Map` keeps keys in byte order, so the order
 //! fields are declared in here does not reach the file.
@@ -23,6 +26,8 @@ use super::entry::{
     CUSTOM_UNREVERT_POINT, LEADING_KEYS, TYPE_BRANCH_SUMMARY, TYPE_CUSTOM, TYPE_LABEL,
 };
 use super::error::SessionError;
+use super::ids::EntryId;
+use crate::store::ObjectId;
 
 /// One kind of entry rewind writes.
 pub trait Record: Serialize + DeserializeOwned {
@@ -31,8 +36,8 @@ pub trait Record: Serialize + DeserializeOwned {
     /// The line's `customType`; `Some` for records that are a custom entry's `data`.
     const CUSTOM_TYPE: Option<&'static str>;
 
-    /// The trees this record references (each a hex id as written; gc marks them).
-    fn tree_hashes(&self) -> Vec<&str>;
+    /// The trees this record references (gc marks them).
+    fn tree_hashes(&self) -> Vec<ObjectId>;
 
     /// Fields this build does not know, kept as read.
     fn extra(&self) -> &Map<String, Value>;
@@ -66,8 +71,8 @@ pub trait Record: Serialize + DeserializeOwned {
     /// The entry to append for this record (`id: None` lets the log generate one).
     fn to_new_entry(
         &self,
-        id: Option<String>,
-        parent_id: Option<String>,
+        id: Option<EntryId>,
+        parent_id: Option<EntryId>,
     ) -> Result<NewEntry, SessionError> {
         let encode = |source| SessionError::Encode {
             kind: Self::CUSTOM_TYPE.unwrap_or(Self::TYPE),
@@ -91,8 +96,8 @@ pub trait Record: Serialize + DeserializeOwned {
 }
 
 /// Tree hashes of the `Some`s, in order.
-fn present<'a>(hashes: impl IntoIterator<Item = &'a Option<String>>) -> Vec<&'a str> {
-    hashes.into_iter().filter_map(|h| h.as_deref()).collect()
+fn present<const N: usize>(hashes: [Option<ObjectId>; N]) -> Vec<ObjectId> {
+    hashes.into_iter().flatten().collect()
 }
 
 /// `data.diff`: sorted paths changed from the checkpoint at the entry's parent.
@@ -189,10 +194,10 @@ pub struct Git {
 #[serde(rename_all = "camelCase")]
 pub struct StepSnapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_tree_hash: Option<String>,
+    pub baseline_tree_hash: Option<ObjectId>,
     /// Absent: the entry is not a checkpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_tree_hash: Option<String>,
+    pub snapshot_tree_hash: Option<ObjectId>,
     #[serde(default)]
     pub diff: Diff,
     #[serde(default)]
@@ -217,8 +222,8 @@ impl Record for StepSnapshot {
     const TYPE: &'static str = TYPE_CUSTOM;
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_STEP_SNAPSHOT);
 
-    fn tree_hashes(&self) -> Vec<&str> {
-        present([&self.baseline_tree_hash, &self.snapshot_tree_hash])
+    fn tree_hashes(&self) -> Vec<ObjectId> {
+        present([self.baseline_tree_hash, self.snapshot_tree_hash])
     }
 
     fn extra(&self) -> &Map<String, Value> {
@@ -235,35 +240,35 @@ pub struct UnrevertPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_rollback_tree_hash: Option<String>,
+    pub pre_rollback_tree_hash: Option<ObjectId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_tree_hash: Option<String>,
+    pub target_tree_hash: Option<ObjectId>,
     /// Written as null when the restore had no target entry.
     #[serde(default)]
-    pub rolled_back_to_leaf: Option<String>,
+    pub rolled_back_to_leaf: Option<EntryId>,
     #[serde(default)]
     pub restored_files: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_tree_hash: Option<String>,
+    pub working_tree_hash: Option<ObjectId>,
     #[serde(default)]
     pub diff: Diff,
     #[serde(default)]
     pub turn_index: u64,
     /// Navigation only: the tip of the branch left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     /// Navigation only: the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Undo only: the unrevert-point undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undone_entry_id: Option<String>,
+    pub undone_entry_id: Option<EntryId>,
     /// Revert only: the first checkpoint whose changes were taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverted_entry_id: Option<String>,
+    pub reverted_entry_id: Option<EntryId>,
     /// Revert only: the last checkpoint of the range taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverted_to_entry_id: Option<String>,
+    pub reverted_to_entry_id: Option<EntryId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -272,11 +277,11 @@ impl Record for UnrevertPoint {
     const TYPE: &'static str = TYPE_CUSTOM;
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_UNREVERT_POINT);
 
-    fn tree_hashes(&self) -> Vec<&str> {
+    fn tree_hashes(&self) -> Vec<ObjectId> {
         present([
-            &self.pre_rollback_tree_hash,
-            &self.target_tree_hash,
-            &self.working_tree_hash,
+            self.pre_rollback_tree_hash,
+            self.target_tree_hash,
+            self.working_tree_hash,
         ])
     }
 
@@ -290,9 +295,9 @@ impl Record for UnrevertPoint {
 #[serde(rename_all = "camelCase")]
 pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved_tree_hash: Option<String>,
+    pub approved_tree_hash: Option<ObjectId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_tree_hash: Option<String>,
+    pub working_tree_hash: Option<ObjectId>,
     #[serde(default)]
     pub snapshots_approved: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,8 +310,8 @@ impl Record for Approval {
     const TYPE: &'static str = TYPE_CUSTOM;
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_APPROVAL);
 
-    fn tree_hashes(&self) -> Vec<&str> {
-        present([&self.approved_tree_hash, &self.working_tree_hash])
+    fn tree_hashes(&self) -> Vec<ObjectId> {
+        present([self.approved_tree_hash, self.working_tree_hash])
     }
 
     fn extra(&self) -> &Map<String, Value> {
@@ -319,15 +324,15 @@ impl Record for Approval {
 #[serde(rename_all = "camelCase")]
 pub struct Navigation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Written only as `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_files: Option<bool>,
     /// Not written by this build; read as the recorded state when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_tree_hash: Option<String>,
+    pub working_tree_hash: Option<ObjectId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -336,8 +341,8 @@ impl Record for Navigation {
     const TYPE: &'static str = TYPE_CUSTOM;
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_NAVIGATION);
 
-    fn tree_hashes(&self) -> Vec<&str> {
-        present([&self.working_tree_hash])
+    fn tree_hashes(&self) -> Vec<ObjectId> {
+        present([self.working_tree_hash])
     }
 
     fn extra(&self) -> &Map<String, Value> {
@@ -350,7 +355,7 @@ impl Record for Navigation {
 #[serde(rename_all = "camelCase")]
 pub struct Label {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_id: Option<String>,
+    pub target_id: Option<EntryId>,
     /// Always written, null to clear.
     #[serde(default)]
     pub label: Option<String>,
@@ -364,7 +369,7 @@ impl Record for Label {
     const TYPE: &'static str = TYPE_LABEL;
     const CUSTOM_TYPE: Option<&'static str> = None;
 
-    fn tree_hashes(&self) -> Vec<&str> {
+    fn tree_hashes(&self) -> Vec<ObjectId> {
         Vec::new()
     }
 
@@ -378,7 +383,7 @@ impl Record for Label {
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_id: Option<String>,
+    pub from_id: Option<EntryId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Written only as `true`.
@@ -395,7 +400,7 @@ pub struct BranchSummary {
 #[serde(rename_all = "camelCase")]
 pub struct BranchDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_leaf_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -404,7 +409,7 @@ impl Record for BranchSummary {
     const TYPE: &'static str = TYPE_BRANCH_SUMMARY;
     const CUSTOM_TYPE: Option<&'static str> = None;
 
-    fn tree_hashes(&self) -> Vec<&str> {
+    fn tree_hashes(&self) -> Vec<ObjectId> {
         Vec::new()
     }
 
@@ -480,7 +485,7 @@ impl AnyRecord {
             || BranchSummary::is_kind_of(e)
     }
 
-    pub fn tree_hashes(&self) -> Vec<&str> {
+    pub fn tree_hashes(&self) -> Vec<ObjectId> {
         match self {
             AnyRecord::StepSnapshot(r) => r.tree_hashes(),
             AnyRecord::UnrevertPoint(r) => r.tree_hashes(),
@@ -558,7 +563,7 @@ mod tests {
     #[test]
     fn fields_from_a_newer_writer_are_kept() {
         let lines = [
-            r#"{"type":"custom","customType":"step-snapshot","id":"a","parentId":null,"timestamp":"t","data":{"baselineTreeHash":"b","diff":{"added":[],"deleted":[],"modified":[]},"future":{"x":[1,2.5,null,true]},"git":{"branch":"main","dirty":true,"head":"h"},"kind":"turn","snapshotTreeHash":"s","stats":{"bytesHashed":0,"durationMs":0,"filesHashed":0,"filesScanned":0,"filesSkipped":4,"untracked":[]},"tool":{"name":"bash","version":2},"turnIndex":1}}"#,
+            r#"{"type":"custom","customType":"step-snapshot","id":"a","parentId":null,"timestamp":"t","data":{"baselineTreeHash":"0000000000000000000000000000000b","diff":{"added":[],"deleted":[],"modified":[]},"future":{"x":[1,2.5,null,true]},"git":{"branch":"main","dirty":true,"head":"h"},"kind":"turn","snapshotTreeHash":"0000000000000000000000000000000c","stats":{"bytesHashed":0,"durationMs":0,"filesHashed":0,"filesScanned":0,"filesSkipped":4,"untracked":[]},"tool":{"name":"bash","version":2},"turnIndex":1}}"#,
             r#"{"type":"label","id":"l","parentId":"a","timestamp":"t","color":"red","label":null,"targetId":"a"}"#,
             r#"{"type":"custom","customType":"navigation","id":"n","parentId":"a","timestamp":"t","data":{"oldLeafId":"o","reason":"ui","targetId":"a"}}"#,
             r#"{"type":"branch_summary","id":"b","parentId":"a","timestamp":"t","details":{"more":1,"oldLeafId":"o"},"fromId":"a","summary":"s"}"#,
@@ -576,7 +581,10 @@ mod tests {
 
     #[test]
     fn records_name_their_trees_and_nothing_else_does() {
-        let trees = |line: &str| entry(line).referenced_trees().unwrap();
+        let trees = |line: &str| -> Vec<String> {
+            let trees = entry(line).referenced_trees().unwrap();
+            trees.iter().map(ObjectId::to_hex).collect()
+        };
         assert_eq!(
             trees(LINES[0]),
             [
@@ -596,12 +604,16 @@ mod tests {
         assert_eq!(trees(LINES[4]).len(), 2);
         assert!(trees(LINES[5]).is_empty());
         assert!(trees(LINES[6]).is_empty());
-        // A tree a newer writer references under a field this build does not know is kept.
+        // A tree a newer writer references under a field this build does not know is kept;
+        // a string there that is not a tree hash names no tree.
         assert_eq!(
             trees(
-                r#"{"type":"custom","customType":"approval","id":"a","timestamp":"t","data":{"approvedTreeHash":"x","newerTreeHash":"y"}}"#
+                r#"{"type":"custom","customType":"approval","id":"a","timestamp":"t","data":{"approvedTreeHash":"0000000000000000000000000000000a","newerTreeHash":"0000000000000000000000000000000b","otherTreeHash":"not one"}}"#
             ),
-            ["x", "y"]
+            [
+                "0000000000000000000000000000000a",
+                "0000000000000000000000000000000b"
+            ]
         );
         // Entries that are not rewind's name no tree, whatever their keys.
         assert!(trees(
@@ -622,21 +634,34 @@ mod tests {
         // It records no checkpoint (as one without a tree), and breaks nothing else.
         assert_eq!(e.recorded_tree(), None);
         assert!(e.is_rewind_record());
+        // A tree hash that is not 32 lowercase hex digits names no tree: the record does
+        // not read either (rather than passing the bad hash on to whoever uses it).
+        for bad in ["zz", "S", "0123456789ABCDEF0123456789ABCDEF", ""] {
+            let e = entry(&format!(
+                r#"{{"type":"custom","customType":"step-snapshot","id":"a","timestamp":"t","data":{{"snapshotTreeHash":"{bad}"}}}}"#
+            ));
+            assert!(StepSnapshot::read(&e).unwrap().is_err(), "{bad:?}");
+            assert!(e.referenced_trees().is_err(), "{bad:?}");
+            assert_eq!(e.recorded_tree(), None);
+        }
     }
 
     #[test]
     fn older_and_partial_records_still_read() {
         // Only the tree: still a checkpoint.
         let e = entry(
-            r#"{"type":"custom","customType":"step-snapshot","id":"a","timestamp":"t","data":{"snapshotTreeHash":"s"}}"#,
+            r#"{"type":"custom","customType":"step-snapshot","id":"a","timestamp":"t","data":{"snapshotTreeHash":"0000000000000000000000000000000c"}}"#,
         );
-        assert_eq!(e.recorded_tree(), Some("s"));
+        assert_eq!(
+            e.recorded_tree().map(|t| t.to_hex()).as_deref(),
+            Some("0000000000000000000000000000000c")
+        );
         assert_eq!(e.turn_index(), 0);
         // No data at all: a kind without a checkpoint.
         let e =
             entry(r#"{"type":"custom","customType":"unrevert-point","id":"u","timestamp":"t"}"#);
         assert_eq!(e.recorded_tree(), None);
-        assert_eq!(e.referenced_trees().unwrap(), Vec::<String>::new());
+        assert_eq!(e.referenced_trees().unwrap(), Vec::<ObjectId>::new());
     }
 
     fn hashes(v: Value) -> Vec<String> {

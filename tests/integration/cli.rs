@@ -456,4 +456,17 @@ fn verify_exits_0_on_a_sound_store_and_1_naming_what_is_wrong() {
     let (code, out, _) = cli(fx, &["verify"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("MissingObject"), "{out}");
+    // A checkpoint whose tree hash is not one: named by entry and record type.
+    let mut text = std::fs::read_to_string(&p.session).unwrap();
+    text.push_str(
+        r#"{"type":"custom","customType":"step-snapshot","id":"badhash1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":{"snapshotTreeHash":"zz"}}"#,
+    );
+    text.push('\n');
+    std::fs::write(&p.session, text).unwrap();
+    let (code, out, _) = cli(fx, &["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("entry badhash1: its step-snapshot record cannot be read"),
+        "{out}"
+    );
 }

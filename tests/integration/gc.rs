@@ -979,5 +979,73 @@ fn a_rewind_record_that_cannot_be_read_keeps_the_trees_it_names() {
     assert_eq!(r.objects_removed, 1);
     assert!(!store.contains(&stray_ids[0]));
     assert!(store.contains(&tree_id) && store.contains(&blob));
+    // Every object is there; the one problem verify reports is the record itself.
+    let r = rewind::verify::run(&store).unwrap();
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].kind, VerifyProblemKind::Session);
+    assert!(
+        r.problems[0]
+            .detail
+            .contains(r#"invalid type: string "three""#),
+        "{:?}",
+        r.problems
+    );
+}
+
+/// A record rewind wrote that no longer reads — here a step-snapshot whose tree hash is not
+/// one — records nothing for the engine, so its checkpoint is gone from every list; verify
+/// must say so, naming the session, the entry, the record type and why.
+#[test]
+fn verify_names_every_rewind_record_it_cannot_read() {
+    let mut fx = Fx::new();
+    let (session, _) = fx.session_with_unique(100);
+    let store = fx.store();
     assert_verified(&store);
+    let leaf = {
+        let (log, _) = SessionLog::open(&session, false).unwrap();
+        log.index().leaf().unwrap().id.clone()
+    };
+    // Written by hand, as a damaged or foreign line would be: one bad hash, one bad label
+    // target type, and a host's custom entry with the same bad hash (not rewind's: fine).
+    let lines = [
+        format!(
+            r#"{{"type":"custom","customType":"step-snapshot","id":"badhash1","parentId":"{leaf}","timestamp":"2026-01-01T00:00:00.000Z","data":{{"snapshotTreeHash":"zz","turnIndex":1}}}}"#
+        ),
+        r#"{"type":"label","id":"badlabel","parentId":"badhash1","timestamp":"2026-01-01T00:00:01.000Z","label":"x","targetId":7}"#.to_string(),
+        r#"{"type":"custom","customType":"host-note","id":"hostnote","parentId":"badlabel","timestamp":"2026-01-01T00:00:02.000Z","data":{"snapshotTreeHash":"zz"}}"#.to_string(),
+    ];
+    let mut text = std::fs::read_to_string(&session).unwrap();
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    std::fs::write(&session, &text).unwrap();
+
+    let r = rewind::verify::run(&store).unwrap();
+    assert!(!r.ok);
+    let who = session.display().to_string();
+    let details: Vec<&str> = r
+        .problems
+        .iter()
+        .inspect(|p| {
+            assert_eq!(p.kind, VerifyProblemKind::Session, "{p:?}");
+            assert_eq!(p.subject, who, "{p:?}");
+        })
+        .map(|p| p.detail.as_str())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    let snapshot = details.iter().find(|d| d.contains("badhash1")).unwrap();
+    assert!(snapshot.contains("step-snapshot"), "{snapshot}");
+    assert!(snapshot.contains(r#"invalid object id "zz""#), "{snapshot}");
+    let label = details.iter().find(|d| d.contains("badlabel")).unwrap();
+    assert!(label.contains("label record"), "{label}");
+    assert!(
+        !details.iter().any(|d| d.contains("hostnote")),
+        "{details:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&session).unwrap(),
+        text,
+        "nothing repaired"
+    );
 }

@@ -6,6 +6,7 @@ use rewind::engine::api::{
     CheckpointKind, FileDiffParams, ListCheckpointsParams, Point, RangeParams, Scope,
 };
 use rewind::engine::Engine;
+use rewind::session::EntryId;
 use rewind::store::{Home, Layout};
 
 use crate::app::args::Location;
@@ -20,23 +21,23 @@ pub fn log(at: Location, all: bool) -> Result<()> {
     })?;
     let tree = engine.get_tree()?;
     println!("session {}", engine.session_file().display());
-    let depth_of = |id: &str| -> usize {
+    let depth_of = |id: &EntryId| -> usize {
         // Depth in the tree of tree-recording entries, for indentation.
         let mut d = 0;
         let mut cur = tree
             .entries
             .iter()
-            .find(|e| e.id == id)
-            .and_then(|e| e.parent_id.clone());
+            .find(|e| &e.id == id)
+            .and_then(|e| e.parent_id.as_ref());
         while let Some(p) = cur {
-            if list.checkpoints.iter().any(|c| c.entry_id == p) {
+            if list.checkpoints.iter().any(|c| &c.entry_id == p) {
                 d += 1;
             }
             cur = tree
                 .entries
                 .iter()
-                .find(|e| e.id == p)
-                .and_then(|e| e.parent_id.clone());
+                .find(|e| &e.id == p)
+                .and_then(|e| e.parent_id.as_ref());
         }
         d
     };

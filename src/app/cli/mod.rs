@@ -50,7 +50,7 @@ pub(crate) fn ask(question: &str) -> Result<bool> {
 pub(crate) fn print_written(
     restored: usize,
     deleted: usize,
-    unrevert: Option<&str>,
+    unrevert: Option<&rewind::session::EntryId>,
     kept: &[rewind::engine::api::Conflict],
 ) {
     println!(

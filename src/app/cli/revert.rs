@@ -18,6 +18,7 @@ use rewind::engine::api::{
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
+use rewind::session::EntryId;
 
 impl From<RevertConflictMode> for RevertOnConflict {
     fn from(m: RevertConflictMode) -> Self {
@@ -31,9 +32,14 @@ impl From<RevertConflictMode> for RevertOnConflict {
 
 /// An entry id as given, or a turn number: the first and last checkpoint
 /// of that turn's changes on the current path.
-fn resolve_range(view: &Engine, arg: &str, to: Option<String>) -> Result<(String, Option<String>)> {
-    if view.has_entry(arg) {
-        return Ok((arg.to_string(), to));
+fn resolve_range(
+    view: &Engine,
+    arg: &str,
+    to: Option<String>,
+) -> Result<(EntryId, Option<EntryId>)> {
+    let id = EntryId::from_input(arg);
+    if view.has_entry(&id) {
+        return Ok((id, to.map(EntryId::from_input)));
     }
     let Ok(turn) = arg.parse::<u64>() else {
         bail!("{arg} is neither an entry id of this session nor a turn number (see `rewind log`)");
@@ -109,7 +115,7 @@ pub fn revert(
     print_written(
         done.restored.len(),
         done.deleted.len(),
-        done.unrevert_entry_id.as_deref(),
+        done.unrevert_entry_id.as_ref(),
         &done.failed,
     );
     Ok(())
@@ -151,7 +157,10 @@ pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()>
 /// the file, q = stop asking), then restore the chosen hunks.
 pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -> Result<()> {
     let mut view = Engine::open_read_only(locate(&at)?)?;
-    let target = target.unwrap_or_else(|| leaf_of(&view));
+    let target = match target {
+        Some(t) => EntryId::from_input(t),
+        None => leaf_of(&view)?,
+    };
     let changed = view.get_modified_files(RangeParams {
         from: Some(Point::Entry(target.clone())),
         to: Some(Point::Working),

@@ -8,6 +8,7 @@ use rewind::engine::api::{
     RestoreResult, Scope, UndoParams,
 };
 use rewind::engine::Engine;
+use rewind::session::EntryId;
 use rewind::store::ObjectId;
 
 use super::{ask, print_written, repo_paths};
@@ -38,7 +39,7 @@ pub(crate) fn print_done(r: &RestoreResult) {
     print_written(
         r.restored.len(),
         r.deleted.len(),
-        r.unrevert_entry_id.as_deref(),
+        r.unrevert_entry_id.as_ref(),
         &r.conflicts,
     );
 }
@@ -55,8 +56,8 @@ pub fn restore(
     // the session stands now (opening it for writing records the edits
     // made since as an `outside` snapshot, which must not become the
     // target).
-    let mut view = Engine::open_read_only(locate(&at)?)?;
-    let target = match before_step {
+    let view = Engine::open_read_only(locate(&at)?)?;
+    let (target_entry_id, tree_hash) = match before_step {
         Some(step) => {
             let turn = target
                 .as_deref()
@@ -64,17 +65,29 @@ pub fn restore(
                 .context("--before-step needs the turn number as TARGET")?;
             let id = before_step_of(&view, turn, step)?;
             println!("before step {step} of turn {turn}: checkpoint {id}");
-            Some(id)
+            (Some(id), None)
         }
-        None => target,
+        None => match target {
+            Some(t) if t.len() == 32 && t.chars().all(|c| c.is_ascii_hexdigit()) => {
+                (None, Some(ObjectId::from_hex(&t)?))
+            }
+            Some(t) => (Some(EntryId::from_input(t)), None),
+            None => (Some(leaf_of(&view)?), None),
+        },
     };
-    let target = target.unwrap_or_else(|| leaf_of(&view));
-    let (target_entry_id, tree_hash) =
-        if target.len() == 32 && target.chars().all(|c| c.is_ascii_hexdigit()) {
-            (None, Some(ObjectId::from_hex(&target)?))
-        } else {
-            (Some(target), None)
-        };
+    restore_from(at, view, target_entry_id, tree_hash, files, confirm)
+}
+
+/// `rewind restore` once its target is known: the plan from `view`, then
+/// the restore through the session opened for writing.
+fn restore_from(
+    at: Location,
+    mut view: Engine,
+    target_entry_id: Option<EntryId>,
+    tree_hash: Option<ObjectId>,
+    files: Vec<String>,
+    confirm: Confirm,
+) -> Result<()> {
     let files = repo_paths(&files)?;
     let params = |preview: bool| RestoreFilesParams {
         target_entry_id: target_entry_id.clone(),
@@ -94,9 +107,11 @@ pub fn restore(
     Ok(())
 }
 
-/// The session's leaf entry as it stands (empty for an empty session).
-pub(crate) fn leaf_of(view: &Engine) -> String {
-    view.leaf().unwrap_or_default().to_string()
+/// The session's leaf entry as it stands.
+pub(crate) fn leaf_of(view: &Engine) -> Result<EntryId> {
+    view.leaf()
+        .cloned()
+        .context("the session has no entries yet: nothing to restore")
 }
 
 /// The checkpoints on the path to the leaf, oldest first.
@@ -111,7 +126,7 @@ pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<CheckpointInfo>> {
 
 /// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
 /// `rewind log` numbers them).
-fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
+fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
     let path = path_checkpoints(view)?;
     let steps: Vec<usize> = (0..path.len())
         .filter(|&i| path[i].turn_index == turn && path[i].kind == CheckpointKind::Tool)
@@ -130,7 +145,7 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<String> {
 
 /// When an agent's turn is newer than the last rollback: the checkpoint
 /// the turn started from (its prompt's, else the last one before it).
-fn before_last_turn(view: &Engine) -> Result<Option<(u64, String)>> {
+fn before_last_turn(view: &Engine) -> Result<Option<(u64, EntryId)>> {
     let path = path_checkpoints(view)?;
     let last_turn = path.iter().rposition(|c| c.kind.is_turn());
     let last_rollback = path.iter().rposition(|c| c.kind.is_rollback());
@@ -157,13 +172,12 @@ pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()>
     if entry.is_none() {
         if let Some((turn, id)) = before_last_turn(&view)? {
             println!("putting back the state before turn {turn} (checkpoint {id})");
-            drop(view);
-            return restore(at, Some(id), Vec::new(), None, confirm);
+            return restore_from(at, view, Some(id), None, Vec::new(), confirm);
         }
     }
 
     let params = |preview: bool| UndoParams {
-        entry_id: entry.clone(),
+        entry_id: entry.clone().map(EntryId::from_input),
         on_conflict: Some(confirm.on_conflict.into()),
         preview: Some(preview),
     };

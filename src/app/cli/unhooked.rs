@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use rewind::engine::api::{SnapshotKind, SnapshotParams};
 use rewind::engine::Engine;
+use rewind::session::EntryId;
 
 use crate::app::args::Location;
 use crate::app::project::open_or_start;
@@ -19,7 +20,7 @@ fn snapshot(
     kind: SnapshotKind,
     label: String,
     new_turn: bool,
-) -> Result<Option<String>> {
+) -> Result<Option<EntryId>> {
     let turn = engine
         .list_checkpoints(Default::default())?
         .checkpoints
@@ -62,7 +63,7 @@ pub fn run(at: Location, command: Vec<String>) -> Result<i32> {
     )?;
     eprintln!(
         "rewind: recorded `{label}` as one turn (checkpoint {}); `rewind undo` puts back the state before it",
-        after.unwrap_or_default()
+        after.as_ref().map_or("", EntryId::as_str)
     );
     Ok(code)
 }
@@ -92,7 +93,7 @@ pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<
     let poll = (settle / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
     let mut recorded = engine.working_tree_hash()?;
     // The tree last seen, and since when it has not moved.
-    let mut seen = (recorded.clone(), Instant::now());
+    let mut seen = (recorded, Instant::now());
     eprintln!(
         "rewind: watching {} (a checkpoint once writes settle for {} ms; Ctrl-C stops)",
         engine.project_root().display(),
@@ -110,7 +111,10 @@ pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<
         }
         if now != recorded && seen.1.elapsed() >= settle {
             let id = snapshot(&mut engine, SnapshotKind::Turn, "watch".into(), true)?;
-            eprintln!("rewind: checkpoint {}", id.unwrap_or_default());
+            eprintln!(
+                "rewind: checkpoint {}",
+                id.as_ref().map_or("", EntryId::as_str)
+            );
             recorded = now;
         }
     }

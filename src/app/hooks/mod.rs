@@ -21,6 +21,7 @@ use payload::Step;
 use rewind::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
 use rewind::engine::{default_store_dir, EngineConfig, EngineError, ResumeMode, Warm};
 use rewind::repo_path::RepoPath;
+use rewind::session::EntryId;
 use rewind::store::{Home, Layout};
 use sessions::{AgentSession, Sessions};
 use tools::ToolEffect;
@@ -69,7 +70,7 @@ pub struct Recorded {
     /// The session written to, when the event needed one.
     pub session_file: Option<PathBuf>,
     /// The checkpoint appended, when something changed.
-    pub entry_id: Option<String>,
+    pub entry_id: Option<EntryId>,
 }
 
 /// How long a hook waits for the session file's lock (a sidecar or a

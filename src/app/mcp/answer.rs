@@ -4,6 +4,7 @@
 use rewind::engine::api::{RestoreResult, RevertResult};
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
+use rewind::session::EntryId;
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
 use serde_json::{json, Value};
 
@@ -72,7 +73,7 @@ pub(super) trait Outcome: ToWire<Wire: serde::Serialize> + Clone {
     fn plan_files(&self) -> Option<Vec<Value>>;
     fn restored(&self) -> usize;
     fn deleted(&self) -> usize;
-    fn unrevert_entry_id(&self) -> Option<&str>;
+    fn unrevert_entry_id(&self) -> Option<&EntryId>;
     fn warnings(&self) -> &[String];
 }
 
@@ -89,8 +90,8 @@ impl Outcome for RestoreResult {
     fn deleted(&self) -> usize {
         self.deleted.len()
     }
-    fn unrevert_entry_id(&self) -> Option<&str> {
-        self.unrevert_entry_id.as_deref()
+    fn unrevert_entry_id(&self) -> Option<&EntryId> {
+        self.unrevert_entry_id.as_ref()
     }
     fn warnings(&self) -> &[String] {
         &self.warnings
@@ -115,8 +116,8 @@ impl Outcome for RevertResult {
     fn deleted(&self) -> usize {
         self.deleted.len()
     }
-    fn unrevert_entry_id(&self) -> Option<&str> {
-        self.unrevert_entry_id.as_deref()
+    fn unrevert_entry_id(&self) -> Option<&EntryId> {
+        self.unrevert_entry_id.as_ref()
     }
     fn warnings(&self) -> &[String] {
         &[]
@@ -179,7 +180,7 @@ pub(super) fn two_step<T: Outcome>(
         "staleToken": stale,
         "plan": to_value(&plan)?,
         "confirmToken": fresh,
-        "workingTreeHash": working,
+        "workingTreeHash": working.to_hex(),
     });
     if let Some(files) = plan.plan_files() {
         structured["files"] = json!(files);

@@ -21,6 +21,7 @@ use rewind::engine::api::{
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
 use rewind::server::convert::FromWire;
+use rewind::session::EntryId;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -175,7 +176,7 @@ impl RewindMcp {
                 .map_err(mcp_error)?;
             let text = format!(
                 "checkpoint {} \"{}\" (tree {}): {} added, {} modified, {} deleted since the previous checkpoint",
-                r.entry_id.as_deref().unwrap_or("(none)"),
+                r.entry_id.as_ref().map_or("(none)", EntryId::as_str),
                 args.label,
                 r.tree_hash,
                 r.diff.added.len(),
@@ -401,7 +402,7 @@ impl RewindMcp {
         self.call(Access::Write, move |engine| {
             let (target_entry_id, tree_hash) = match Point::parse(&args.target) {
                 Point::Tree(t) => (None, Some(t)),
-                _ => (Some(args.target.clone()), None),
+                _ => (Some(EntryId::from_input(args.target.as_str())), None),
             };
             let op = json!({ "tool": "restore", "target": args.target, "files": args.files });
             let files: Option<Vec<RepoPath>> =
@@ -442,7 +443,7 @@ impl RewindMcp {
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
             let op = json!({ "tool": "undo", "entryId": args.entry_id });
-            let entry_id = args.entry_id;
+            let entry_id = args.entry_id.map(EntryId::from_input);
             two_step(engine, "undo", op, args.confirm_token, move |e, preview| {
                 e.undo(UndoParams {
                     entry_id: entry_id.clone(),
@@ -508,8 +509,8 @@ impl RewindMcp {
                 "files": args.files,
                 "onConflict": args.on_conflict,
             });
-            let entry_id = args.entry_id;
-            let to_entry_id = args.to_entry_id;
+            let entry_id = EntryId::from_input(args.entry_id);
+            let to_entry_id = args.to_entry_id.map(EntryId::from_input);
             let files: Option<Vec<RepoPath>> =
                 FromWire::from_wire(args.files).map_err(mcp_error)?;
             let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;

@@ -526,7 +526,7 @@ fn answer<T: ToWire<Wire: serde::Serialize> + Clone>(
                 "plan": to_json(&plan).unwrap_or_default(),
                 "files": files(&plan),
                 "token": token,
-                "workingTreeHash": working_tree,
+                "workingTreeHash": working_tree.to_hex(),
             });
             if stale {
                 body["error"] = json!({

@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::ObjectId;
 
 #[derive(Debug, Clone)]
 pub struct BaselineInfo {
-    pub entry_id: String,
+    pub entry_id: EntryId,
     pub tree_hash: ObjectId,
     /// Captured regular files and symlinks.
     pub files: u64,
@@ -34,7 +35,7 @@ pub enum RecoveryAction {
 
 #[derive(Debug, Clone)]
 pub struct InterruptedRestore {
-    pub unrevert_entry_id: String,
+    pub unrevert_entry_id: EntryId,
     pub action: RecoveryAction,
     pub restored: Vec<RepoPath>,
     pub deleted: Vec<RepoPath>,
@@ -49,7 +50,7 @@ pub struct Recovered {
     /// Bytes removed when the torn tail was truncated.
     pub truncated_bytes: Option<u64>,
     /// The entry recording edits made while no sidecar was running.
-    pub outside_entry_id: Option<String>,
+    pub outside_entry_id: Option<EntryId>,
     pub interrupted_restore: Option<InterruptedRestore>,
 }
 
@@ -60,7 +61,7 @@ pub struct Opened {
     pub session_file: PathBuf,
     pub store_dir: PathBuf,
     pub project_root: PathBuf,
-    pub leaf_id: String,
+    pub leaf_id: EntryId,
     pub resumed: bool,
     pub baseline: BaselineInfo,
     pub recovered: Option<Recovered>,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::{ChangeReason, SnapshotKind};
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::{ObjectId, UntrackedReason};
 
 // ---------------------------------------------------------- list_checkpoints
@@ -133,8 +134,8 @@ pub struct ListCheckpointsParams {
 
 #[derive(Debug, Clone)]
 pub struct CheckpointInfo {
-    pub entry_id: String,
-    pub parent_id: Option<String>,
+    pub entry_id: EntryId,
+    pub parent_id: Option<EntryId>,
     pub kind: CheckpointKind,
     pub label: Option<String>,
     pub note: Option<String>,
@@ -159,7 +160,8 @@ pub struct CheckpointInfo {
 #[derive(Debug, Clone)]
 pub struct ListCheckpointsResult {
     pub checkpoints: Vec<CheckpointInfo>,
-    pub initial_entry_id: String,
+    /// The baseline; `None` only for a session without one (read as it is).
+    pub initial_entry_id: Option<EntryId>,
 }
 
 // -------------------------------------------------------- get_modified_files
@@ -168,7 +170,7 @@ pub struct ListCheckpointsResult {
 /// named by hash, or the live working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Point {
-    Entry(String),
+    Entry(EntryId),
     Tree(ObjectId),
     Working,
 }
@@ -188,7 +190,7 @@ impl Point {
         {
             Point::Tree(id)
         } else {
-            Point::Entry(s.to_string())
+            Point::Entry(EntryId::from_input(s))
         }
     }
 }
@@ -251,7 +253,7 @@ pub struct ModifiedFile {
     /// Turn of the earliest tree-recording entry in the range that changed
     /// the file; null when no recorded entry did (e.g. `@working` changes).
     pub turn_index: Option<u64>,
-    pub entry_id: Option<String>,
+    pub entry_id: Option<EntryId>,
 }
 
 #[derive(Debug, Clone)]
@@ -341,7 +343,7 @@ pub struct FileHistoryParams {
 
 #[derive(Debug, Clone)]
 pub struct FileVersion {
-    pub entry_id: String,
+    pub entry_id: EntryId,
     pub turn_index: u64,
     pub kind: CheckpointKind,
     pub label: Option<String>,
@@ -381,7 +383,7 @@ pub struct StatusFile {
 #[derive(Debug, Clone)]
 pub struct StatusResult {
     pub has_unapproved: bool,
-    pub approved_entry_id: Option<String>,
+    pub approved_entry_id: Option<EntryId>,
     pub last_approved_at: Option<String>,
     pub changed_files: Vec<StatusFile>,
 }
@@ -414,7 +416,7 @@ pub struct BlameLine {
     pub line: u64,
     /// The checkpoint that introduced the line; null for a line not yet in any
     /// checkpoint (`at: "@working"`).
-    pub entry_id: Option<String>,
+    pub entry_id: Option<EntryId>,
     pub turn_index: u64,
     pub kind: CheckpointKind,
     pub label: Option<String>,
@@ -441,9 +443,12 @@ mod tests {
         let id = ObjectId::from_hex(h).unwrap();
         assert_eq!(Point::parse(h), Point::Tree(id));
         assert_eq!(Point::parse("@working"), Point::Working);
-        assert_eq!(Point::parse("e1"), Point::Entry("e1".into()));
+        assert_eq!(Point::parse("e1"), Point::Entry(EntryId::from_input("e1")));
         // 32 characters that are not a hash name an entry.
         let not_hex = "0123456789abcdef0123456789abcdeg";
-        assert_eq!(Point::parse(not_hex), Point::Entry(not_hex.into()));
+        assert_eq!(
+            Point::parse(not_hex),
+            Point::Entry(EntryId::from_input(not_hex))
+        );
     }
 }

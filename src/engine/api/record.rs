@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::ObjectId;
 pub use crate::working_copy::{Untracked, UntrackedReason};
 
@@ -45,7 +46,7 @@ pub struct SnapshotParams {
     pub paths: Option<Vec<RepoPath>>,
     pub tool: Option<ToolInfo>,
     /// Default: the leaf.
-    pub parent_id: Option<String>,
+    pub parent_id: Option<EntryId>,
     pub turn_index: Option<u64>,
     pub force: Option<bool>,
 }
@@ -81,7 +82,7 @@ pub struct GitInfo {
 #[derive(Debug, Clone)]
 pub struct SnapshotResult {
     /// The new step-snapshot, or None when nothing changed.
-    pub entry_id: Option<String>,
+    pub entry_id: Option<EntryId>,
     pub tree_hash: ObjectId,
     pub changed: bool,
     pub diff: DiffLists,
@@ -102,8 +103,8 @@ pub enum HostEntryType {
 #[derive(Debug, Default, Clone)]
 pub struct AppendEntryParams {
     /// The host's own id for the entry (non-empty, no whitespace, ≤ 64 chars).
-    pub entry_id: Option<String>,
-    pub parent_id: Option<String>,
+    pub entry_id: Option<EntryId>,
+    pub parent_id: Option<EntryId>,
     pub entry_type: Option<HostEntryType>,
     pub role: Option<String>,
     pub text: Option<String>,
@@ -113,7 +114,7 @@ pub struct AppendEntryParams {
 
 #[derive(Debug, Clone)]
 pub struct AppendEntryResult {
-    pub entry_id: String,
+    pub entry_id: EntryId,
     pub existed: bool,
 }
 
@@ -121,7 +122,7 @@ pub struct AppendEntryResult {
 
 #[derive(Debug, Clone)]
 pub struct LabelParams {
-    pub target_id: String,
+    pub target_id: EntryId,
     /// The label; None clears it.
     pub label: Option<String>,
     pub note: Option<String>,
@@ -129,7 +130,7 @@ pub struct LabelParams {
 
 #[derive(Debug, Clone)]
 pub struct EntryIdResult {
-    pub entry_id: String,
+    pub entry_id: EntryId,
 }
 
 // --------------------------------------------------------------- stage_files
@@ -148,8 +149,8 @@ pub struct StageFilesResult {
 
 #[derive(Debug, Clone)]
 pub struct TreeEntryInfo {
-    pub id: String,
-    pub parent_id: Option<String>,
+    pub id: EntryId,
+    pub parent_id: Option<EntryId>,
     pub entry_type: String,
     pub custom_type: Option<String>,
     pub label: Option<String>,
@@ -159,5 +160,6 @@ pub struct TreeEntryInfo {
 #[derive(Debug, Clone)]
 pub struct GetTreeResult {
     pub entries: Vec<TreeEntryInfo>,
-    pub leaf_id: String,
+    /// `None` only for a session without entries (read as it is).
+    pub leaf_id: Option<EntryId>,
 }

@@ -2,6 +2,7 @@
 //! (whole files or hunks), revert, navigate, undo, approve and reset.
 
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::ObjectId;
 use crate::working_copy::Untracked;
 
@@ -21,7 +22,7 @@ pub enum OnConflict {
 #[derive(Debug, Default, Clone)]
 pub struct RestoreFilesParams {
     /// Default: the leaf (discard changes since the last checkpoint).
-    pub target_entry_id: Option<String>,
+    pub target_entry_id: Option<EntryId>,
     pub tree_hash: Option<ObjectId>,
     /// Only these files (or directories: everything below).
     pub files: Option<Vec<RepoPath>>,
@@ -80,7 +81,7 @@ pub struct RestoreResult {
     pub not_captured: Vec<Untracked>,
     pub dirty: Vec<RepoPath>,
     pub conflicts: Vec<Conflict>,
-    pub unrevert_entry_id: Option<String>,
+    pub unrevert_entry_id: Option<EntryId>,
     pub warnings: Vec<String>,
 }
 
@@ -101,10 +102,10 @@ pub enum RevertOnConflict {
 #[derive(Debug, Clone)]
 pub struct RevertParams {
     /// The checkpoint whose changes (against the checkpoint before it) are taken out.
-    pub entry_id: String,
+    pub entry_id: EntryId,
     /// The last checkpoint of a range starting at `entryId` (a descendant of it): the
     /// changes of the whole range are taken out.
-    pub to_entry_id: Option<String>,
+    pub to_entry_id: Option<EntryId>,
     /// Only these files (or directories: everything below).
     pub files: Option<Vec<RepoPath>>,
     pub preview: Option<bool>,
@@ -172,14 +173,14 @@ pub struct RevertResult {
     /// Files that could not be touched at write time (changed under our feet,
     /// unwritable).
     pub failed: Vec<Conflict>,
-    pub unrevert_entry_id: Option<String>,
+    pub unrevert_entry_id: Option<EntryId>,
 }
 
 // -------------------------------------------------------------- navigate_tree
 
 #[derive(Debug, Clone)]
 pub struct NavigateTreeParams {
-    pub target_id: String,
+    pub target_id: EntryId,
     pub skip_files: Option<bool>,
     pub summarize: Option<bool>,
     pub summary: Option<String>,
@@ -192,12 +193,12 @@ pub struct NavigateTreeParams {
 pub struct NavigateTreeResult {
     /// The last entry of the chain appended below the target; null for a
     /// preview.
-    pub new_leaf_id: Option<String>,
+    pub new_leaf_id: Option<EntryId>,
     /// The tip of the branch left (its pre-restore snapshot when one was
     /// taken).
-    pub old_leaf_id: String,
+    pub old_leaf_id: EntryId,
     pub restore: Option<RestoreResult>,
-    pub summary_entry_id: Option<String>,
+    pub summary_entry_id: Option<EntryId>,
 }
 
 // ----------------------------------------------------------------------- undo
@@ -205,7 +206,7 @@ pub struct NavigateTreeResult {
 #[derive(Debug, Default, Clone)]
 pub struct UndoParams {
     /// An unrevert-point; default the latest on the current path.
-    pub entry_id: Option<String>,
+    pub entry_id: Option<EntryId>,
     pub on_conflict: Option<OnConflict>,
     pub preview: Option<bool>,
 }
@@ -219,7 +220,7 @@ pub struct ApproveParams {
 
 #[derive(Debug, Clone)]
 pub struct ApproveResult {
-    pub approved_entry_id: String,
+    pub approved_entry_id: EntryId,
     pub approved_tree_hash: ObjectId,
     /// Step-snapshots taken since the previous approval (or the session
     /// start), the approve snapshot included.
@@ -234,7 +235,8 @@ pub struct ResetParams {
 
 #[derive(Debug, Clone)]
 pub struct ResetResult {
-    pub reset_to: String,
+    /// The tree reset to: the last approval's, else the baseline's.
+    pub reset_to: ObjectId,
     pub restore: RestoreResult,
 }
 

@@ -23,23 +23,29 @@ use crate::engine::{
     diff_of, kind_of, label_for, parse_path, tree_of, turn_of, Engine, EngineError,
 };
 use crate::engine::{Point, Result};
+use crate::session::EntryId;
 use crate::store::{lookup, EntryKind, ObjectId};
 
 /// How many files' origins are remembered between requests.
 const CACHED_FILES: usize = 32;
+
+/// Where a line comes from: the checkpoint entry that introduced it, or
+/// `None` for a line of the working directory no checkpoint holds yet. An
+/// `Arc`, since every version's origins copy the list of them.
+type Origin = Option<Arc<EntryId>>;
 
 /// The origin of each line of one version of a file: indexes into `entries`.
 #[derive(Debug, Clone, Default)]
 struct Origins {
     /// The content these origins are for (`None`: the file is absent).
     blob: Option<ObjectId>,
-    entries: Vec<Arc<str>>,
+    entries: Vec<Origin>,
     lines: Vec<u32>,
     approximate: bool,
 }
 
 impl Origins {
-    fn origin_index(&mut self, entry: &Arc<str>) -> u32 {
+    fn origin_index(&mut self, entry: &Origin) -> u32 {
         match self.entries.iter().rposition(|e| e == entry) {
             Some(i) => i as u32,
             None => {
@@ -53,29 +59,29 @@ impl Origins {
 /// Origins computed by earlier requests, by file and checkpoint.
 #[derive(Default)]
 pub(crate) struct BlameCache {
-    by_file: HashMap<String, (String, Arc<Origins>)>,
+    by_file: HashMap<String, (EntryId, Arc<Origins>)>,
 }
 
 impl BlameCache {
-    fn get(&self, path: &str, entry: &str) -> Option<Arc<Origins>> {
+    fn get(&self, path: &str, entry: &EntryId) -> Option<Arc<Origins>> {
         self.by_file
             .get(path)
             .filter(|(e, _)| e == entry)
             .map(|(_, o)| o.clone())
     }
 
-    fn put(&mut self, path: &str, entry: &str, origins: Arc<Origins>) {
+    fn put(&mut self, path: &str, entry: &EntryId, origins: Arc<Origins>) {
         if self.by_file.len() >= CACHED_FILES && !self.by_file.contains_key(path) {
             self.by_file.clear();
         }
         self.by_file
-            .insert(path.to_string(), (entry.to_string(), origins));
+            .insert(path.to_string(), (entry.clone(), origins));
     }
 }
 
 /// One version of the file along the history.
 struct Version {
-    entry: Arc<str>,
+    entry: Arc<EntryId>,
     blob: Option<ObjectId>,
 }
 
@@ -93,7 +99,7 @@ fn carry(
     old: &Origins,
     old_text: &str,
     new_text: &str,
-    entry: &Arc<str>,
+    entry: &Origin,
     blob: Option<ObjectId>,
     budget: &mut DiffBudget,
 ) -> Origins {
@@ -122,7 +128,7 @@ fn carry(
 impl Engine {
     /// The file's versions along the path to `end`: the first checkpoint's,
     /// then each later checkpoint whose diff names it.
-    fn versions_of(&self, path: &str, end: &str) -> Result<Vec<Version>> {
+    fn versions_of(&self, path: &str, end: &EntryId) -> Result<Vec<Version>> {
         let index = self.log.index();
         let mut out = Vec::new();
         let mut first = true;
@@ -154,7 +160,7 @@ impl Engine {
                 }
             }
             out.push(Version {
-                entry: Arc::from(e.id.as_str()),
+                entry: Arc::new(e.id.clone()),
                 blob: blob.map(|t| t.id),
             });
         }
@@ -231,7 +237,7 @@ pub(crate) fn get_file_blame(engine: &mut Engine, p: FileBlameParams) -> Result<
                 &origins,
                 &text,
                 &new_text,
-                &v.entry,
+                &Some(v.entry.clone()),
                 Some(id),
                 &mut budget,
             )),
@@ -250,9 +256,8 @@ pub(crate) fn get_file_blame(engine: &mut Engine, p: FileBlameParams) -> Result<
             Some(bytes) => text_of(path, bytes)?,
             None => String::new(),
         };
-        // Lines no checkpoint holds yet: the empty origin.
-        let pending: Arc<str> = Arc::from("");
-        let next = carry(&origins, &text, &new_text, &pending, None, &mut budget);
+        // Lines no checkpoint holds yet: no origin.
+        let next = carry(&origins, &text, &new_text, &None, None, &mut budget);
         (new_text, next)
     } else {
         (text, (*origins).clone())
@@ -264,8 +269,9 @@ pub(crate) fn get_file_blame(engine: &mut Engine, p: FileBlameParams) -> Result<
         .zip(&origins.lines)
         .enumerate()
         .map(|(i, (line, &o))| {
-            let id = &origins.entries[o as usize];
-            let entry = (!id.is_empty()).then(|| index.get(id)).flatten();
+            let entry = origins.entries[o as usize]
+                .as_deref()
+                .and_then(|id| index.get(id));
             BlameLine {
                 line: i as u64 + 1,
                 entry_id: entry.map(|e| e.id.clone()),
@@ -305,11 +311,11 @@ mod tests {
         ) {
             let old_text = text(&old);
             let new_text = text(&new);
-            let base: Arc<str> = Arc::from("base");
+            let base: Origin = Some(Arc::new(EntryId::from_input("base")));
             let mut start = Origins::default();
             let b = start.origin_index(&base);
             start.lines = vec![b; old.len()];
-            let next: Arc<str> = Arc::from("next");
+            let next: Origin = Some(Arc::new(EntryId::from_input("next")));
             let out = carry(&start, &old_text, &new_text, &next, None, &mut DiffBudget::for_request());
             prop_assert_eq!(out.lines.len(), new.len());
             let same = old == new;

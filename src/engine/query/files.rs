@@ -10,10 +10,10 @@ use crate::engine::api::{
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
 use crate::engine::{
-    diff_of, kind_of, label_for, parse_tree_hash, result_path, tree_of, turn_of, Engine,
-    EngineError, Point, Result,
+    approved_tree, diff_of, kind_of, label_for, result_path, tree_of, turn_of, Engine, EngineError,
+    Point, Result,
 };
-use crate::session::records::{Approval, StepSnapshot};
+use crate::session::records::StepSnapshot;
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{classify, diff_trees, lookup, ObjectId, TreeEntry, UntrackedReason};
 
@@ -57,7 +57,7 @@ fn wire_hunk((index, h): (usize, &line_diff::Hunk)) -> DiffHunk {
 impl Engine {
     /// The tree of the working directory, scanned against the recorded one.
     fn working_tree(&mut self) -> Result<ObjectId> {
-        let recorded = self.recorded_tree()?;
+        let recorded = self.recorded_tree();
         let prior = self.flat(recorded)?;
         Ok(self.scan_working(None, &prior)?.tree)
     }
@@ -130,12 +130,9 @@ impl Engine {
                     .collect()
             }
             _ => {
-                let hex = from_tree.to_hex();
                 let start = path
                     .iter()
-                    .rposition(|&i| {
-                        index.at(i).and_then(Entry::recorded_tree) == Some(hex.as_str())
-                    })
+                    .rposition(|&i| index.at(i).and_then(Entry::recorded_tree) == Some(from_tree))
                     .map(|i| i + 1)
                     .unwrap_or_else(|| {
                         if from_tree == crate::store::empty_tree_id() {
@@ -258,8 +255,8 @@ impl Engine {
 }
 
 /// `Engine::working_tree_hash` (the door in engine/mod.rs says what it does).
-pub(crate) fn working_tree_hash(engine: &mut Engine) -> Result<String> {
-    Ok(engine.working_tree()?.to_hex())
+pub(crate) fn working_tree_hash(engine: &mut Engine) -> Result<ObjectId> {
+    engine.working_tree()
 }
 
 /// `Engine::get_modified_files` (the door in engine/mod.rs says what it does).
@@ -401,9 +398,9 @@ pub(crate) fn list_checkpoints(
     p: ListCheckpointsParams,
 ) -> Result<ListCheckpointsResult> {
     let index = engine.log.index();
-    let leaf = index.leaf().map(|l| l.id.clone()).unwrap_or_default();
+    let leaf = index.leaf().map(|l| &l.id);
     let entries: Vec<&Entry> = match p.scope.unwrap_or_default() {
-        Scope::Path => index.path_to_root(&leaf),
+        Scope::Path => leaf.map(|l| index.path_to_root(l)).unwrap_or_default(),
         Scope::All => index.entries().iter().collect(),
     };
     let query = p.query.map(|q| q.to_lowercase());
@@ -437,12 +434,12 @@ pub(crate) fn list_checkpoints(
             modified: count(FileStatus::Modified),
             deleted: count(FileStatus::Deleted),
             not_captured: count(FileStatus::NotCaptured),
-            on_current_path: index.is_ancestor(&e.id, &leaf),
+            on_current_path: leaf.is_some_and(|l| index.is_ancestor(&e.id, l)),
         });
     }
     Ok(ListCheckpointsResult {
         checkpoints,
-        initial_entry_id: engine.baseline().map(|b| b.id.clone()).unwrap_or_default(),
+        initial_entry_id: engine.baseline().map(|b| b.id.clone()),
     })
 }
 
@@ -454,13 +451,7 @@ pub(crate) fn get_status(engine: &mut Engine) -> Result<StatusResult> {
         .latest_of_custom_type(CUSTOM_APPROVAL)
         .cloned();
     let base_tree = match &approval {
-        Some(a) => {
-            let h = a
-                .record::<Approval>()
-                .and_then(|a| a.approved_tree_hash)
-                .unwrap_or_default();
-            parse_tree_hash(&h)?
-        }
+        Some(a) => approved_tree(a)?,
         None => match engine.baseline() {
             Some(b) => tree_of(b)?,
             None => crate::store::empty_tree_id(),

@@ -17,7 +17,7 @@ use crate::session::{
 /// `Engine::append_entry` (the door in engine/mod.rs says what it does).
 pub(crate) fn append_entry(engine: &mut Engine, p: AppendEntryParams) -> Result<AppendEntryResult> {
     if let Some(id) = &p.entry_id {
-        if !valid_host_id(id) {
+        if !valid_host_id(id.as_str()) {
             return Err(EngineError::InvalidParams(format!(
                 "entryId {id:?} must be a non-empty string without whitespace, at most 64 characters"
             )));
@@ -26,12 +26,12 @@ pub(crate) fn append_entry(engine: &mut Engine, p: AppendEntryParams) -> Result<
             // Re-sending an id is idempotent, unless it would move the
             // entry elsewhere in the tree.
             if let Some(parent) = &p.parent_id {
-                if existing.parent_id.as_deref() != Some(parent.as_str()) {
+                if existing.parent_id.as_ref() != Some(parent) {
                     return Err(EngineError::InvalidParams(format!(
                         "entry {id} exists with parentId {}, not {parent:?}",
                         existing
                             .parent_id
-                            .as_deref()
+                            .as_ref()
                             .map(|p| format!("{p:?}"))
                             .unwrap_or_else(|| "null".into())
                     )));
@@ -162,6 +162,6 @@ pub(crate) fn get_tree(engine: &Engine) -> Result<GetTreeResult> {
         .collect();
     Ok(GetTreeResult {
         entries,
-        leaf_id: engine.leaf_id().unwrap_or_default(),
+        leaf_id: engine.leaf_id(),
     })
 }

@@ -9,6 +9,7 @@ use crate::engine::api::{
 use crate::engine::{turn_of, Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
+use crate::session::EntryId;
 use crate::store::{classify, diff_trees, Change, ChangeClass};
 use crate::working_copy::WorkingState;
 
@@ -18,7 +19,7 @@ pub(crate) struct SnapshotSpec {
     pub label: Option<String>,
     pub scope: Option<Vec<RepoPath>>,
     pub tool: Option<ToolInfo>,
-    pub parent: Option<String>,
+    pub parent: Option<EntryId>,
     pub turn_index: Option<u64>,
     /// Append even when nothing changed.
     pub force: bool,
@@ -28,7 +29,7 @@ impl SnapshotSpec {
     /// A snapshot the sidecar takes on its own (kinds like "outside",
     /// "pre-restore", "approve"): the whole tree, appended even when it
     /// equals the parent's checkpoint.
-    pub fn forced(kind: CheckpointKind, parent: Option<String>) -> SnapshotSpec {
+    pub fn forced(kind: CheckpointKind, parent: Option<EntryId>) -> SnapshotSpec {
         SnapshotSpec {
             kind,
             label: None,
@@ -124,8 +125,8 @@ impl Engine {
         // The record holds the diff while it is encoded, then hands it back for the
         // result: a baseline's diff names every file, so it is not copied.
         let mut record = StepSnapshot {
-            baseline_tree_hash: Some(baseline_tree.to_hex()),
-            snapshot_tree_hash: Some(state.tree.to_hex()),
+            baseline_tree_hash: Some(baseline_tree),
+            snapshot_tree_hash: Some(state.tree),
             diff,
             turn_index,
             kind: Some(spec.kind.as_str().to_string()),

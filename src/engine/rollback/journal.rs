@@ -14,13 +14,14 @@ use crate::durability::atomic_write;
 use crate::engine::api::{InterruptedRestore, RecoveryAction, RestoreResult};
 use crate::engine::{parse_tree_hash, Engine, EngineError, FlatTree, Result};
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::{lookup, EntryKind, Layout};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Journal {
     pub version: u32,
-    pub unrevert_entry_id: String,
+    pub unrevert_entry_id: EntryId,
     pub pre_rollback_tree_hash: String,
     /// The tree the restore leaves on disk (the unrevert-point's).
     pub working_tree_hash: String,

@@ -9,11 +9,11 @@ use crate::engine::api::{
     UndoParams,
 };
 use crate::engine::record::snapshot::SnapshotSpec;
-use crate::engine::{diff_of, parse_tree_hash, tree_of, Engine, EngineError, Result};
+use crate::engine::{approved_tree, diff_of, tree_of, Engine, EngineError, Result};
 use crate::session::records::{
     Approval, BranchDetails, BranchSummary, Label, Navigation, Record, UnrevertPoint,
 };
-use crate::session::{CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
+use crate::session::{EntryId, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{empty_tree_id, ObjectId};
 
 fn check_abort(plan: &Plan, mode: OnConflict) -> Result<()> {
@@ -26,7 +26,7 @@ fn check_abort(plan: &Plan, mode: OnConflict) -> Result<()> {
 impl Engine {
     /// The tree of the checkpoint at `id` (the empty tree above the first
     /// checkpoint).
-    pub(crate) fn checkpoint_or_empty(&self, id: &str) -> Result<ObjectId> {
+    pub(crate) fn checkpoint_or_empty(&self, id: &EntryId) -> Result<ObjectId> {
         Ok(self
             .checkpoint_tree(id)?
             .map(|(_, t)| t)
@@ -55,7 +55,7 @@ impl Engine {
         preview: bool,
         op: Operation,
     ) -> Result<RestoreResult> {
-        let warnings = self.git_warnings(op.target_entry.as_deref());
+        let warnings = self.git_warnings(op.target_entry.as_ref());
         if preview {
             let mut r = plan.preview_result();
             r.warnings = warnings;
@@ -91,17 +91,13 @@ impl Engine {
 
     /// A summary of the branch being left, for `summarize` without text:
     /// its checkpoints since the common ancestor and the files they changed.
-    fn summarize_branch(&self, old_leaf: &str, target: &str) -> String {
+    fn summarize_branch(&self, old_leaf: &EntryId, target: &EntryId) -> String {
         let index = self.log.index();
-        let target_path: Vec<&str> = index
-            .path_to_root(target)
-            .iter()
-            .map(|e| e.id.as_str())
-            .collect();
+        let target_path: Vec<&EntryId> = index.path_to_root(target).iter().map(|e| &e.id).collect();
         let left: Vec<_> = index
             .path_to_root(old_leaf)
             .into_iter()
-            .filter(|e| e.is_tree_recording() && !target_path.contains(&e.id.as_str()))
+            .filter(|e| e.is_tree_recording() && !target_path.contains(&&e.id))
             .collect();
         let mut files: Vec<String> = left
             .iter()
@@ -146,7 +142,7 @@ pub(crate) fn restore_files(engine: &mut Engine, p: RestoreFilesParams) -> Resul
             (None, t)
         }
         (None, None) => {
-            let leaf = engine.leaf_id().unwrap_or_default();
+            let leaf = engine.leaf_or_error()?;
             let t = engine.checkpoint_or_empty(&leaf)?;
             (Some(leaf), t)
         }
@@ -179,7 +175,8 @@ pub(crate) fn navigate_tree(
     if !engine.log.index().contains(&p.target_id) {
         return Err(EngineError::UnknownEntry(p.target_id));
     }
-    let old_leaf = engine.leaf_id().unwrap_or_default();
+    // The target is an entry, so there is a leaf.
+    let old_leaf = engine.leaf_or_error()?;
     if p.target_id == old_leaf {
         return Ok(NavigateTreeResult {
             new_leaf_id: Some(old_leaf.clone()),
@@ -317,10 +314,11 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
             e.clone()
         }
         None => {
-            let leaf = engine.leaf_id().unwrap_or_default();
-            index
-                .path_to_root(&leaf)
-                .into_iter()
+            let path = match engine.leaf_id() {
+                Some(leaf) => index.path_to_root(&leaf),
+                None => Vec::new(),
+            };
+            path.into_iter()
                 .rev()
                 .find(|e| UnrevertPoint::is_kind_of(e))
                 .cloned()
@@ -336,9 +334,8 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
                 unrevert.id
             ))
         })?;
-    let target = parse_tree_hash(&pre)?;
     engine.restore_to(
-        target,
+        pre,
         None,
         p.on_conflict.unwrap_or_default(),
         p.preview.unwrap_or(false),
@@ -356,7 +353,7 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
 
 /// `Engine::approve` (the door in engine/mod.rs says what it does).
 pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveResult> {
-    let recorded_tree = engine.recorded_tree()?;
+    let recorded_tree = engine.recorded_tree();
     let recorded = engine.flat(recorded_tree)?;
     let state = engine.scan_working(None, &recorded)?;
     let working = state.tree;
@@ -375,8 +372,8 @@ pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveRe
         .filter(|e| e.custom_type.as_deref() == Some(CUSTOM_STEP_SNAPSHOT))
         .count() as u64;
     let record = Approval {
-        approved_tree_hash: Some(working.to_hex()),
-        working_tree_hash: Some(working.to_hex()),
+        approved_tree_hash: Some(working),
+        working_tree_hash: Some(working),
         snapshots_approved,
         message: p.message,
         extra: Default::default(),
@@ -393,13 +390,7 @@ pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveRe
 /// `Engine::reset` (the door in engine/mod.rs says what it does).
 pub(crate) fn reset(engine: &mut Engine, p: ResetParams) -> Result<ResetResult> {
     let (target_entry, target) = match engine.log.index().latest_of_custom_type(CUSTOM_APPROVAL) {
-        Some(a) => {
-            let h = a
-                .record::<Approval>()
-                .and_then(|a| a.approved_tree_hash)
-                .unwrap_or_default();
-            (a.id.clone(), parse_tree_hash(&h)?)
-        }
+        Some(a) => (a.id.clone(), approved_tree(a)?),
         None => {
             let b = engine
                 .baseline()
@@ -423,7 +414,7 @@ pub(crate) fn reset(engine: &mut Engine, p: ResetParams) -> Result<ResetResult> 
         },
     )?;
     Ok(ResetResult {
-        reset_to: target.to_hex(),
+        reset_to: target,
         restore,
     })
 }

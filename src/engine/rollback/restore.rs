@@ -13,8 +13,8 @@ use crate::engine::api::{
 use crate::engine::record::snapshot::{diff_lists, SnapshotSpec};
 use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
-use crate::session::new_entry_id;
 use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
+use crate::session::EntryId;
 use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UncapturedPaths};
 use crate::working_copy::CheckoutError;
 use crate::working_copy::CheckoutPlan;
@@ -72,16 +72,16 @@ impl Plan {
 pub(crate) struct Operation {
     pub kind: ChangeReason,
     /// The entry restored to, when there is one.
-    pub target_entry: Option<String>,
+    pub target_entry: Option<EntryId>,
     /// Where the unrevert-point goes (default: the leaf).
-    pub parent: Option<String>,
+    pub parent: Option<EntryId>,
     /// Navigation only: the tip of the branch left, and the target.
-    pub old_leaf_id: Option<String>,
-    pub target_id: Option<String>,
+    pub old_leaf_id: Option<EntryId>,
+    pub target_id: Option<EntryId>,
     /// Undo only: the unrevert-point undone.
-    pub undone_entry_id: Option<String>,
+    pub undone_entry_id: Option<EntryId>,
     /// Revert only: the first and last checkpoint whose changes were taken out.
-    pub reverted: Option<(String, String)>,
+    pub reverted: Option<(EntryId, EntryId)>,
 }
 
 /// The working directory scanned for a plan, with the state the sidecar last
@@ -104,7 +104,7 @@ pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
 impl Engine {
     /// Scan the working directory for a plan.
     pub(crate) fn scan_for_plan(&mut self) -> Result<Scanned> {
-        let recorded_tree = self.recorded_tree()?;
+        let recorded_tree = self.recorded_tree();
         let recorded = self.flat(recorded_tree)?;
         let state = self.scan_working(None, &recorded)?;
         let working = self.flat(Some(state.tree))?;
@@ -306,7 +306,7 @@ impl Engine {
     /// Snapshot before mutate: when the disk differs from the checkpoint at
     /// the leaf, record it (kind "pre-restore") at the leaf, so the branch
     /// being left keeps its latest work. Returns the new entry's id.
-    pub(crate) fn pre_restore_snapshot(&mut self, plan: &mut Plan) -> Result<Option<String>> {
+    pub(crate) fn pre_restore_snapshot(&mut self, plan: &mut Plan) -> Result<Option<EntryId>> {
         if self.leaf_checkpoint_tree()? == Some(plan.working) {
             return Ok(None);
         }
@@ -366,11 +366,11 @@ impl Engine {
         touched.sort();
         let record = UnrevertPoint {
             kind: Some(op.kind.as_str().to_string()),
-            pre_rollback_tree_hash: Some(plan.working.to_hex()),
-            target_tree_hash: plan.target.map(|t| t.to_hex()),
+            pre_rollback_tree_hash: Some(plan.working),
+            target_tree_hash: plan.target,
             rolled_back_to_leaf: op.target_entry,
             restored_files: touched.into_iter().map(str::to_string).collect(),
-            working_tree_hash: Some(expected_tree.to_hex()),
+            working_tree_hash: Some(expected_tree),
             diff: diff_lists(&changes),
             turn_index: turn,
             old_leaf_id: op.old_leaf_id,
@@ -380,7 +380,7 @@ impl Engine {
             reverted_to_entry_id: op.reverted.map(|r| r.1),
             extra: Default::default(),
         };
-        let entry_id = new_entry_id(|c| self.log.index().contains(c));
+        let entry_id = EntryId::generate(|c| self.log.index().contains(c));
         let new_entry = record.to_new_entry(Some(entry_id.clone()), parent)?;
         drop(record);
         // The journal goes first: if we die after the unrevert-point is
@@ -505,7 +505,7 @@ impl Engine {
     }
 
     /// Warnings a person should see before trusting the restored files.
-    pub(crate) fn git_warnings(&self, target_entry: Option<&str>) -> Vec<String> {
+    pub(crate) fn git_warnings(&self, target_entry: Option<&EntryId>) -> Vec<String> {
         let mut out = Vec::new();
         let Some(id) = target_entry else { return out };
         let Some(cp) = self.log.index().checkpoint_at(id) else {

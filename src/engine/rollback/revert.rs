@@ -24,6 +24,7 @@ use crate::engine::query::files::{is_binary, MAX_DIFF_BYTES};
 use crate::engine::query::line_diff::{self, DiffBudget};
 use crate::engine::{result_path, tree_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
+use crate::session::EntryId;
 use crate::store::{
     classify, diff_trees, empty_tree_id, ChangeClass, EntryKind, ObjectId, TreeEntry,
 };
@@ -99,13 +100,13 @@ fn lossy(bytes: &[u8]) -> String {
 
 impl Engine {
     /// The first and last checkpoint of the range to revert, checked.
-    fn revert_range(&self, first: &str, last: Option<&str>) -> Result<(String, String)> {
+    fn revert_range(&self, first: &EntryId, last: Option<&EntryId>) -> Result<(EntryId, EntryId)> {
         let index = self.log.index();
         let last = last.unwrap_or(first);
         for id in [first, last] {
             let e = index
                 .get(id)
-                .ok_or_else(|| EngineError::UnknownEntry(id.to_string()))?;
+                .ok_or_else(|| EngineError::UnknownEntry(id.clone()))?;
             if !e.is_tree_recording() || e.recorded_tree().is_none() {
                 return Err(EngineError::InvalidParams(format!(
                     "entry {id} records no files (a label, a message, a navigation): name a checkpoint"
@@ -117,13 +118,13 @@ impl Engine {
                 "{last} does not descend from {first}: a range runs from a checkpoint to a later one on its path"
             )));
         }
-        if self.baseline().is_some_and(|b| b.id == first) {
+        if self.baseline().is_some_and(|b| &b.id == first) {
             return Err(EngineError::InvalidParams(
                 "the baseline records the project as rewind found it: it made no change to revert"
                     .into(),
             ));
         }
-        Ok((first.to_string(), last.to_string()))
+        Ok((first.clone(), last.clone()))
     }
 
     /// What reverting one path does (see the module docs): `before` and
@@ -247,7 +248,7 @@ pub(crate) fn revert(engine: &mut Engine, p: RevertParams) -> Result<RevertResul
     let filter = parse_filter(engine.working_copy.root(), p.files)?;
     let mode = p.on_conflict.unwrap_or_default();
     let preview = p.preview.unwrap_or(false);
-    let (first, last) = engine.revert_range(&p.entry_id, p.to_entry_id.as_deref())?;
+    let (first, last) = engine.revert_range(&p.entry_id, p.to_entry_id.as_ref())?;
     let index = engine.log.index();
     let last_entry = index
         .get(&last)

@@ -53,10 +53,15 @@ impl T {
     }
 }
 
+/// An entry id as a test names it.
+fn id(s: &str) -> EntryId {
+    EntryId::from_input(s)
+}
+
 /// Navigate to `target` with every option at its default.
-fn nav_to(target: impl Into<String>) -> NavigateTreeParams {
+fn nav_to(target: EntryId) -> NavigateTreeParams {
     NavigateTreeParams {
-        target_id: target.into(),
+        target_id: target,
         skip_files: None,
         summarize: None,
         summary: None,
@@ -190,7 +195,7 @@ fn modified_files_name_the_earliest_entry() {
     t.write("a.txt", "3");
     let s3 = snap(&mut e);
     let m = e.get_modified_files(RangeParams::default()).unwrap();
-    let by_path: Vec<(String, Option<String>, Option<u64>)> = m
+    let by_path: Vec<(String, Option<EntryId>, Option<u64>)> = m
         .files
         .iter()
         .map(|f| (f.path.to_string(), f.entry_id.clone(), f.turn_index))
@@ -231,7 +236,7 @@ fn modified_files_name_the_earliest_entry() {
         .unwrap();
     assert_eq!(m.files.len(), 1);
     let bad = e.get_modified_files(RangeParams {
-        from: Some(Point::Entry("nope".into())),
+        from: Some(Point::Entry(id("nope"))),
         ..Default::default()
     });
     assert!(matches!(bad, Err(EngineError::UnknownEntry(_))));
@@ -356,7 +361,7 @@ fn host_entries_and_labels() {
     let (mut e, init) = t.open();
     let m = e
         .append_entry(AppendEntryParams {
-            entry_id: Some("msg-1".into()),
+            entry_id: Some(id("msg-1")),
             text: Some("hello".into()),
             ..Default::default()
         })
@@ -364,19 +369,19 @@ fn host_entries_and_labels() {
     assert!(!m.existed);
     let again = e
         .append_entry(AppendEntryParams {
-            entry_id: Some("msg-1".into()),
+            entry_id: Some(id("msg-1")),
             ..Default::default()
         })
         .unwrap();
     assert!(again.existed);
     let conflict = e.append_entry(AppendEntryParams {
-        entry_id: Some("msg-1".into()),
-        parent_id: Some("msg-1".into()),
+        entry_id: Some(id("msg-1")),
+        parent_id: Some(id("msg-1")),
         ..Default::default()
     });
     assert!(matches!(conflict, Err(EngineError::InvalidParams(_))));
     let bad = e.append_entry(AppendEntryParams {
-        entry_id: Some("has space".into()),
+        entry_id: Some(id("has space")),
         ..Default::default()
     });
     assert!(matches!(bad, Err(EngineError::InvalidParams(_))));

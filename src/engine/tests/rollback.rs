@@ -184,7 +184,7 @@ fn navigate_away_and_back() {
     assert_eq!(nav.old_leaf_id, s1);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("base"));
     let leaf = nav.new_leaf_id.clone().unwrap();
-    assert_eq!(e.get_tree().unwrap().leaf_id, leaf);
+    assert_eq!(e.get_tree().unwrap().leaf_id, Some(leaf));
     // A new turn branches off the baseline.
     t.write("a.txt", "branch two");
     let s2 = snap(&mut e);
@@ -230,7 +230,7 @@ fn approve_and_reset() {
     t.write("b.txt", "new");
     snap(&mut e);
     let r = e.reset(ResetParams::default()).unwrap();
-    assert_eq!(r.reset_to, ap.approved_tree_hash.to_hex());
+    assert_eq!(r.reset_to, ap.approved_tree_hash);
     assert_eq!(read(&t, "a.txt").as_deref(), Some("2"));
     assert_eq!(read(&t, "b.txt"), None);
     // Undoable like any restore.

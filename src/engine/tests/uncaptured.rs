@@ -104,7 +104,7 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
     let secret = files.iter().find(|f| f.path == "secret.env").unwrap();
     assert_eq!(secret.status, FileStatus::NotCaptured);
     assert_eq!(secret.reason, Some(UntrackedReason::Unreadable));
-    assert_eq!(secret.entry_id.as_deref(), Some(s1_id.as_str()));
+    assert_eq!(secret.entry_id.as_ref(), Some(&s1_id));
     let diff = e
         .get_file_diff(FileDiffParams {
             to: Some(Point::Entry(s1_id.clone())),

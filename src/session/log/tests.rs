@@ -2,6 +2,8 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::{json, Map};
 
+use crate::store::ObjectId;
+
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0f8e4c1a-1111-4222-8333-444455556666","timestamp":"2026-11-21T19:12:00.123Z","cwd":"/abs/project"}"#;
 
 fn write(dir: &tempfile::TempDir, name: &str, content: &str) -> PathBuf {
@@ -17,20 +19,29 @@ fn fields(v: Value) -> Map<String, Value> {
     }
 }
 
+fn id(s: &str) -> EntryId {
+    EntryId::from_input(s)
+}
+
 fn message(parent: Option<&str>, text: &str) -> NewEntry {
     NewEntry {
         entry_type: "message".into(),
-        parent_id: parent.map(str::to_owned),
+        parent_id: parent.map(id),
         fields: fields(json!({"role":"user","text":text})),
         ..NewEntry::default()
     }
 }
 
-fn snapshot(parent: Option<&str>, tree: &str) -> NewEntry {
+/// A tree id named after `name`, as a record writes it.
+fn tree(name: &str) -> String {
+    ObjectId::of(name.as_bytes()).to_hex()
+}
+
+fn snapshot(parent: Option<&str>, t: &str) -> NewEntry {
     NewEntry::custom(
         "step-snapshot",
-        parent.map(str::to_owned),
-        json!({"snapshotTreeHash":tree,"baselineTreeHash":"b","turnIndex":0}),
+        parent.map(id),
+        json!({"snapshotTreeHash":tree(t),"baselineTreeHash":tree("b"),"turnIndex":0}),
     )
 }
 
@@ -46,11 +57,11 @@ fn create_append_reopen_round_trip() {
     assert_eq!(header.cwd, "/abs/project");
 
     let base = log.append(snapshot(None, "t0")).unwrap();
-    assert_eq!(base.id.len(), 8);
-    assert!(base.id.bytes().all(|b| b.is_ascii_hexdigit()));
-    let m = log.append(message(Some(&base.id), "hi")).unwrap();
-    let mut host = message(Some(&base.id), "side branch");
-    host.id = Some("host-msg-1".into());
+    assert_eq!(base.id.as_str().len(), 8);
+    assert!(base.id.as_str().bytes().all(|b| b.is_ascii_hexdigit()));
+    let m = log.append(message(Some(base.id.as_str()), "hi")).unwrap();
+    let mut host = message(Some(base.id.as_str()), "side branch");
+    host.id = Some(id("host-msg-1"));
     let h = log.append(host).unwrap();
     assert_eq!(h.id, "host-msg-1");
     let lab = log
@@ -99,7 +110,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 
     for bad in ["", "has space", "tab\there", &"x".repeat(65)] {
         let mut e = message(None, "x");
-        e.id = Some(bad.to_owned());
+        e.id = Some(id(bad));
         let err = log.append(e).unwrap_err();
         assert!(
             matches!(err, SessionError::BadId { ref id } if id == bad),
@@ -122,7 +133,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 
     // A 64-char host id is fine; parentId None is written as null.
     let mut e = message(None, "x");
-    e.id = Some("y".repeat(64));
+    e.id = Some(id(&"y".repeat(64)));
     let ok = log.append(e).unwrap();
     assert_eq!(ok.raw["parentId"], Value::Null);
 }
@@ -131,7 +142,7 @@ fn append_rejects_bad_ids_and_parents_without_writing() {
 fn unknown_fields_and_types_survive() {
     let dir = tempfile::tempdir().unwrap();
     let lines = [
-        r#"{"type":"custom","customType":"step-snapshot","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":{"snapshotTreeHash":"t0","future":{"x":[1,2.5,null,true]}},"extra":"kept"}"#,
+        r#"{"type":"custom","customType":"step-snapshot","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef","future":{"x":[1,2.5,null,true]}},"extra":"kept"}"#,
         r#"{"type":"model_change","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","provider":"p","modelId":"m","nested":{"deep":{"deeper":"ü\u2028"}}}"#,
         r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi\nthere"}],"timestamp":1767225602000}}"#,
     ];
@@ -147,9 +158,9 @@ fn unknown_fields_and_types_survive() {
         let again: Value = serde_json::from_str(&e.to_line()).unwrap();
         assert_eq!(again, v);
     }
-    let mc = ix.get("aaaa0002").unwrap().clone();
+    let mc = ix.get(&id("aaaa0002")).unwrap().clone();
     assert_eq!(mc.entry_type, "model_change");
-    assert_eq!(ix.checkpoint_at("aaaa0003").unwrap().id, "aaaa0001");
+    assert_eq!(ix.checkpoint_at(&id("aaaa0003")).unwrap().id, "aaaa0001");
     assert_eq!(ix.leaf().unwrap().id, "aaaa0003");
 
     // Appending never rewrites what was there.
@@ -158,11 +169,8 @@ fn unknown_fields_and_types_survive() {
     let now = fs::read_to_string(&path).unwrap();
     assert!(now.starts_with(&original));
     let (log, _) = SessionLog::open(&path, false).unwrap();
-    assert_eq!(log.index().get("aaaa0002").unwrap(), &mc);
-    assert_eq!(
-        log.index().leaf().unwrap().parent_id.as_deref(),
-        Some("aaaa0002")
-    );
+    assert_eq!(log.index().get(&id("aaaa0002")).unwrap(), &mc);
+    assert_eq!(log.index().leaf().unwrap().parent_id, Some(id("aaaa0002")));
 }
 
 #[test]
@@ -171,7 +179,7 @@ fn torn_tail_that_parses_is_completed() {
     let last = r#"{"type":"message","id":"bbbb0002","parentId":"bbbb0001","timestamp":"t"}"#;
     let content = format!(
         "{HEADER}\n{}\n{last}",
-        r#"{"type":"custom","customType":"step-snapshot","id":"bbbb0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#
+        r#"{"type":"custom","customType":"step-snapshot","id":"bbbb0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#
     );
     let path = write(&dir, "s.jsonl", &content);
     let (mut log, report) = SessionLog::open(&path, true).unwrap();
@@ -191,7 +199,7 @@ fn torn_tail_that_does_not_parse_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let good = format!(
         "{HEADER}\n{}\n",
-        r#"{"type":"custom","customType":"step-snapshot","id":"cccc0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#
+        r#"{"type":"custom","customType":"step-snapshot","id":"cccc0001","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#
     );
     let garbage = r#"{"type":"message","id":"cccc0002","par"#;
     let path = write(&dir, "s.jsonl", &format!("{good}{garbage}"));
@@ -298,7 +306,7 @@ fn other_versions_and_bad_headers() {
 #[test]
 fn malformed_middle_line_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    let e1 = r#"{"type":"custom","customType":"step-snapshot","id":"d1","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"t0"}}"#;
+    let e1 = r#"{"type":"custom","customType":"step-snapshot","id":"d1","parentId":null,"timestamp":"t","data":{"snapshotTreeHash":"0123456789abcdef0123456789abcdef"}}"#;
     let e3 = r#"{"type":"message","id":"d3","parentId":"d1","timestamp":"t"}"#;
     // Garbage on line 3, and a torn tail that must not be repaired since open fails.
     let content = format!("{HEADER}\n{e1}\nnot json\n{e3}\n{{\"torn");
@@ -463,14 +471,16 @@ fn generated_ids_avoid_existing_ones() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     let mut log = SessionLog::create(&path, "/p", false).unwrap();
-    let mut parent: Option<String> = None;
+    let mut parent: Option<EntryId> = None;
     for _ in 0..200 {
-        let e = log.append(message(parent.as_deref(), "x")).unwrap();
+        let e = log
+            .append(message(parent.as_ref().map(EntryId::as_str), "x"))
+            .unwrap();
         parent = Some(e.id);
     }
     assert_eq!(log.index().len(), 200);
     assert_eq!(
-        log.index().path_to_root(parent.as_deref().unwrap()).len(),
+        log.index().path_to_root(parent.as_ref().unwrap()).len(),
         200
     );
 }
@@ -485,14 +495,14 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let mut log = SessionLog::create(&path, "/p", false).unwrap();
-        let mut ids: Vec<String> = Vec::new();
+        let mut ids: Vec<EntryId> = Vec::new();
         for (n, (parent, kind)) in spec.iter().enumerate() {
             let parent = parent.as_ref().filter(|_| n > 0).map(|p| ids[p.index(n)].clone());
-            let p = parent.as_deref();
+            let p = parent.as_ref().map(EntryId::as_str);
             let e = match kind {
                 0 => snapshot(p, &format!("tree{n}")),
                 1 => NewEntry::custom("unrevert-point", parent.clone(),
-                    json!({"workingTreeHash": format!("w{n}"), "preRollbackTreeHash":"x"})),
+                    json!({"workingTreeHash": tree(&format!("w{n}")), "preRollbackTreeHash":tree("x")})),
                 2 => message(p, &n.to_string()),
                 _ => NewEntry { entry_type: "whatever".into(), parent_id: parent.clone(),
                     fields: fields(json!({"k":[n]})), ..NewEntry::default() },
@@ -526,7 +536,7 @@ fn a_parked_log_reopens_by_its_tail() {
     // Another process appends while it is parked.
     {
         let (mut other, _) = SessionLog::open(&path, false).unwrap();
-        other.append(message(Some(&a.id), "b")).unwrap();
+        other.append(message(Some(a.id.as_str()), "b")).unwrap();
     }
     let (log, report) = SessionLog::reopen(parked).unwrap();
     assert_eq!(report.torn_tail, None);
