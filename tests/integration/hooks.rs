@@ -689,17 +689,31 @@ fn a_server_of_another_build_gives_way() {
     let other_bin = other.path().join("rewind");
     std::fs::copy(common::bin(), &other_bin).unwrap();
     let hook_with = |bin: &Path, payload: &Value| {
-        let mut child = Command::new(bin)
-            .args(["hook", "--agent", "gemini"])
-            .env("REWIND_HOME", p.home.path())
-            .env("REWIND_SERVER_IDLE_SECS", "120")
-            .env_remove("GEMINI_PROJECT_DIR")
-            .env_remove("REWIND_SERVER")
-            .current_dir(p.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let spawn = || {
+            Command::new(bin)
+                .args(["hook", "--agent", "gemini"])
+                .env("REWIND_HOME", p.home.path())
+                .env("REWIND_SERVER_IDLE_SECS", "120")
+                .env_remove("GEMINI_PROJECT_DIR")
+                .env_remove("REWIND_SERVER")
+                .current_dir(p.dir.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+        };
+        // The copy's write descriptor can still be open in a child another
+        // test thread forked meanwhile (until it execs): "text file busy"
+        // for a moment (seen once).
+        let mut tries = 0;
+        let mut child = loop {
+            match spawn() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.unwrap(),
+            }
+        };
         child
             .stdin
             .take()
