@@ -667,13 +667,7 @@ fn a_killed_server_loses_nothing_and_is_replaced() {
     let shell = json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "touch while-down.txt"]}});
     let after = p.payload("k", "PostToolUse", shell);
     assert_eq!(p.hook("codex", &after), (0, String::new()));
-    let sessions = p.store_sessions();
-    assert_eq!(sessions.len(), 1);
-    let tool = entries(&sessions[0])
-        .into_iter()
-        .rfind(|e| e["data"]["kind"] == "tool")
-        .unwrap();
-    assert_eq!(tool["data"]["diff"]["added"], json!(["while-down.txt"]));
+    assert_eq!(last_tool_added(&p), vec!["while-down.txt".to_string()]);
     let status = status_once_up(&p);
     let second = status_field(&status, "pid").unwrap();
     assert_ne!(first, second, "{status}");
@@ -816,14 +810,7 @@ fn a_server_directory_left_open_is_made_private_again() {
         (0, String::new())
     );
     assert!(p.cli(&["server", "stop"]).contains("stopped"));
-    let projects = p.home.path().join("projects");
-    let store = std::fs::read_dir(&projects)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let dir = store.join("server");
+    let dir = store_dir(&p).join("server");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let prompt = p.payload("o", "UserPromptSubmit", json!({"prompt": "again"}));
     assert_eq!(p.hook("codex", &prompt), (0, String::new()));
