@@ -269,6 +269,7 @@ impl Engine {
                 parent: None,
                 turn_index: Some(0),
                 force: true,
+                request_id: None,
             });
             if let Err(err) = baseline {
                 // A session file we just made holds nothing worth keeping.

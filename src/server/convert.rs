@@ -191,7 +191,7 @@ enums_both_ways! {
 // ------------------------------------------------------------------ requests
 
 from_wire_structs! {
-    SnapshotParams { kind, label, paths, tool, parent_id, turn_index, force }
+    SnapshotParams { kind, label, paths, tool, parent_id, turn_index, force, request_id }
     ToolInfo { name, input }
     AppendEntryParams { entry_id, parent_id, entry_type, role, text, custom_type, data }
     LabelParams { target_id, label, note }

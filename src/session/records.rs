@@ -214,6 +214,10 @@ pub struct StepSnapshot {
     pub git: Option<Git>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_paths: Option<Vec<String>>,
+    /// The host's id of the request that recorded it (`snapshot`'s
+    /// `requestId`): the same request again returns this checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

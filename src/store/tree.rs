@@ -99,6 +99,13 @@ impl UntrackedReason {
         self != UntrackedReason::IgnoredOverCap
     }
 
+    /// The reason a record names (`None`: one this build does not know).
+    pub fn parse(name: &str) -> Option<UntrackedReason> {
+        UntrackedReason::ALL
+            .into_iter()
+            .find(|r| r.as_str() == name)
+    }
+
     /// The reason's name as the protocol spells it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -775,3 +775,30 @@ fn a_racy_rewrite_is_detected_across_a_restart() {
     assert_eq!(d["newContent"], "bbbb", "{d}");
     assert!(s.finish().success());
 }
+
+/// A host whose sidecar was killed after it recorded a snapshot, before the
+/// answer arrived, starts a new sidecar on the session and sends the same
+/// request again (`requestId`): it gets the checkpoint recorded, and no
+/// second one is appended.
+#[test]
+fn a_snapshot_sent_again_after_a_crash_is_recorded_once() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "one");
+    let (mut s, init) = fx.start(json!({}));
+    let session = init["sessionFile"].as_str().unwrap().to_string();
+    fx.write("a.txt", "two");
+    let request = json!({"kind": "tool", "requestId": "host-req-7"});
+    let first = s.ok("snapshot", request.clone());
+    assert!(first["entryId"].is_string(), "{first}");
+    s.kill();
+    let (mut s, _) = resume(&fx, &session);
+    let again = s.ok("snapshot", request);
+    assert_eq!(again["entryId"], first["entryId"]);
+    assert_eq!(again["treeHash"], first["treeHash"]);
+    assert_eq!(again["diff"], first["diff"]);
+    let bad = s.err("snapshot", json!({"requestId": "two words"}));
+    assert_eq!(bad["code"], -32602, "{bad}");
+    assert!(s.finish().success());
+    let lines = std::fs::read_to_string(&session).unwrap();
+    assert_eq!(lines.matches(r#""requestId":"host-req-7""#).count(), 1);
+}

@@ -626,6 +626,11 @@ class SnapshotParams(TypedDict, total=False):
     #: Only these may have changed: re-check just them (files, missing
     #: files, or directories re-checked recursively).
     paths: list[str] | None
+    #: The host's own id for this request: a snapshot sent again with the
+    #: id of one this session already recorded returns that checkpoint and
+    #: records nothing (a host retrying after a lost answer, a hook event
+    #: handed over twice). At most 64 characters, no whitespace.
+    requestId: str | None
     tool: ToolInfo | None
     turnIndex: int | None
 

@@ -611,6 +611,13 @@ export interface SnapshotParams {
    * files, or directories re-checked recursively).
    */
   paths?: string[] | null;
+  /**
+   * The host's own id for this request: a snapshot sent again with the
+   * id of one this session already recorded returns that checkpoint and
+   * records nothing (a host retrying after a lost answer, a hook event
+   * handed over twice). At most 64 characters, no whitespace.
+   */
+  requestId?: string | null;
   tool?: ToolInfo | null;
   turnIndex?: number | null;
 }

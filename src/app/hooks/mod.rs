@@ -209,7 +209,17 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
             ..Default::default()
         }),
     };
-    let snapshot = params.map(|p| engine.snapshot(p)).transpose();
+    // The event's id goes with its checkpoint: an event handed over again
+    // (its server killed after recording it, before noting so in the agent
+    // session's record) returns that checkpoint instead of a second one.
+    let snapshot = params
+        .map(|p| {
+            engine.snapshot(SnapshotParams {
+                request_id: d.event_id.clone(),
+                ..p
+            })
+        })
+        .transpose();
     // The session lets go of its lock; what is warm stays for the next
     // event of this project (also when this snapshot failed).
     *warm = Some(engine.into_warm());
@@ -404,6 +414,34 @@ mod tests {
             with_id(&prompt, "e2").unwrap().entry_id.is_some(),
             "another event with the same payload"
         );
+
+        // A server killed after recording an event and before noting it in
+        // the agent session's record: the event comes again (same id), and
+        // the checkpoint recorded is its answer, not a second one.
+        let records = default_store_dir(&root).join("hooks").join("sessions");
+        let record = std::fs::read_dir(&records)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+            .unwrap();
+        let noted = std::fs::read(&record).unwrap();
+        let first = with_id(&prompt, "e3").unwrap();
+        std::fs::write(&record, &noted).unwrap();
+        let again = with_id(&prompt, "e3").unwrap();
+        assert!(first.entry_id.is_some());
+        assert_eq!(again.entry_id, first.entry_id, "the checkpoint recorded");
+        let session = std::fs::read_to_string(first.session_file.unwrap()).unwrap();
+        let prompts = session
+            .lines()
+            .filter(|l| l.contains(r#""kind":"message""#))
+            .count();
+        assert_eq!(prompts, 3, "e1, e2 and e3 once each");
+        // And the agent session's turn is the recorded one's: the next
+        // prompt is turn 4.
+        with_id(&prompt, "e4").unwrap();
+        let session = std::fs::read_to_string(again.session_file.unwrap()).unwrap();
+        assert!(session.contains(r#""turnIndex":4"#), "{session}");
     }
 
     #[test]

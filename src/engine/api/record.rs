@@ -49,6 +49,11 @@ pub struct SnapshotParams {
     pub parent_id: Option<EntryId>,
     pub turn_index: Option<u64>,
     pub force: Option<bool>,
+    /// The host's own id for this request: a snapshot sent again with the
+    /// id of one this session already recorded returns that checkpoint and
+    /// records nothing (a host retrying after a lost answer, a hook event
+    /// handed over twice). At most 64 characters, no whitespace.
+    pub request_id: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -6,12 +6,12 @@ use crate::engine::api::{
     CheckpointKind, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult,
     SnapshotStats, ToolInfo,
 };
-use crate::engine::{turn_of, Engine, Result};
+use crate::engine::{turn_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
-use crate::session::EntryId;
+use crate::session::{valid_host_id, EntryId};
 use crate::store::{classify, diff_trees, Change, ChangeClass};
-use crate::working_copy::WorkingState;
+use crate::working_copy::{Untracked, UntrackedReason, WorkingState};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -23,6 +23,8 @@ pub(crate) struct SnapshotSpec {
     pub turn_index: Option<u64>,
     /// Append even when nothing changed.
     pub force: bool,
+    /// The host's id for the request (see `SnapshotParams::request_id`).
+    pub request_id: Option<String>,
 }
 
 impl SnapshotSpec {
@@ -38,6 +40,7 @@ impl SnapshotSpec {
             parent,
             turn_index: None,
             force: true,
+            request_id: None,
         }
     }
 }
@@ -161,6 +164,7 @@ impl Engine {
                 let staged = self.working_copy.staged();
                 (!staged.is_empty()).then(|| staged.iter().cloned().collect())
             },
+            request_id: spec.request_id.clone(),
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;
@@ -192,6 +196,16 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         )?),
         None => None,
     };
+    if let Some(id) = &p.request_id {
+        if !valid_host_id(id) {
+            return Err(EngineError::InvalidParams(format!(
+                "requestId {id:?} must be a non-empty string without whitespace, at most 64 characters"
+            )));
+        }
+        if let Some(recorded) = recorded_request(engine, id) {
+            return Ok(recorded);
+        }
+    }
     let parent = engine.parent_or_leaf(p.parent_id)?;
     engine.record_snapshot(SnapshotSpec {
         kind: kind.into(),
@@ -201,5 +215,55 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         parent,
         turn_index: p.turn_index,
         force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
+        request_id: p.request_id,
+    })
+}
+
+/// How far back a request id is looked for: a retry follows its request
+/// closely (a hook's within seconds, behind at most the events of parallel
+/// tool calls), and a session can hold many thousands of entries.
+const REQUEST_LOOKBACK: usize = 256;
+
+/// The checkpoint an earlier request with this id recorded, as `snapshot`
+/// answered it then (its stats and git facts as recorded).
+fn recorded_request(engine: &Engine, id: &str) -> Option<SnapshotResult> {
+    let entries = engine.log.index().entries();
+    entries.iter().rev().take(REQUEST_LOOKBACK).find_map(|e| {
+        let record = match StepSnapshot::read(e)? {
+            Ok(r) => r,
+            Err(_) => return None,
+        };
+        if record.request_id.as_deref() != Some(id) {
+            return None;
+        }
+        let tree_hash = record.snapshot_tree_hash?;
+        Some(SnapshotResult {
+            entry_id: Some(e.id.clone()),
+            tree_hash,
+            changed: record.baseline_tree_hash != Some(tree_hash),
+            diff: result_lists(record.diff),
+            turn_index: record.turn_index,
+            stats: SnapshotStats {
+                files_scanned: record.stats.files_scanned,
+                files_hashed: record.stats.files_hashed,
+                bytes_hashed: record.stats.bytes_hashed,
+                duration_ms: record.stats.duration_ms,
+                untracked: record
+                    .stats
+                    .untracked
+                    .iter()
+                    .filter_map(|u| {
+                        Some(Untracked {
+                            path: RepoPath::parse(&u.path).ok()?,
+                            reason: UntrackedReason::parse(&u.reason)?,
+                        })
+                    })
+                    .collect(),
+            },
+            git: record.git.map(|g| GitInfo {
+                branch: g.branch,
+                head: g.head,
+            }),
+        })
     })
 }

@@ -118,6 +118,41 @@ fn baseline_then_turns() {
     assert_eq!(list.checkpoints[0].kind, CheckpointKind::Manual);
 }
 
+/// A snapshot sent again with its `requestId` (a retry after a lost answer)
+/// returns the checkpoint recorded the first time, as answered then, and
+/// appends nothing; a request id that is not a host id is refused.
+#[test]
+fn a_snapshot_request_sent_again_returns_its_checkpoint() {
+    let t = T::new();
+    t.write("a.txt", "1");
+    let (mut e, _) = t.open();
+    t.write("a.txt", "2");
+    let ask = |request: &str| SnapshotParams {
+        kind: Some(SnapshotKind::Tool),
+        request_id: Some(request.into()),
+        ..Default::default()
+    };
+    let first = e.snapshot(ask("ev-1")).unwrap();
+    assert!(first.changed && first.entry_id.is_some());
+    t.write("a.txt", "3");
+    let again = e.snapshot(ask("ev-1")).unwrap();
+    assert_eq!(again.entry_id, first.entry_id);
+    assert_eq!(again.tree_hash, first.tree_hash);
+    assert_eq!(again.diff, first.diff);
+    assert_eq!(again.turn_index, first.turn_index);
+    assert_eq!(again.stats.files_hashed, first.stats.files_hashed);
+    // Another request records what changed since.
+    let next = e.snapshot(ask("ev-2")).unwrap();
+    assert_ne!(next.entry_id, first.entry_id);
+    assert_eq!(next.diff.modified, vec!["a.txt"]);
+    for bad in ["", "has space", &"x".repeat(65)] {
+        assert!(matches!(
+            e.snapshot(ask(bad)),
+            Err(EngineError::InvalidParams(_))
+        ));
+    }
+}
+
 #[test]
 fn modified_files_ignore_changes_on_other_branches() {
     let t = T::new();
