@@ -1008,6 +1008,13 @@ fn a_server_killed_during_an_event_loses_nothing() {
     assert_eq!(hook, (0, String::new()));
     let want: Vec<String> = (0..96).map(|i| format!("big/b{i:02}.bin")).collect();
     assert_eq!(last_tool_added(&p), want);
+    // Once: also when the killed server had appended it (the event's id
+    // goes with its checkpoint).
+    let tools = entries(&p.store_sessions()[0])
+        .iter()
+        .filter(|e| e["data"]["kind"] == "tool")
+        .count();
+    assert_eq!(tools, 1);
     let status = status_once_up(&p);
     assert_ne!(status_field(&status, "pid").unwrap(), first, "{status}");
     assert!(p.cli(&["status"]).contains("no failures recorded"));
