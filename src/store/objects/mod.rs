@@ -119,6 +119,13 @@ pub struct Store {
     dirty_dirs: Box<[AtomicBool]>,
     /// `objects/` itself gained a fan-out directory since the last sync.
     objects_dirty: AtomicBool,
+    /// Fan-out directories that may hold loose objects: those there when
+    /// the store was opened, and those this process wrote into. A put whose
+    /// fan-out directory is not one skips looking for a loose copy (an
+    /// `open` that would fail): every put of a young store's first snapshot
+    /// did that. One written meanwhile by another process is only missed as
+    /// a dedup (the content is stored once more), never as data.
+    loose_fanouts: Box<[AtomicBool]>,
     /// Trees read recently, decoded: objects never change, and queries,
     /// restores and snapshots read the same few directories again and again
     /// (each read would otherwise decompress, verify and parse).
@@ -156,6 +163,25 @@ impl Store {
         }
         let validated = super::generation::read_generation(&layout)?;
         let packs = PackSet::open(&layout, fsync)?;
+        let loose_fanouts: Box<[AtomicBool]> = (0..256).map(|_| AtomicBool::new(false)).collect();
+        match fs::read_dir(&objects) {
+            Ok(entries) => {
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let byte = name
+                        .to_str()
+                        .filter(|n| n.len() == 2)
+                        .and_then(|n| u8::from_str_radix(n, 16).ok());
+                    if let Some(b) = byte {
+                        loose_fanouts[usize::from(b)].store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            // Not knowing means looking, as before.
+            Err(_) => loose_fanouts
+                .iter()
+                .for_each(|f| f.store(true, Ordering::Relaxed)),
+        }
         Ok(Store {
             validated_generation: std::sync::atomic::AtomicU64::new(validated),
             layout,
@@ -166,6 +192,7 @@ impl Store {
             known: DashMap::new(),
             dirty_dirs: (0..256).map(|_| AtomicBool::new(false)).collect(),
             objects_dirty: AtomicBool::new(false),
+            loose_fanouts,
             trees: Mutex::new(HashMap::new()),
         })
     }
@@ -302,6 +329,9 @@ impl Store {
                 written: false,
                 stored_bytes: loc.len(),
             });
+        }
+        if !self.loose_fanouts[usize::from(id.as_bytes()[0])].load(Ordering::Relaxed) {
+            return None;
         }
         let stored_bytes = freshen(&self.object_path(&id), len)?;
         self.remember(id, stored_bytes);
@@ -515,6 +545,7 @@ impl Store {
     }
 
     fn remember(&self, id: ObjectId, stored_bytes: u64) {
+        self.loose_fanouts[usize::from(id.as_bytes()[0])].store(true, Ordering::Relaxed);
         self.known.insert(
             id,
             Known {

@@ -249,6 +249,27 @@ fn corruption_is_detected() {
     }
 }
 
+/// A store opened before another process wrote a loose object into a new
+/// fan-out directory does not look there (it saves an `open` per put of a
+/// young store): it stores the content once more, and both read back.
+#[test]
+fn a_loose_object_in_a_fan_out_directory_new_since_open_is_stored_again() {
+    let (_dir, early) = new_store();
+    let late = Store::open(early.root(), false).unwrap();
+    let first = late.put(b"written by another process").unwrap();
+    assert!(first.written);
+    let again = early.put(b"written by another process").unwrap();
+    assert!(
+        again.written,
+        "not looked for: its fan-out directory is new"
+    );
+    assert_eq!(again.id, first.id);
+    assert_eq!(early.get(&first.id).unwrap(), b"written by another process");
+    // A store opened now sees the directory, and finds the copy.
+    let now = Store::open(early.root(), false).unwrap();
+    assert!(!now.put(b"written by another process").unwrap().written);
+}
+
 #[test]
 fn put_repairs_damaged_object_file() {
     let (_dir, store) = new_store();
