@@ -799,7 +799,7 @@ fn a_failure_after_a_cd_shows_in_the_projects_status() {
 
 /// A server directory someone opened up (mode 0755) is not talked to as
 /// is: the hook makes it private again, starts a server there, and the
-/// event is recorded through it.
+/// event is recorded (by that server, or on a loaded machine by the hook).
 #[test]
 fn a_server_directory_left_open_is_made_private_again() {
     use std::os::unix::fs::PermissionsExt;
@@ -816,10 +816,13 @@ fn a_server_directory_left_open_is_made_private_again() {
     assert_eq!(p.hook("codex", &prompt), (0, String::new()));
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
-    let status = p.cli(&["server", "status"]);
-    assert_eq!(
-        status_field(&status, "events").as_deref(),
-        Some("1"),
+    // A server runs there again. It recorded the event, unless it was not
+    // listening within the hook's half second (a loaded machine), and the
+    // hook recorded the event itself: both are right, once.
+    let status = status_once_up(&p);
+    assert!(status_field(&status, "pid").is_some(), "{status}");
+    assert!(
+        matches!(status_field(&status, "events").as_deref(), Some("0" | "1")),
         "{status}"
     );
     let snaps = snapshots(&p.store_sessions()[0]);
