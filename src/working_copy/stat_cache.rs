@@ -169,9 +169,13 @@ impl StatCache {
     pub fn update(&mut self, path: String, file: CachedFile, scan_start_ns: i128) {
         let racy = file.stat.mtime_ns + RACY_WINDOW_NS >= scan_start_ns;
         if racy {
-            if self.entries.remove(&path).is_some() {
-                self.dirty = true;
-            }
+            // Dropped here, but not a reason to save: the saved entry's stat
+            // is the file's old one, which never comes back (its ctime is
+            // older than the racy write's, and ctime cannot be set), so it
+            // can never vouch for the new content. Saving a large cache
+            // only to drop a few entries cost every edit's hook its
+            // rewrite (megabytes at 100k files).
+            self.entries.remove(&path);
         } else if self.entries.get(&path) != Some(&file) {
             self.entries.insert(path, file);
             self.dirty = true;
@@ -540,6 +544,24 @@ mod tests {
         assert!(c.get("old").is_some());
         assert!(c.get("racy").is_none());
         assert!(c.get("future").is_none());
+    }
+
+    /// A file edited just now drops its entry, and that alone does not make
+    /// the cache worth saving: the saved entry holds the old stat, which
+    /// the file never has again.
+    #[test]
+    fn dropping_a_racy_entry_needs_no_save() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let start = 100_000_000_000;
+        let mut c = StatCache::default();
+        c.update("a".into(), file(1, start - 3_000_000_000), start);
+        c.save(&p).unwrap();
+        let mut back = StatCache::load(&p);
+        let later = start + 10_000_000_000;
+        back.update("a".into(), file(2, later - 1), later);
+        assert!(back.get("a").is_none());
+        assert!(!back.is_dirty());
     }
 
     #[test]
