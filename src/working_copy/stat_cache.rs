@@ -14,7 +14,7 @@
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -80,9 +80,15 @@ pub struct CachedFile {
 #[derive(Default, Debug)]
 pub struct DirListings {
     by_dir: Mutex<HashMap<String, (FileStat, usize)>>,
-    /// Changed since loaded or saved.
-    dirty: AtomicBool,
+    /// How many changed since loaded or saved.
+    changed: AtomicUsize,
 }
+
+/// Changed listings that make the cache worth saving on their own: one
+/// stale listing costs the next process one directory read, a rewrite of
+/// the whole cache costs far more (the file entries changed are saved
+/// with them anyway).
+const LISTINGS_WORTH_SAVING: usize = 64;
 
 impl DirListings {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (FileStat, usize)>> {
@@ -102,7 +108,7 @@ impl DirListings {
         let mut map = self.lock();
         if map.get(dir) != Some(&(stat, n)) {
             map.insert(dir.to_string(), (stat, n));
-            self.dirty.store(true, Ordering::Relaxed);
+            self.changed.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -112,13 +118,12 @@ impl DirListings {
         let mut map = self.lock();
         let before = map.len();
         map.retain(|d, _| keep(d));
-        if map.len() != before {
-            self.dirty.store(true, Ordering::Relaxed);
-        }
+        self.changed
+            .fetch_add(before - map.len(), Ordering::Relaxed);
     }
 
     fn is_dirty(&self) -> bool {
-        self.dirty.load(Ordering::Relaxed)
+        self.changed.load(Ordering::Relaxed) >= LISTINGS_WORTH_SAVING
     }
 
     /// The remembered counts, for a test to look at or alter.
@@ -227,7 +232,7 @@ impl StatCache {
                     entries,
                     dirs: DirListings {
                         by_dir: Mutex::new(dirs),
-                        dirty: AtomicBool::new(false),
+                        changed: AtomicUsize::new(0),
                     },
                     dirty: false,
                     generation,
@@ -259,7 +264,7 @@ impl StatCache {
             w.flush()
         })?;
         self.dirty = false;
-        self.dirs.dirty.store(false, Ordering::Relaxed);
+        self.dirs.changed.store(0, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -510,16 +515,21 @@ mod tests {
         c.update("d/a".into(), file(1, 0), 10_000_000_000);
         let stat = file(9, 3).stat;
         c.dirs().insert("d", stat, 4);
-        assert!(c.is_dirty());
+        assert!(c.is_dirty(), "a file entry changed");
         c.save(&p).unwrap();
         let back = StatCache::load(&p);
         assert_eq!(back.dirs().get("d", &stat), Some(4));
         assert_eq!(back.dirs().get("d", &file(9, 4).stat), None, "moved");
         assert!(!back.is_dirty());
-        // The same count again changes nothing to save.
+        // The same count again changes nothing to save; a few changed
+        // listings alone are not worth a save, many are.
         back.dirs().insert("d", stat, 4);
         assert!(!back.is_dirty());
         back.dirs().retain(|d| d != "d");
+        assert!(!back.is_dirty());
+        for i in 0..LISTINGS_WORTH_SAVING {
+            back.dirs().insert(&format!("n{i}"), stat, 1);
+        }
         assert!(back.is_dirty());
 
         let mut v3 = Vec::new();
