@@ -118,9 +118,53 @@ struct Barrier {
     next: u64,
 }
 
+/// The name every barrier directory starts with, then `<pid>-<16 hex>`.
+const BARRIER_PREFIX: &str = "rewind-watch-";
+
+/// Remove the barrier directories of processes that are gone: one killed
+/// (a sidecar its host SIGKILLed, a hook server killed) never ran its
+/// `Drop`, and each left a directory in the temp dir (ten thousand of them
+/// after a day of this project's tests). Only this user's, and only where
+/// no process of that pid runs (a pid reused by a live process keeps its
+/// directory: harmless, and never someone's live barrier).
+#[cfg(unix)]
+fn sweep_stale_barriers(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(BARRIER_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || pid as u32 == std::process::id() {
+            continue;
+        }
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let ours = e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if gone && ours {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn sweep_stale_barriers(_base: &Path) {}
+
 impl Barrier {
     fn create() -> std::io::Result<Barrier> {
         let base = std::env::temp_dir();
+        sweep_stale_barriers(&base);
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         {
@@ -132,7 +176,7 @@ impl Barrier {
         let mut last = None;
         for _ in 0..8 {
             let dir = base.join(format!(
-                "rewind-watch-{}-{:016x}",
+                "{BARRIER_PREFIX}{}-{:016x}",
                 std::process::id(),
                 rand::random::<u64>()
             ));
@@ -778,6 +822,31 @@ mod tests {
         assert!(paths(&mut w).is_empty());
         std::fs::write(root.join("a/new.txt"), "n").unwrap();
         assert_eq!(paths(&mut w), vec!["a/new.txt"]);
+    }
+
+    /// A barrier directory left by a process that is gone (killed before its
+    /// `Drop`) is removed when the next watcher starts; this process's own
+    /// and a live process's are kept.
+    #[cfg(unix)]
+    #[test]
+    fn barrier_directories_of_dead_processes_are_swept() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let base = std::env::temp_dir();
+        let stale = base.join(format!("{BARRIER_PREFIX}{dead}-00000000deadbeef"));
+        let live = base.join(format!("{BARRIER_PREFIX}1-00000000deadbeef"));
+        std::fs::create_dir_all(stale.join("leftover")).unwrap();
+        let live_existed = live.exists();
+        std::fs::create_dir_all(&live).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let w = Watcher::new(d.path()).unwrap();
+        assert!(!stale.exists(), "the dead process's directory is gone");
+        assert!(live.exists(), "pid 1 runs: its directory stays");
+        assert!(w.barrier.dir.exists(), "ours stays");
+        if !live_existed {
+            let _ = std::fs::remove_dir(&live);
+        }
     }
 
     /// A barrier that cannot be raised (its directory cleaned away) means a full scan,
