@@ -268,17 +268,22 @@ impl Store {
 
     /// `(prefix, path)` of each existing fan-out directory (two lowercase hex chars).
     pub(super) fn fanout_dirs(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
-        let entries = fs::read_dir(&self.objects)
-            .map_err(|e| StoreError::io("scanning objects", &self.objects, e))?;
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| StoreError::io("scanning objects", &self.objects, e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name.len() == 2 && name.bytes().all(is_lower_hex) {
-                out.push((name.to_string(), entry.path()));
-            }
-        }
-        Ok(out)
+        fanout_dirs(&self.objects)
     }
+}
+
+/// `(prefix, path)` of each fan-out directory in `objects` (two lowercase hex chars).
+pub(super) fn fanout_dirs(objects: &Path) -> Result<Vec<(String, PathBuf)>, StoreError> {
+    let entries =
+        fs::read_dir(objects).map_err(|e| StoreError::io("scanning objects", objects, e))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io("scanning objects", objects, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.len() == 2 && name.bytes().all(is_lower_hex) {
+            out.push((name.to_string(), entry.path()));
+        }
+    }
+    Ok(out)
 }

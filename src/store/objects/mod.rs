@@ -164,15 +164,10 @@ impl Store {
         let validated = super::generation::read_generation(&layout)?;
         let packs = PackSet::open(&layout, fsync)?;
         let loose_fanouts: Box<[AtomicBool]> = (0..256).map(|_| AtomicBool::new(false)).collect();
-        match fs::read_dir(&objects) {
-            Ok(entries) => {
-                for entry in entries.flatten() {
-                    let name = entry.file_name();
-                    let byte = name
-                        .to_str()
-                        .filter(|n| n.len() == 2)
-                        .and_then(|n| u8::from_str_radix(n, 16).ok());
-                    if let Some(b) = byte {
+        match loose::fanout_dirs(&objects) {
+            Ok(dirs) => {
+                for (prefix, _) in dirs {
+                    if let Ok(b) = u8::from_str_radix(&prefix, 16) {
                         loose_fanouts[usize::from(b)].store(true, Ordering::Relaxed);
                     }
                 }
