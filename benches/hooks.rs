@@ -14,7 +14,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -44,13 +44,17 @@ fn git(dir: &Path, git_dir: Option<&Path>, args: &[&str]) -> Result<Output> {
     Ok(out)
 }
 
-/// One `rewind hook` process as the agent runs it; its wall time.
-fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Result<Duration> {
-    let payload = format!(
+/// The payload of a Claude Code hook event in the project at `root`.
+fn payload(root: &Path, event: &str, extra: &str) -> Result<String> {
+    Ok(format!(
         r#"{{"session_id":"bench","cwd":{},"hook_event_name":"{event}"{extra}}}"#,
         serde_json::to_string(&root.to_string_lossy())?
-    );
-    let start = Instant::now();
+    ))
+}
+
+/// A `rewind hook` process as the agent starts it, `payload` written to its
+/// stdin (closed), its stdout piped.
+fn start_hook(home: &Path, root: &Path, payload: &str, server: bool) -> Result<Child> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
         .args(["hook", "--agent", "claude-code"])
         .env("REWIND_HOME", home)
@@ -66,7 +70,14 @@ fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Res
         .take()
         .context("stdin")?
         .write_all(payload.as_bytes())?;
-    let out = child.wait_with_output()?;
+    Ok(child)
+}
+
+/// One `rewind hook` process as the agent runs it; its wall time.
+fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Result<Duration> {
+    let payload = payload(root, event, extra)?;
+    let start = Instant::now();
+    let out = start_hook(home, root, &payload, server)?.wait_with_output()?;
     let took = start.elapsed();
     if !out.status.success() || !out.stdout.is_empty() {
         bail!("rewind hook failed");
@@ -77,28 +88,11 @@ fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Res
 /// `n` `PreToolUse` hooks started at once (parallel tool calls of one
 /// session); each one's wall time.
 fn burst(home: &Path, root: &Path, n: usize, server: bool) -> Result<Vec<Duration>> {
-    let payload = format!(
-        r#"{{"session_id":"bench","cwd":{},"hook_event_name":"PreToolUse"{SHELL_TOOL}}}"#,
-        serde_json::to_string(&root.to_string_lossy())?
-    );
+    let payload = payload(root, "PreToolUse", SHELL_TOOL)?;
     let mut running = Vec::new();
     for _ in 0..n {
         let start = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
-            .args(["hook", "--agent", "claude-code"])
-            .env("REWIND_HOME", home)
-            .env("REWIND_SERVER", if server { "1" } else { "0" })
-            .env("REWIND_SERVER_IDLE_SECS", "600")
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(payload.as_bytes())?;
-        running.push((start, child));
+        running.push((start, start_hook(home, root, &payload, server)?));
     }
     running
         .into_iter()
