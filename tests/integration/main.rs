@@ -18,6 +18,7 @@ mod crash;
 mod diff_budget;
 mod disk_full;
 mod fuzz;
+mod garage;
 mod gc;
 mod hooks;
 mod install;
