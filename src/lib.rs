@@ -11,6 +11,7 @@ pub mod durability;
 pub mod engine;
 pub mod gc;
 pub mod memory;
+pub mod remote;
 pub mod repo_path;
 pub mod server;
 pub mod session;

@@ -252,6 +252,48 @@ pub enum Command {
         #[arg(long)]
         mcp: bool,
     },
+    /// The store's remotes: object storage that sessions are pushed to and
+    /// pulled from (docs/remote.md).
+    Remote {
+        #[command(subcommand)]
+        action: RemoteAction,
+    },
+    /// Upload a session (default: the project's newest) to a remote: the
+    /// objects the remote lacks, in packs, the session's new lines, and
+    /// its manifest last. An interrupted push is resumed by the next one.
+    Push {
+        #[command(flatten)]
+        at: Location,
+        /// The remote: a name from `rewind remote list` or a URL (default:
+        /// the only one configured).
+        #[arg(long, env = "REWIND_REMOTE")]
+        remote: Option<String>,
+        /// Every session of the store.
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+    },
+    /// Download a session from a remote into the project's store, with
+    /// every object its checkpoints need (each one verified); copies other
+    /// stores pushed are merged in as branches. Touches no project file:
+    /// restore from it with `rewind restore --session FILE`.
+    Pull {
+        #[command(flatten)]
+        at: Location,
+        /// The remote (as for push).
+        #[arg(long, env = "REWIND_REMOTE")]
+        remote: Option<String>,
+        /// The session's id (`rewind sessions --remote NAME` lists them).
+        session_id: String,
+    },
+    /// List sessions: the project's store's, or with --remote every
+    /// session any store pushed there.
+    Sessions {
+        #[command(flatten)]
+        at: Location,
+        /// A remote's name or URL.
+        #[arg(long)]
+        remote: Option<String>,
+    },
     /// Remove the hooks `rewind install` wrote, and the settings it turned
     /// on for them.
     Uninstall {
@@ -310,6 +352,32 @@ pub enum ConflictMode {
     Overwrite,
     /// Change nothing if any file conflicts.
     Abort,
+}
+
+/// `rewind remote …`.
+#[derive(Subcommand)]
+pub enum RemoteAction {
+    /// Add a remote: `s3://bucket/prefix`, `gs://bucket/prefix`,
+    /// `az://container/prefix` or `file:///directory`. Credentials come
+    /// from the cloud's own environment (AWS_*, GOOGLE_*, AZURE_*), never
+    /// from here.
+    Add {
+        #[command(flatten)]
+        at: Location,
+        name: String,
+        url: String,
+    },
+    /// The store's remotes.
+    List {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Forget a remote (nothing on it is deleted).
+    Remove {
+        #[command(flatten)]
+        at: Location,
+        name: String,
+    },
 }
 
 /// `rewind server …`.

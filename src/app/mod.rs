@@ -139,6 +139,14 @@ pub fn main() -> ExitCode {
             bin,
             mcp: true,
         } => cli::agents::install_mcp(agent, project, bin),
+        Command::Remote { action } => cli::remote::remote(action),
+        Command::Push { at, remote, all } => cli::remote::push(at, remote, all),
+        Command::Pull {
+            at,
+            remote,
+            session_id,
+        } => cli::remote::pull(at, remote, session_id),
+        Command::Sessions { at, remote } => cli::remote::sessions(at, remote),
         Command::Uninstall {
             agent,
             project,

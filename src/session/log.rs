@@ -340,6 +340,33 @@ impl SessionLog {
         Ok(entry)
     }
 
+    /// Appends an entry another copy of this session wrote (a pull from a
+    /// remote, docs/remote.md): its id, parent and timestamp as they are.
+    /// Its id must be new here and its parent, if any, already present, as
+    /// for [`SessionLog::append`]; it becomes the leaf.
+    pub fn append_existing(&mut self, entry: &Entry) -> Result<(), SessionError> {
+        if self.read_only {
+            return Err(SessionError::ReadOnly {
+                path: self.path.clone(),
+            });
+        }
+        if self.index.contains(&entry.id) {
+            return Err(SessionError::DuplicateId {
+                id: entry.id.clone(),
+            });
+        }
+        if let Some(p) = &entry.parent_id {
+            if !self.index.contains(p) {
+                return Err(SessionError::UnknownParent { id: p.clone() });
+            }
+        }
+        let mut line = entry.to_line();
+        line.push('\n');
+        self.write_line(line.as_bytes())?;
+        self.index.insert(entry.clone())?;
+        Ok(())
+    }
+
     fn write_line(&mut self, line: &[u8]) -> Result<(), SessionError> {
         if self.tail_dirty {
             self.file
@@ -403,6 +430,15 @@ const LOCK_ATTEMPTS: u32 = 5;
 /// Reads the whole file: the header, every entry, and what to do about an unterminated
 /// last line. Lines split on `\n` only, one trailing `\r` stripped (pi's JSONL framing);
 /// blank lines after the header are skipped.
+/// Reads a copy of a session held in memory (one fetched from a remote,
+/// docs/remote.md), named `path` in errors: its header and index, as
+/// [`SessionLog::open_read_only`] reads a file. Only whole lines count; a
+/// torn last line is left out.
+pub fn parse_copy(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex), SessionError> {
+    let (header, index, _) = parse(path, bytes)?;
+    Ok((header, index))
+}
+
 fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), SessionError> {
     if bytes.is_empty() {
         return Err(SessionError::NotASession {

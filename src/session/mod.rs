@@ -12,4 +12,4 @@ pub use entry::*;
 pub use error::SessionError;
 pub use ids::*;
 pub use index::SessionIndex;
-pub use log::{OpenReport, ParkedLog, SessionLog, TornTail};
+pub use log::{parse_copy, OpenReport, ParkedLog, SessionLog, TornTail};

@@ -15,6 +15,8 @@
 //!   gc.lock, gc-generation      who may delete objects (store::generation)
 //!   hooks/sessions/<agent>-<hash>.json  an agent session's rewind session (hooks)
 //!   hooks/failures.log          what agent hooks could not do (hooks)
+//!   config.toml                 the store's remotes (remote::config)
+//!   remote/writer, remote/<name>/  this store's writer id; one remote's state (remote)
 //! <any session file>.journal    a restore in progress, beside its session
 //! ```
 //!
@@ -48,6 +50,9 @@ const JOURNAL_SUFFIX: &str = ".journal";
 const HOOKS_DIR: &str = "hooks";
 const HOOK_SESSIONS_DIR: &str = "sessions";
 const HOOK_FAILURES_FILE: &str = "failures.log";
+const CONFIG_FILE: &str = "config.toml";
+const REMOTE_DIR: &str = "remote";
+const REMOTE_WRITER_FILE: &str = "writer";
 
 /// The paths of one store, by its root. Cheap to clone; touches no file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,6 +119,23 @@ impl Layout {
     /// Whether a file in `sessions/` is a session file (`*.jsonl`).
     pub fn is_session_file(path: &Path) -> bool {
         path.extension().is_some_and(|x| x == SESSION_EXTENSION)
+    }
+
+    /// `config.toml`: the store's settings (its remotes, docs/remote.md).
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join(CONFIG_FILE)
+    }
+
+    /// `remote/writer`: this store's name on every remote (16 hex), which
+    /// names its manifests.
+    pub fn remote_writer_file(&self) -> PathBuf {
+        self.root.join(REMOTE_DIR).join(REMOTE_WRITER_FILE)
+    }
+
+    /// `remote/<name>/`: what this store knows of one remote (its pack
+    /// indexes, how far each session was pushed).
+    pub fn remote_dir(&self, name: &str) -> PathBuf {
+        self.root.join(REMOTE_DIR).join(name)
     }
 
     /// `registry/`: one file per session the store has served.

@@ -34,6 +34,8 @@ pub use object_id::ObjectId;
 pub use objects::{
     FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,
 };
+/// The pack format, for the remote (docs/remote.md), which carries packs as they are.
+pub(crate) use pack::{decode_index, encode_index, pack_header, IndexEntry, PACK_HEADER_LEN};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason, TREE_VERSION};
 
 /// A store in a fresh temp directory, opened without fsync (the tests of

@@ -62,6 +62,14 @@ pub(crate) struct IndexEntry {
     pub len: u64,
 }
 
+/// The first bytes of every pack: magic, version, reserved.
+pub(crate) fn pack_header() -> [u8; PACK_HEADER_LEN as usize] {
+    let mut header = [0u8; PACK_HEADER_LEN as usize];
+    header[0..4].copy_from_slice(PACK_MAGIC);
+    header[4] = PACK_VERSION;
+    header
+}
+
 /// `name` is a pack's 16 lowercase hex characters.
 pub(crate) fn is_pack_name(name: &str) -> bool {
     name.len() == 16
@@ -183,10 +191,7 @@ impl PackWriter {
             let path = pack_path(dir, &name);
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
-                    let mut header = [0u8; PACK_HEADER_LEN as usize];
-                    header[0..4].copy_from_slice(PACK_MAGIC);
-                    header[4] = PACK_VERSION;
-                    if let Err(e) = file.write_all(&header) {
+                    if let Err(e) = file.write_all(&pack_header()) {
                         let _ = fs::remove_file(&path);
                         return Err(e);
                     }

@@ -341,7 +341,7 @@ fn free_ports() -> [u16; 3] {
 
 // ---- the server, checked with a real S3 client ----
 
-fn client(garage: &Garage) -> AmazonS3 {
+pub fn client(garage: &Garage) -> AmazonS3 {
     client_in(garage, garage.region())
 }
 
@@ -359,7 +359,7 @@ fn client_in(garage: &Garage, region: &str) -> AmazonS3 {
         .unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

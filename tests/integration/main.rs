@@ -25,6 +25,7 @@ mod install;
 mod kills;
 mod mcp;
 mod races;
+mod remote;
 mod revert;
 mod rollback;
 mod rollback_model;

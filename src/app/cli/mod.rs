@@ -1,7 +1,7 @@
 //! Subcommands for people at a terminal, by area: browsing history
 //! (`browse.rs`), putting files back (`rollback.rs`, `revert.rs`), the
 //! agents' hooks and settings (`agents.rs`), recording without hooks
-//! (`unhooked.rs`), the store's upkeep (`maintenance.rs`), the sidecar
+//! (`unhooked.rs`), the store's upkeep (`maintenance.rs`), remotes (`remote.rs`), the sidecar
 //! itself (`serve.rs`) and the hook server (`server.rs`). What they share: asking at the terminal, paths as
 //! typed, and how a write reports what it did.
 
@@ -11,6 +11,7 @@ use rewind::repo_path::RepoPath;
 pub mod agents;
 pub mod browse;
 pub mod maintenance;
+pub mod remote;
 pub mod revert;
 pub mod rollback;
 pub mod serve;

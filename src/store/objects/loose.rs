@@ -209,14 +209,30 @@ impl Store {
             None => (Codec::Raw, bytes),
         };
         let header = codec::header(codec, bytes.len() as u64);
+        self.write_encoded(id, path, bytes.len(), &header, payload)
+    }
+
+    /// Writes an object already encoded (`header` and `payload`) whose
+    /// content is `len` bytes: into the batch's pack past the first
+    /// [`LOOSE_PER_BATCH`] objects when it is small enough, else as a loose
+    /// file. A pull writes the records it received through this, as they
+    /// came (docs/format.md: readers accept any payload that decodes).
+    pub(super) fn write_encoded(
+        &self,
+        id: &ObjectId,
+        path: &Path,
+        len: usize,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<Written, StoreError> {
         let nth = self.batch_writes.fetch_add(1, Ordering::AcqRel);
-        if nth >= LOOSE_PER_BATCH && bytes.len() <= MAX_PACKED_OBJECT {
-            return Ok(Written::Packed(self.packs.append(*id, &header, payload)?));
+        if nth >= LOOSE_PER_BATCH && len <= MAX_PACKED_OBJECT {
+            return Ok(Written::Packed(self.packs.append(*id, header, payload)?));
         }
         let dir = path.parent().unwrap_or(&self.objects);
         let (mut file, temp) = self.create_temp(dir)?;
         let result = (|| {
-            file.write_all(&header)?;
+            file.write_all(header)?;
             file.write_all(payload)?;
             // On Linux one syncfs in `sync` makes every object written
             // since durable at once (a cold snapshot writes tens of

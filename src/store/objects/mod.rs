@@ -197,6 +197,11 @@ impl Store {
     }
 
     /// Where everything lives in this store.
+    /// Whether writes are synced (the store was opened with `fsync`).
+    pub fn fsync(&self) -> bool {
+        self.fsync
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -373,6 +378,51 @@ impl Store {
         file.read_to_end(&mut payload)
             .map_err(|e| StoreError::io("reading object", &path, e))?;
         codec::decode_payload(id, codec, len, payload).map_err(|_| corrupt())
+    }
+
+    /// The object's record as stored (header and payload, still
+    /// compressed), not decoded or verified: what a push uploads (the
+    /// receiving side verifies every record, docs/remote.md).
+    pub fn read_record(&self, id: &ObjectId) -> Result<Vec<u8>, StoreError> {
+        if self.packs.lookup(id).is_some() {
+            if let Some(record) = self.packs.read(id)? {
+                return Ok(record);
+            }
+        }
+        let path = self.object_path(id);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match self.packs.read(id)? {
+                Some(record) => Ok(record),
+                None => Err(StoreError::NotFound { id: *id }),
+            },
+            Err(e) => Err(StoreError::io("reading object", &path, e)),
+        }
+    }
+
+    /// Stores a record another store wrote (a pull), under `id`: it is
+    /// decoded and its content hashed first, and one that does not verify is
+    /// `Corrupt` and stores nothing. Written as it came, without compressing
+    /// again. Like every put, durable only after [`Store::sync`].
+    pub fn put_record(&self, id: &ObjectId, record: &[u8]) -> Result<PutOutcome, StoreError> {
+        let content = decode_record(id, record.to_vec())?;
+        if let Some(found) = self.existing(*id, content.len() as u64) {
+            return Ok(found);
+        }
+        let (header, payload) = record.split_at(HEADER_LEN);
+        let path = self.object_path(id);
+        let stored_bytes = match self.write_encoded(id, &path, content.len(), header, payload)? {
+            Written::Packed(n) => n,
+            Written::Loose(n) => {
+                self.remember(*id, n);
+                n
+            }
+        };
+        Ok(PutOutcome {
+            id: *id,
+            written: true,
+            stored_bytes,
+        })
     }
 
     /// Whether the object exists (recently written or seen by this process, or on disk).

@@ -1,0 +1,247 @@
+//! One remote's object storage, on the `object_store` crate, as blocking
+//! calls: rewind's front ends are synchronous, and a push or pull is a
+//! short sequence of requests. Credentials come from each cloud's standard
+//! environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), read by the crate's
+//! builders; rewind never writes them anywhere (docs/remote.md "Trust").
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::TryStreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::prefix::PrefixStore;
+use object_store::{
+    BackoffConfig, ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload, RetryConfig,
+};
+use url::Url;
+
+use super::error::RemoteError;
+
+/// How long one request may be retried (with backoff) before the push or
+/// pull fails: long enough for a blip, short enough that an unreachable
+/// server is one clear line within seconds, not minutes.
+const RETRY_TIMEOUT: Duration = Duration::from_secs(15);
+const MAX_RETRIES: usize = 3;
+
+/// A listed object: its key (relative to the remote's prefix) and size.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub key: Path,
+    pub size: u64,
+}
+
+/// What a remote was asked, for the request and byte counts a push or
+/// pull reports (docs/benchmarks.md measures them).
+#[derive(Debug, Default)]
+pub struct Traffic {
+    pub requests: AtomicU64,
+    pub bytes_up: AtomicU64,
+    pub bytes_down: AtomicU64,
+}
+
+impl Traffic {
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    pub fn bytes_up(&self) -> u64 {
+        self.bytes_up.load(Ordering::Relaxed)
+    }
+    pub fn bytes_down(&self) -> u64 {
+        self.bytes_down.load(Ordering::Relaxed)
+    }
+}
+
+pub struct Backend {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    runtime: tokio::runtime::Runtime,
+    pub traffic: Traffic,
+}
+
+impl Backend {
+    /// The object storage `url` names: `s3://bucket/prefix`,
+    /// `gs://bucket/prefix`, `az://container/prefix` (and the https forms
+    /// the crate knows), or `file:///directory`. Nothing is contacted yet.
+    pub fn open(url: &str) -> Result<Backend, RemoteError> {
+        let bad = |reason: String| RemoteError::BadUrl {
+            url: url.to_owned(),
+            reason,
+        };
+        let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
+        let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(one_line(&e)))?;
+        let retry = RetryConfig {
+            backoff: BackoffConfig::default(),
+            max_retries: MAX_RETRIES,
+            retry_timeout: RETRY_TIMEOUT,
+        };
+        let store: Arc<dyn ObjectStore> = match scheme {
+            ObjectStoreScheme::Local => {
+                let dir = std::path::PathBuf::from(parsed.path());
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
+                Arc::new(
+                    LocalFileSystem::new_with_prefix(&dir)
+                        .map_err(|e| bad(one_line(&e)))?
+                        .with_automatic_cleanup(true),
+                )
+            }
+            ObjectStoreScheme::AmazonS3 => prefixed(
+                AmazonS3Builder::from_env()
+                    .with_url(url)
+                    .with_retry(retry)
+                    .build()
+                    .map_err(|e| bad(one_line(&e)))?,
+                prefix,
+            ),
+            ObjectStoreScheme::GoogleCloudStorage => prefixed(
+                GoogleCloudStorageBuilder::from_env()
+                    .with_url(url)
+                    .with_retry(retry)
+                    .build()
+                    .map_err(|e| bad(one_line(&e)))?,
+                prefix,
+            ),
+            ObjectStoreScheme::MicrosoftAzure => prefixed(
+                MicrosoftAzureBuilder::from_env()
+                    .with_url(url)
+                    .with_retry(retry)
+                    .build()
+                    .map_err(|e| bad(one_line(&e)))?,
+                prefix,
+            ),
+            other => return Err(bad(format!("{other:?} is not a supported store"))),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RemoteError::Backend {
+                url: url.to_owned(),
+                message: format!("starting the I/O runtime: {e}"),
+            })?;
+        Ok(Backend {
+            url: url.to_owned(),
+            store,
+            runtime,
+            traffic: Traffic::default(),
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn fail(&self, what: &str, key: &Path, e: object_store::Error) -> RemoteError {
+        RemoteError::Backend {
+            url: self.url.clone(),
+            message: format!("{what} {key}: {}", describe(&e)),
+        }
+    }
+
+    pub fn put(&self, key: &Path, bytes: Vec<u8>) -> Result<(), RemoteError> {
+        let len = bytes.len() as u64;
+        self.traffic.requests.fetch_add(1, Ordering::Relaxed);
+        self.runtime
+            .block_on(self.store.put(key, PutPayload::from(bytes)))
+            .map_err(|e| self.fail("uploading", key, e))?;
+        self.traffic.bytes_up.fetch_add(len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The object's bytes; `None` when there is none under `key`.
+    pub fn get(&self, key: &Path) -> Result<Option<Vec<u8>>, RemoteError> {
+        self.traffic.requests.fetch_add(1, Ordering::Relaxed);
+        let got = self.runtime.block_on(async {
+            match self.store.get(key).await {
+                Ok(r) => r.bytes().await.map(Some),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        });
+        let bytes = got.map_err(|e| self.fail("downloading", key, e))?;
+        if let Some(b) = &bytes {
+            self.traffic
+                .bytes_down
+                .fetch_add(b.len() as u64, Ordering::Relaxed);
+        }
+        Ok(bytes.map(|b| b.to_vec()))
+    }
+
+    /// Every object under `prefix` (one request per thousand or so).
+    pub fn list(&self, prefix: &Path) -> Result<Vec<Listed>, RemoteError> {
+        self.traffic.requests.fetch_add(1, Ordering::Relaxed);
+        let listed: Vec<_> = self
+            .runtime
+            .block_on(self.store.list(Some(prefix)).try_collect())
+            .map_err(|e| self.fail("listing", prefix, e))?;
+        Ok(listed
+            .into_iter()
+            .map(|m: object_store::ObjectMeta| Listed {
+                key: m.location,
+                size: m.size,
+            })
+            .collect())
+    }
+}
+
+fn prefixed<T: ObjectStore>(store: T, prefix: Path) -> Arc<dyn ObjectStore> {
+    if prefix.as_ref().is_empty() {
+        Arc::new(store)
+    } else {
+        Arc::new(PrefixStore::new(store, prefix))
+    }
+}
+
+/// An error of the crate as one line a person can act on: what kind of
+/// failure first (permission, credentials), then the chain of causes, with
+/// an S3 error document cut down to its code and message.
+fn describe(e: &object_store::Error) -> String {
+    let text = one_line(e);
+    let text = match (
+        between(&text, "<Code>", "</Code>"),
+        between(&text, "<Message>", "</Message>"),
+    ) {
+        (Some(code), Some(message)) => match text.find("<?xml").or_else(|| text.find("<Error>")) {
+            Some(at) => format!("{}{code}: {message}", &text[..at]),
+            None => text.clone(),
+        },
+        _ => text.clone(),
+    };
+    let kind = match e {
+        object_store::Error::PermissionDenied { .. } => PERMISSION,
+        object_store::Error::Unauthenticated { .. } => AUTHENTICATION,
+        _ if text.contains("403 Forbidden") || text.contains("AccessDenied") => PERMISSION,
+        _ if text.contains("401 Unauthorized") || text.contains("ExpiredToken") => AUTHENTICATION,
+        _ => "",
+    };
+    format!("{kind}{text}")
+}
+
+const PERMISSION: &str =
+    "permission denied (wrong credentials, or ones that may not use this bucket): ";
+const AUTHENTICATION: &str = "not authenticated (missing or expired credentials): ";
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let len = text[start..].find(close)?;
+    Some(&text[start..start + len])
+}
+
+/// `e` and its sources on one line.
+pub(crate) fn one_line(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}

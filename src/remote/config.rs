@@ -1,0 +1,185 @@
+//! A store's remotes, kept in its `config.toml` (docs/remote.md "Setting
+//! up"): `[remote.NAME] url = "..."`. Only names and URLs: credentials
+//! stay in each cloud's own environment and files.
+
+use std::fs;
+use std::io::{self, Write};
+
+use toml_edit::{value, DocumentMut, Item, Table};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::error::RemoteError;
+use crate::durability::atomic_write;
+use crate::store::Layout;
+
+const REMOTE_TABLE: &str = "remote";
+const URL_KEY: &str = "url";
+
+/// A remote as configured: its name (which names its local state) and URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteSpec {
+    pub name: String,
+    pub url: String,
+}
+
+fn read(layout: &Layout) -> Result<DocumentMut, RemoteError> {
+    let path = layout.config_file();
+    match fs::read_to_string(&path) {
+        Ok(text) => text.parse::<DocumentMut>().map_err(|e| {
+            RemoteError::io(
+                "reading",
+                &path,
+                io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DocumentMut::new()),
+        Err(e) => Err(RemoteError::io("reading", &path, e)),
+    }
+}
+
+fn write(layout: &Layout, doc: &DocumentMut) -> Result<(), RemoteError> {
+    let path = layout.config_file();
+    let temp = path.with_extension(format!("toml.tmp-{}", std::process::id()));
+    atomic_write(&path, &temp, true, |f| {
+        f.write_all(doc.to_string().as_bytes())
+    })
+    .map_err(|e| RemoteError::io("writing", &path, e))
+}
+
+/// Every configured remote, by name.
+pub fn list(layout: &Layout) -> Result<Vec<RemoteSpec>, RemoteError> {
+    let doc = read(layout)?;
+    let Some(table) = doc.get(REMOTE_TABLE).and_then(Item::as_table) else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<RemoteSpec> = table
+        .iter()
+        .filter_map(|(name, item)| {
+            let url = item.get(URL_KEY)?.as_str()?;
+            Some(RemoteSpec {
+                name: name.to_owned(),
+                url: url.to_owned(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !name.starts_with("url-")
+}
+
+/// Adds a remote; its URL must parse (nothing is contacted).
+pub fn add(layout: &Layout, name: &str, url: &str) -> Result<RemoteSpec, RemoteError> {
+    if !valid_name(name) {
+        return Err(RemoteError::BadName(name.to_owned()));
+    }
+    super::backend::Backend::open(url)?;
+    let mut doc = read(layout)?;
+    if !doc.contains_key(REMOTE_TABLE) {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        doc.insert(REMOTE_TABLE, Item::Table(t));
+    }
+    let table = doc[REMOTE_TABLE]
+        .as_table_mut()
+        .ok_or_else(|| bad_config(layout, "`remote` is not a table"))?;
+    if table.contains_key(name) {
+        return Err(RemoteError::RemoteExists(name.to_owned()));
+    }
+    let mut entry = Table::new();
+    entry.insert(URL_KEY, value(url));
+    table.insert(name, Item::Table(entry));
+    write(layout, &doc)?;
+    Ok(RemoteSpec {
+        name: name.to_owned(),
+        url: url.to_owned(),
+    })
+}
+
+/// Removes a remote from the config and forgets what this store knew of
+/// it; nothing on the remote is touched.
+pub fn remove(layout: &Layout, name: &str) -> Result<(), RemoteError> {
+    let mut doc = read(layout)?;
+    let removed = doc
+        .get_mut(REMOTE_TABLE)
+        .and_then(Item::as_table_mut)
+        .and_then(|t| t.remove(name));
+    if removed.is_none() {
+        return Err(RemoteError::UnknownRemote(name.to_owned()));
+    }
+    write(layout, &doc)?;
+    let dir = layout.remote_dir(name);
+    match fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(RemoteError::io("removing", &dir, e)),
+    }
+}
+
+/// The remote `which` names: a configured name, or a URL used as it is
+/// (its local state then lives under `url-<hash of the URL>`). `None`
+/// means the only configured remote.
+pub fn resolve(layout: &Layout, which: Option<&str>) -> Result<RemoteSpec, RemoteError> {
+    match which {
+        Some(w) if w.contains("://") => Ok(RemoteSpec {
+            name: format!("url-{:016x}", xxh3_64(w.as_bytes())),
+            url: w.to_owned(),
+        }),
+        Some(name) => list(layout)?
+            .into_iter()
+            .find(|r| r.name == name)
+            .ok_or_else(|| RemoteError::UnknownRemote(name.to_owned())),
+        None => {
+            let mut all = list(layout)?;
+            match all.len() {
+                1 => Ok(all.remove(0)),
+                0 => Err(RemoteError::UnknownRemote(
+                    "(none configured; name one with --remote or REWIND_REMOTE)".to_owned(),
+                )),
+                _ => Err(RemoteError::UnknownRemote(format!(
+                    "(several configured: {}; name one with --remote or REWIND_REMOTE)",
+                    all.iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        }
+    }
+}
+
+fn bad_config(layout: &Layout, why: &str) -> RemoteError {
+    RemoteError::io(
+        "reading",
+        &layout.config_file(),
+        io::Error::new(io::ErrorKind::InvalidData, why.to_owned()),
+    )
+}
+
+/// This store's writer id on every remote (16 hex), made on first use.
+pub fn writer_id(layout: &Layout) -> Result<String, RemoteError> {
+    let path = layout.remote_writer_file();
+    match fs::read_to_string(&path) {
+        Ok(text) if super::keys::is_safe_component(text.trim()) => {
+            return Ok(text.trim().to_owned())
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(RemoteError::io("reading", &path, e)),
+    }
+    let id = format!("{:016x}", rand::random::<u64>());
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| RemoteError::io("creating", dir, e))?;
+    }
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    atomic_write(&path, &temp, true, |f| f.write_all(id.as_bytes()))
+        .map_err(|e| RemoteError::io("writing", &path, e))?;
+    Ok(id)
+}

@@ -1,0 +1,73 @@
+//! Errors of the remote (docs/remote.md): each one line that names what
+//! failed, for a person reading a terminal or a hook's failure log.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::session::SessionError;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// The server refused or could not be reached: permission, region,
+    /// credentials, network. `message` is the backend's error on one line.
+    #[error("remote {url}: {message}")]
+    Backend { url: String, message: String },
+
+    #[error("no remote named {0:?} (add one with `rewind remote add NAME URL`)")]
+    UnknownRemote(String),
+
+    #[error("remote {0:?} exists already (`rewind remote remove {0}` first)")]
+    RemoteExists(String),
+
+    #[error("a remote name is 1 to 64 letters, digits, '-' or '_', not {0:?}")]
+    BadName(String),
+
+    #[error("not a remote URL {url:?}: {reason}")]
+    BadUrl { url: String, reason: String },
+
+    #[error("session {session} is not on remote {url}")]
+    NoSuchSession { session: String, url: String },
+
+    /// An object a checkpoint needs is not on the remote, or arrived
+    /// damaged: nothing of the session was written.
+    #[error("session {session}, checkpoint {checkpoint}: object {object} {problem}")]
+    Object {
+        session: String,
+        checkpoint: String,
+        object: String,
+        problem: String,
+    },
+
+    /// Something fetched from the remote is not what it claims to be.
+    #[error("session {session}: {what} from the remote is damaged: {reason}")]
+    Damaged {
+        session: String,
+        what: String,
+        reason: String,
+    },
+
+    #[error("{context} {}: {source}", path.display())]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+impl RemoteError {
+    pub(crate) fn io(context: &'static str, path: &Path, source: io::Error) -> RemoteError {
+        RemoteError::Io {
+            context,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! `rewind pull`: a session from the remote into this store, every copy of
+//! it merged, with every object its checkpoints reach (docs/remote.md
+//! "Pulling"). Nothing is trusted: each chunk must hash to its name, each
+//! object to its id, and every checkpoint must be complete before the
+//! session file is written or grows. Pulling never touches a project.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::error::RemoteError;
+use super::index::{RemoteIndex, RemotePack};
+use super::manifest::{Manifest, MANIFEST_FORMAT};
+use super::state::{write_file, Pushed};
+use super::{keys, Remote};
+use crate::session::records::{Navigation, Record};
+use crate::session::{parse_copy, Entry, EntryId, SessionIndex, SessionLog};
+use crate::store::{EntryKind, Layout, ObjectId, Store};
+
+/// What one pull did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PullReport {
+    pub session_id: String,
+    pub session_file: PathBuf,
+    /// The session file was made by this pull (it was not in the store).
+    pub created: bool,
+    /// Entries added from other copies (other machines' branches).
+    pub entries_added: usize,
+    /// Objects stored, packs downloaded, requests and bytes received.
+    pub objects: u64,
+    pub packs: u64,
+    pub requests: u64,
+    pub bytes_down: u64,
+}
+
+/// One copy of the session on the remote, fetched and checked.
+struct Copy {
+    manifest: Manifest,
+    bytes: Vec<u8>,
+    index: SessionIndex,
+}
+
+pub fn pull_session(
+    store: &Store,
+    remote: &Remote,
+    session_id: &str,
+) -> Result<PullReport, RemoteError> {
+    let requests_before = remote.backend.traffic.requests();
+    let down_before = remote.backend.traffic.bytes_down();
+    if !keys::is_safe_component(session_id) {
+        return Err(no_such(remote, session_id));
+    }
+    let local_file = find_local(store.layout(), session_id)?;
+    let local_bytes = match &local_file {
+        Some(p) => Some(fs::read(p).map_err(|e| RemoteError::io("reading", p, e))?),
+        None => None,
+    };
+    let copies = fetch_copies(remote, session_id, local_bytes.as_deref())?;
+
+    // The base: the local file, else the copy with the most entries.
+    let base_copy = match local_bytes {
+        Some(_) => None,
+        None => copies
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, c)| (c.index.len(), c.manifest.writer == remote.writer))
+            .map(|(i, _)| i),
+    };
+    let base_index: SessionIndex = match (&local_file, base_copy) {
+        (Some(path), _) => SessionLog::open_read_only(path)?.index().clone(),
+        (None, Some(i)) => copies[i].index.clone(),
+        (None, None) => return Err(no_such(remote, session_id)),
+    };
+
+    // Entries the base lacks, each copy's in its own order (parents first).
+    let mut have: HashSet<EntryId> = base_index.entries().iter().map(|e| e.id.clone()).collect();
+    let mut added: Vec<Entry> = Vec::new();
+    for (i, copy) in copies.iter().enumerate() {
+        if Some(i) == base_copy {
+            continue;
+        }
+        for e in copy.index.entries() {
+            if have.contains(&e.id) {
+                continue;
+            }
+            if let Some(p) = &e.parent_id {
+                if !have.contains(p) {
+                    return Err(RemoteError::Damaged {
+                        session: session_id.to_owned(),
+                        what: format!("the copy of writer {}", copy.manifest.writer),
+                        reason: format!("entry {} names a parent {} it does not hold", e.id, p),
+                    });
+                }
+            }
+            have.insert(e.id.clone());
+            added.push(e.clone());
+        }
+    }
+
+    // Every object every new checkpoint reaches, verified, before any line.
+    let mut roots: Vec<(ObjectId, EntryId)> = Vec::new();
+    let new_entries = base_copy
+        .map(|_| base_index.entries())
+        .unwrap_or_default()
+        .iter()
+        .chain(added.iter());
+    for e in new_entries {
+        if let Ok(trees) = e.referenced_trees() {
+            roots.extend(trees.into_iter().map(|t| (t, e.id.clone())));
+        }
+    }
+    let mut report = PullReport {
+        session_id: session_id.to_owned(),
+        ..Default::default()
+    };
+    if !roots.is_empty() {
+        let _writing = store.writer_guard()?;
+        fetch_closure(store, remote, session_id, roots, &mut report)?;
+        store.sync()?;
+    }
+
+    // The session file: written whole when new, else grown by the entries
+    // it lacks; then the leaf goes back where it was.
+    let path = match (&local_file, base_copy) {
+        (Some(path), _) => path.clone(),
+        (None, Some(i)) => {
+            let copy = &copies[i];
+            let header = parse_copy(Path::new(session_id), &copy.bytes)?.0;
+            let path = store
+                .layout()
+                .new_session_file(&header.timestamp, &header.id);
+            write_file(&path, &copy.bytes)?;
+            // Its chunks are this store's first lines: a push sends only what follows.
+            remote.state.save_pushed(
+                session_id,
+                &Pushed {
+                    chunks: copy.manifest.chunks.clone(),
+                    manifest_written: false,
+                },
+            )?;
+            report.created = true;
+            path
+        }
+        (None, None) => return Err(no_such(remote, session_id)),
+    };
+    if !added.is_empty() {
+        let (mut log, _) = SessionLog::open(&path, store.fsync())?;
+        let old_leaf = log.index().leaf().map(|e| e.id.clone());
+        let recorded = log.index().latest_working_tree();
+        for e in &added {
+            log.append_existing(e)?;
+        }
+        if let Some(old_leaf) = old_leaf {
+            // Back to where this store was: the disk still holds what that
+            // leaf recorded, and the next checkpoint belongs below it.
+            let nav = Navigation {
+                old_leaf_id: log.index().leaf().map(|e| e.id.clone()),
+                target_id: Some(old_leaf.clone()),
+                skip_files: Some(true),
+                working_tree_hash: recorded,
+                extra: Default::default(),
+            };
+            log.append(nav.to_new_entry(None, Some(old_leaf))?)?;
+        }
+        report.entries_added = added.len();
+    }
+    report.session_file = path;
+    report.requests = remote.backend.traffic.requests() - requests_before;
+    report.bytes_down = remote.backend.traffic.bytes_down() - down_before;
+    Ok(report)
+}
+
+fn no_such(remote: &Remote, session: &str) -> RemoteError {
+    RemoteError::NoSuchSession {
+        session: session.to_owned(),
+        url: remote.backend.url().to_owned(),
+    }
+}
+
+/// The session file of `session_id` among the store's own.
+pub(super) fn find_local(
+    layout: &Layout,
+    session_id: &str,
+) -> Result<Option<PathBuf>, RemoteError> {
+    let dir = layout.sessions_dir();
+    let suffix = format!("_{session_id}.jsonl");
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(RemoteError::io("listing", &dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| RemoteError::io("listing", &dir, e))?;
+        if entry.file_name().to_string_lossy().ends_with(&suffix) {
+            return Ok(Some(entry.path()));
+        }
+    }
+    Ok(None)
+}
+
+/// Every copy (manifest) of the session, its chunks fetched and verified.
+/// A chunk this store's file already begins with is read from the file.
+fn fetch_copies(
+    remote: &Remote,
+    session_id: &str,
+    local: Option<&[u8]>,
+) -> Result<Vec<Copy>, RemoteError> {
+    let pushed = remote.state.pushed(session_id)?;
+    let mut known: HashMap<String, Vec<u8>> = HashMap::new();
+    if let Some(file) = local {
+        if pushed.is_prefix_of(file) {
+            let mut at = 0usize;
+            for c in &pushed.chunks {
+                let n = c.bytes as usize;
+                known.insert(c.hash.clone(), file[at..at + n].to_vec());
+                at += n;
+            }
+        }
+    }
+    let damaged = |what: String, reason: String| RemoteError::Damaged {
+        session: session_id.to_owned(),
+        what,
+        reason,
+    };
+    let mut listed = remote.backend.list(&keys::manifests_dir(session_id))?;
+    listed.sort_by(|a, b| a.key.as_ref().cmp(b.key.as_ref()));
+    let mut copies = Vec::new();
+    for l in listed {
+        let Some(bytes) = remote.backend.get(&l.key)? else {
+            continue;
+        };
+        let manifest: Manifest = serde_json::from_slice(&bytes)
+            .map_err(|e| damaged(format!("manifest {}", l.key), e.to_string()))?;
+        if manifest.format != MANIFEST_FORMAT || manifest.session_id != session_id {
+            return Err(damaged(
+                format!("manifest {}", l.key),
+                format!(
+                    "format {} for session {}",
+                    manifest.format, manifest.session_id
+                ),
+            ));
+        }
+        let mut file = Vec::with_capacity(manifest.bytes as usize);
+        for c in &manifest.chunks {
+            if !keys::is_hash(&c.hash) {
+                return Err(damaged(
+                    format!("manifest {}", l.key),
+                    format!("bad chunk name {:?}", c.hash),
+                ));
+            }
+            let piece = match known.get(&c.hash) {
+                Some(p) => p.clone(),
+                None => {
+                    let key = keys::chunk(session_id, &c.hash);
+                    let piece = remote.backend.get(&key)?.ok_or_else(|| {
+                        damaged(format!("log chunk {}", c.hash), "missing".into())
+                    })?;
+                    if piece.len() as u64 != c.bytes || ObjectId::of(&piece).to_hex() != c.hash {
+                        return Err(damaged(
+                            format!("log chunk {}", c.hash),
+                            "its bytes do not hash to its name".into(),
+                        ));
+                    }
+                    known.insert(c.hash.clone(), piece.clone());
+                    piece
+                }
+            };
+            file.extend_from_slice(&piece);
+        }
+        let (_, index) = parse_copy(Path::new(&l.key.to_string()), &file)?;
+        copies.push(Copy {
+            manifest,
+            bytes: file,
+            index,
+        });
+    }
+    if copies.is_empty() {
+        return Err(no_such(remote, session_id));
+    }
+    Ok(copies)
+}
+
+/// Downloads what the trees `roots` reach that this store lacks, level by
+/// level: the packs holding a level's missing objects, each pack once and
+/// whole, every record verified before it is stored (a later level finds
+/// its objects there). A tree this store has is complete here and not
+/// walked. An object no remote index names, or one that arrived damaged,
+/// is an error naming the checkpoint that needs it.
+fn fetch_closure(
+    store: &Store,
+    remote: &Remote,
+    session_id: &str,
+    roots: Vec<(ObjectId, EntryId)>,
+    report: &mut PullReport,
+) -> Result<(), RemoteError> {
+    let index = RemoteIndex::load(&remote.backend, &remote.state)?;
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut downloaded: HashSet<String> = HashSet::new();
+    // Records of downloaded packs that did not verify, and why.
+    let mut bad: HashMap<ObjectId, String> = HashMap::new();
+    // (object, is a tree, the checkpoint that needs it)
+    let mut level: Vec<(ObjectId, bool, EntryId)> =
+        roots.into_iter().map(|(id, e)| (id, true, e)).collect();
+    while !level.is_empty() {
+        let mut wanted: Vec<(ObjectId, bool, EntryId)> = Vec::new();
+        for (id, tree, entry) in level {
+            if seen.insert(id) && !store.contains(&id) {
+                wanted.push((id, tree, entry));
+            }
+        }
+        let fail = |id: &ObjectId, entry: &EntryId, problem: String| RemoteError::Object {
+            session: session_id.to_owned(),
+            checkpoint: entry.to_string(),
+            object: id.to_hex(),
+            problem,
+        };
+        // The packs this level needs, each downloaded once.
+        let mut packs: Vec<&RemotePack> = Vec::new();
+        for (id, _, entry) in &wanted {
+            match index.locate(id) {
+                Some((pack, _)) if !downloaded.contains(&pack.name) => {
+                    if !packs.iter().any(|p| p.name == pack.name) {
+                        packs.push(pack);
+                    }
+                }
+                Some(_) => {}
+                None => return Err(fail(id, entry, "is not on the remote".into())),
+            }
+        }
+        for pack in packs {
+            // A pack its index names but that is gone reads as empty.
+            let bytes = remote
+                .backend
+                .get(&keys::pack(&pack.name))?
+                .unwrap_or_default();
+            downloaded.insert(pack.name.clone());
+            report.packs += 1;
+            let whole = bytes.len() as u64 == pack.size;
+            for e in &pack.entries {
+                if store.contains_now(&e.id) {
+                    continue;
+                }
+                let record = usize::try_from(e.offset)
+                    .ok()
+                    .zip(usize::try_from(e.offset + e.len).ok())
+                    .and_then(|(a, b)| bytes.get(a..b));
+                let Some(record) = record.filter(|_| whole) else {
+                    bad.insert(
+                        e.id,
+                        format!(
+                            "arrived truncated (pack {} is not as long as listed)",
+                            pack.name
+                        ),
+                    );
+                    continue;
+                };
+                match store.put_record(&e.id, record) {
+                    Ok(_) => report.objects += 1,
+                    Err(crate::store::StoreError::Corrupt { .. }) => {
+                        bad.insert(
+                            e.id,
+                            format!(
+                                "arrived altered: its content does not hash to its id (pack {})",
+                                pack.name
+                            ),
+                        );
+                    }
+                    Err(other) => return Err(other.into()),
+                }
+            }
+        }
+        // Every wanted object is here now, or the pull fails naming it.
+        let mut next = Vec::new();
+        for (id, tree, entry) in wanted {
+            if let Some(problem) = bad.get(&id) {
+                return Err(fail(&id, &entry, problem.clone()));
+            }
+            if !tree {
+                continue;
+            }
+            let t = store.get_tree(&id)?;
+            for child in t.entries.values() {
+                if child.has_object() {
+                    next.push((child.id, child.kind == EntryKind::Tree, entry.clone()));
+                }
+            }
+        }
+        level = next;
+    }
+    Ok(())
+}

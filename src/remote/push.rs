@@ -1,0 +1,271 @@
+//! `rewind push`: what the remote lacks of one session, in the order that
+//! keeps the remote consistent for any reader at any moment
+//! (docs/remote.md "Crash consistency"):
+//!
+//! 1. the objects its checkpoints reach that no remote index names, in
+//!    packs of up to [`REMOTE_PACK_BYTES`], children before their trees,
+//!    each pack before its index; so a tree the remote indexes has its
+//!    whole subtree there;
+//! 2. the session file's lines not yet pushed, as one immutable chunk;
+//! 3. the manifest naming every chunk, last.
+//!
+//! A push cut short anywhere leaves the last manifest valid; the next push
+//! finds the packs that arrived in the remote's indexes and sends only the rest.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::Path;
+
+use super::error::RemoteError;
+use super::index::{RemoteIndex, RemotePack};
+use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
+use super::{keys, Remote};
+use crate::session::{now_iso, SessionLog};
+use crate::store::{
+    encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store, PACK_HEADER_LEN,
+};
+
+/// Packs on the remote close at this size: two requests (pack and index)
+/// per 32 MiB of packed data, and a pull that needs one object of a pack
+/// downloads at most this much for it.
+pub const REMOTE_PACK_BYTES: usize = 32 << 20;
+
+/// What one push did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushReport {
+    pub session_id: String,
+    /// Objects uploaded, in how many packs, and their packed bytes.
+    pub objects: u64,
+    pub packs: u64,
+    pub packed_bytes: u64,
+    /// Bytes of session log uploaded (0 when the remote had every line).
+    pub log_bytes: u64,
+    /// Requests made and bytes sent, everything included.
+    pub requests: u64,
+    pub bytes_up: u64,
+    /// Nothing was missing on the remote.
+    pub up_to_date: bool,
+}
+
+/// Pushes the session in `session_file` (a file of `store`'s or one it
+/// serves) to `remote`.
+pub fn push_session(
+    store: &Store,
+    remote: &Remote,
+    session_file: &Path,
+) -> Result<PushReport, RemoteError> {
+    let requests_before = remote.backend.traffic.requests();
+    let up_before = remote.backend.traffic.bytes_up();
+    // The bytes first, then the entries: a line appended in between is
+    // read as an entry (its objects pushed) but not pushed as a line, never
+    // the other way round.
+    let file = fs::read(session_file).map_err(|e| RemoteError::io("reading", session_file, e))?;
+    let whole = file.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let file = &file[..whole];
+    let log = SessionLog::open_read_only(session_file)?;
+    let header = log.header().clone();
+    let session_id = header.id.clone();
+    if !keys::is_safe_component(&session_id) {
+        return Err(RemoteError::Damaged {
+            session: session_id,
+            what: "its id".into(),
+            reason: "not a name a remote key can hold".into(),
+        });
+    }
+    let mut pushed = remote.state.pushed(&session_id)?;
+    if !pushed.is_prefix_of(file) {
+        pushed = Default::default();
+    }
+    let mut report = PushReport {
+        session_id: session_id.clone(),
+        ..Default::default()
+    };
+    if pushed.bytes() == whole as u64 && pushed.manifest_written {
+        report.up_to_date = true;
+        return Ok(report);
+    }
+
+    // 1. Objects.
+    let mut index = RemoteIndex::load(&remote.backend, &remote.state)?;
+    let mut roots = Vec::new();
+    for e in log.index().entries() {
+        match e.referenced_trees() {
+            Ok(trees) => roots.extend(trees),
+            Err(err) => {
+                tracing::warn!(id = %e.id, %err, "a record that does not read is pushed as a line only")
+            }
+        }
+    }
+    let missing = missing_closure(store, &roots, &index)?;
+    let mut pack = PackBuilder::new();
+    for id in &missing {
+        let record = store.read_record(id)?;
+        if pack.len() > PACK_HEADER_LEN as usize && pack.len() + record.len() > REMOTE_PACK_BYTES {
+            upload_pack(
+                remote,
+                &mut index,
+                std::mem::replace(&mut pack, PackBuilder::new()),
+                &mut report,
+            )?;
+        }
+        pack.append(*id, &record);
+    }
+    if pack.count() > 0 {
+        upload_pack(remote, &mut index, pack, &mut report)?;
+    }
+
+    // 2. The new lines, as one chunk.
+    let from = pushed.bytes() as usize;
+    if from < whole {
+        let piece = &file[from..];
+        let hash = ObjectId::of(piece).to_hex();
+        remote
+            .backend
+            .put(&keys::chunk(&session_id, &hash), piece.to_vec())?;
+        report.log_bytes = piece.len() as u64;
+        pushed.chunks.push(Chunk {
+            hash,
+            bytes: piece.len() as u64,
+        });
+        pushed.manifest_written = false;
+        remote.state.save_pushed(&session_id, &pushed)?;
+    }
+
+    // 3. The manifest, last.
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        session_id: session_id.clone(),
+        writer: remote.writer.clone(),
+        cwd: header.cwd.clone(),
+        updated: now_iso(),
+        entries: count_lines(file).saturating_sub(1),
+        leaf: leaf_of(file),
+        bytes: whole as u64,
+        chunks: pushed.chunks.clone(),
+    };
+    let bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| RemoteError::Damaged {
+        session: session_id.clone(),
+        what: "its manifest".into(),
+        reason: e.to_string(),
+    })?;
+    remote
+        .backend
+        .put(&keys::manifest(&session_id, &remote.writer), bytes)?;
+    pushed.manifest_written = true;
+    remote.state.save_pushed(&session_id, &pushed)?;
+    report.requests = remote.backend.traffic.requests() - requests_before;
+    report.bytes_up = remote.backend.traffic.bytes_up() - up_before;
+    Ok(report)
+}
+
+fn count_lines(file: &[u8]) -> usize {
+    file.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The id of the last line's entry (pi's leaf rule), if it has one.
+fn leaf_of(file: &[u8]) -> Option<String> {
+    let body = file.strip_suffix(b"\n")?;
+    let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let v: serde_json::Value = serde_json::from_slice(&body[start..]).ok()?;
+    if v.get("type").and_then(|t| t.as_str()) == Some("session") {
+        return None;
+    }
+    v.get("id")?.as_str().map(str::to_owned)
+}
+
+/// Every object the trees `roots` reach that the remote lacks, children
+/// before the trees that name them. A tree the remote has is not walked:
+/// its subtree is there (see the module docs).
+fn missing_closure(
+    store: &Store,
+    roots: &[ObjectId],
+    remote: &RemoteIndex,
+) -> Result<Vec<ObjectId>, RemoteError> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for root in roots {
+        visit_tree(store, *root, remote, &mut seen, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn visit_tree(
+    store: &Store,
+    id: ObjectId,
+    remote: &RemoteIndex,
+    seen: &mut HashSet<ObjectId>,
+    out: &mut Vec<ObjectId>,
+) -> Result<(), RemoteError> {
+    if remote.has(&id) || !seen.insert(id) {
+        return Ok(());
+    }
+    let tree = store.get_tree(&id)?;
+    for entry in tree.entries.values() {
+        if !entry.has_object() {
+            continue;
+        }
+        if entry.kind == EntryKind::Tree {
+            visit_tree(store, entry.id, remote, seen, out)?;
+        } else if !remote.has(&entry.id) && seen.insert(entry.id) {
+            out.push(entry.id);
+        }
+    }
+    out.push(id);
+    Ok(())
+}
+
+/// A pack being put together in memory, in the local pack format.
+struct PackBuilder {
+    bytes: Vec<u8>,
+    entries: Vec<IndexEntry>,
+}
+
+impl PackBuilder {
+    fn new() -> PackBuilder {
+        PackBuilder {
+            bytes: pack_header().to_vec(),
+            entries: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn count(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn append(&mut self, id: ObjectId, record: &[u8]) {
+        self.entries.push(IndexEntry {
+            id,
+            offset: self.bytes.len() as u64,
+            len: record.len() as u64,
+        });
+        self.bytes.extend_from_slice(record);
+    }
+}
+
+/// Uploads a pack, then its index; from then on the remote has its objects.
+fn upload_pack(
+    remote: &Remote,
+    index: &mut RemoteIndex,
+    mut pack: PackBuilder,
+    report: &mut PushReport,
+) -> Result<(), RemoteError> {
+    let name = ObjectId::of(&pack.bytes).to_hex();
+    let idx = encode_index(&mut pack.entries);
+    let size = pack.bytes.len() as u64;
+    report.objects += pack.entries.len() as u64;
+    report.packs += 1;
+    report.packed_bytes += size;
+    remote.backend.put(&keys::pack(&name), pack.bytes)?;
+    remote.backend.put(&keys::pack_index(&name), idx.clone())?;
+    super::state::write_file(&remote.state.packs_dir().join(format!("{name}.idx")), &idx)?;
+    index.add(RemotePack {
+        name,
+        size,
+        entries: pack.entries,
+    });
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! The remote against a local directory (`file://`), which serves the unit
+//! tests; tests/integration/remote.rs runs the same paths against a real S3
+//! server.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::session::records::{Record, StepSnapshot};
+use crate::session::{EntryId, Header, SessionLog};
+use crate::store::{build_tree, flatten, EntryKind, Store, TreeEntry};
+
+struct Side {
+    _dir: tempfile::TempDir,
+    store: Store,
+    remote: Remote,
+}
+
+fn side(url: &str) -> Side {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store"), false).unwrap();
+    let remote = Remote::open(store.layout(), Some(url)).unwrap();
+    Side {
+        _dir: dir,
+        store,
+        remote,
+    }
+}
+
+/// A tree of `files` (path → content) stored in `store`.
+fn tree(store: &Store, files: &[(&str, &[u8])]) -> crate::store::ObjectId {
+    let entries: BTreeMap<String, TreeEntry> = files
+        .iter()
+        .map(|(p, c)| {
+            let id = store.put(c).unwrap().id;
+            (
+                p.to_string(),
+                TreeEntry {
+                    kind: EntryKind::File,
+                    id,
+                    size: c.len() as u64,
+                },
+            )
+        })
+        .collect();
+    let id = build_tree(store, &entries).unwrap();
+    store.sync().unwrap();
+    id
+}
+
+fn checkpoint(log: &mut SessionLog, tree: crate::store::ObjectId) -> EntryId {
+    let leaf = log.index().leaf().map(|e| e.id.clone());
+    let record = StepSnapshot {
+        snapshot_tree_hash: Some(tree),
+        ..Default::default()
+    };
+    log.append(record.to_new_entry(None, leaf).unwrap())
+        .unwrap()
+        .id
+}
+
+fn new_session(s: &Side) -> (PathBuf, SessionLog) {
+    let header = Header::new("/project");
+    let path = s
+        .store
+        .layout()
+        .new_session_file(&header.timestamp, &header.id);
+    let log = SessionLog::create_with_header(&path, header, false).unwrap();
+    (path, log)
+}
+
+fn files_of(store: &Store, id: crate::store::ObjectId) -> Vec<(String, Vec<u8>)> {
+    flatten(store, &id)
+        .unwrap()
+        .iter()
+        .map(|(p, e)| (p.clone(), store.get(&e.id).unwrap()))
+        .collect()
+}
+
+fn many(n: usize) -> Vec<(String, Vec<u8>)> {
+    (0..n)
+        .map(|i| {
+            (
+                format!("d{}/f{i}.txt", i % 7),
+                format!("content {i}\n").into_bytes(),
+            )
+        })
+        .collect()
+}
+
+fn as_refs(v: &[(String, Vec<u8>)]) -> Vec<(&str, &[u8])> {
+    v.iter().map(|(p, c)| (p.as_str(), c.as_slice())).collect()
+}
+
+#[test]
+fn a_pushed_session_pulls_into_an_empty_store_whole_and_verified() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (path, mut log) = new_session(&a);
+    let sid = log.header().id.clone();
+    let files = many(100);
+    let t1 = tree(&a.store, &as_refs(&files));
+    let c1 = checkpoint(&mut log, t1);
+    let r = push_session(&a.store, &a.remote, &path).unwrap();
+    assert!(r.objects > 100 && r.packs == 1, "{r:?}");
+    assert_eq!(r.requests, 5, "list, pack, index, chunk, manifest");
+    // Nothing new: nothing sent.
+    let again = push_session(&a.store, &a.remote, &path).unwrap();
+    assert!(again.up_to_date && again.requests == 0, "{again:?}");
+
+    // Three changed files: one small pack and one chunk.
+    let mut changed = files.clone();
+    for f in changed.iter_mut().take(3) {
+        f.1 = b"edited\n".to_vec();
+    }
+    let t2 = tree(&a.store, &as_refs(&changed));
+    let c2 = checkpoint(&mut log, t2);
+    let r2 = push_session(&a.store, &a.remote, &path).unwrap();
+    assert!(r2.requests <= 5 && r2.objects < 20, "{r2:?}");
+
+    let b = side(&url);
+    let pulled = pull_session(&b.store, &b.remote, &sid).unwrap();
+    assert!(pulled.created);
+    let copy = SessionLog::open_read_only(&pulled.session_file).unwrap();
+    assert_eq!(
+        std::fs::read(&pulled.session_file).unwrap(),
+        std::fs::read(&path).unwrap(),
+        "the session file, byte for byte"
+    );
+    assert!(copy.index().contains(&c1) && copy.index().contains(&c2));
+    assert_eq!(files_of(&b.store, t1), files_of(&a.store, t1));
+    assert_eq!(files_of(&b.store, t2), files_of(&a.store, t2));
+}
+
+#[test]
+fn an_interrupted_push_resumes_without_sending_objects_again() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (path, mut log) = new_session(&a);
+    let sid = log.header().id.clone();
+    checkpoint(&mut log, tree(&a.store, &as_refs(&many(50))));
+    push_session(&a.store, &a.remote, &path).unwrap();
+    // As if the push had died after its packs: no manifest, no local state.
+    let manifests = remote_dir.path().join(format!("sessions/{sid}/manifests"));
+    std::fs::remove_dir_all(&manifests).unwrap();
+    std::fs::remove_dir_all(
+        a.store
+            .layout()
+            .remote_dir(&a.remote.spec.name)
+            .join("sessions"),
+    )
+    .unwrap();
+    let b = side(&url);
+    assert!(
+        matches!(
+            pull_session(&b.store, &b.remote, &sid),
+            Err(RemoteError::NoSuchSession { .. })
+        ),
+        "without its manifest the session is not there for readers"
+    );
+    let r = push_session(&a.store, &a.remote, &path).unwrap();
+    assert_eq!((r.objects, r.packs), (0, 0), "{r:?}");
+    assert!(r.log_bytes > 0);
+    pull_session(&b.store, &b.remote, &sid).unwrap();
+}
+
+#[test]
+fn an_object_missing_on_the_remote_names_the_checkpoint_and_writes_nothing() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (path, mut log) = new_session(&a);
+    let sid = log.header().id.clone();
+    let c1 = checkpoint(&mut log, tree(&a.store, &as_refs(&many(40))));
+    push_session(&a.store, &a.remote, &path).unwrap();
+    for f in std::fs::read_dir(remote_dir.path().join("packs")).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    let b = side(&url);
+    let err = pull_session(&b.store, &b.remote, &sid).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(&sid) && text.contains(c1.as_str()) && text.contains("not on the remote"),
+        "{text}"
+    );
+    assert!(super::pull::find_local(b.store.layout(), &sid)
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (path_a, mut log_a) = new_session(&a);
+    let sid = log_a.header().id.clone();
+    let base = checkpoint(&mut log_a, tree(&a.store, &[("x", b"1")]));
+    push_session(&a.store, &a.remote, &path_a).unwrap();
+
+    let b = side(&url);
+    let path_b = pull_session(&b.store, &b.remote, &sid)
+        .unwrap()
+        .session_file;
+    let (mut log_b, _) = SessionLog::open(&path_b, false).unwrap();
+    let on_b = checkpoint(&mut log_b, tree(&b.store, &[("x", b"from b")]));
+    drop(log_b);
+    let on_a = checkpoint(&mut log_a, tree(&a.store, &[("x", b"from a")]));
+    drop(log_a);
+    // Both push at once (one after the other here): two manifests.
+    push_session(&b.store, &b.remote, &path_b).unwrap();
+    push_session(&a.store, &a.remote, &path_a).unwrap();
+
+    let r = pull_session(&a.store, &a.remote, &sid).unwrap();
+    assert_eq!(r.entries_added, 1, "{r:?}");
+    let log = SessionLog::open_read_only(&path_a).unwrap();
+    let ix = log.index();
+    assert!(ix.contains(&on_b) && ix.contains(&on_a));
+    assert_eq!(ix.get(&on_b).unwrap().parent_id.as_ref(), Some(&base));
+    // The leaf is back on A's branch, below A's own checkpoint.
+    assert!(ix.is_ancestor(&on_a, &ix.leaf().unwrap().id));
+    assert_eq!(
+        ix.latest_working_tree(),
+        ix.get(&on_a).unwrap().recorded_tree()
+    );
+    // Pulling again adds nothing.
+    assert_eq!(
+        pull_session(&a.store, &a.remote, &sid)
+            .unwrap()
+            .entries_added,
+        0
+    );
+}

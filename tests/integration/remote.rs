@@ -1,0 +1,340 @@
+//! The remote store end to end (docs/remote.md), with the real binary
+//! against a real S3 server (Garage on 127.0.0.1, tests/integration/garage.rs):
+//! two machines (two stores, two project directories) share one bucket.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::common::{bin, disk_state};
+use crate::garage::{self, Garage};
+
+/// One machine: its own rewind home (so its own store) and project directory.
+struct Machine {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Machine {
+    fn new(garage: &Garage) -> Machine {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        let env = vec![
+            (
+                "REWIND_HOME".into(),
+                dir.path().join("home").display().to_string(),
+            ),
+            ("AWS_ACCESS_KEY_ID".into(), garage.access_key_id().into()),
+            (
+                "AWS_SECRET_ACCESS_KEY".into(),
+                garage.secret_access_key().into(),
+            ),
+            ("AWS_ENDPOINT".into(), garage.endpoint()),
+            ("AWS_REGION".into(), garage.region().into()),
+            ("AWS_ALLOW_HTTP".into(), "true".into()),
+        ];
+        Machine { dir, env }
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn set(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+    }
+
+    /// `rewind ARGS` in the project; (status, stdout, stderr).
+    fn rewind(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(bin())
+            .args(args)
+            .current_dir(self.project())
+            .env_remove("REWIND_REMOTE")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.rewind(args);
+        assert_eq!(code, 0, "rewind {args:?}: {out}\n{err}");
+        out
+    }
+
+    /// `rewind run -- sh -c SCRIPT`: one turn; the id of its checkpoint.
+    fn turn(&self, script: &str, session: Option<&Path>) -> String {
+        let mut args = vec!["run".to_string()];
+        if let Some(s) = session {
+            args.push("--session".into());
+            args.push(s.display().to_string());
+        }
+        args.extend(["--".into(), "sh".into(), "-c".into(), script.into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = self.rewind(&args);
+        assert_eq!(code, 0, "{err}");
+        // "... as one turn (checkpoint abcd1234); ..."
+        let at = err.find("(checkpoint ").expect(&err) + "(checkpoint ".len();
+        err[at..at + 8].to_string()
+    }
+
+    fn session_files(&self) -> Vec<PathBuf> {
+        let projects = self.dir.path().join("home/projects");
+        let mut out = Vec::new();
+        for p in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
+            for s in std::fs::read_dir(p.path().join("sessions"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if s.path().extension().is_some_and(|x| x == "jsonl") {
+                    out.push(s.path());
+                }
+            }
+        }
+        out
+    }
+}
+
+fn url(garage: &Garage) -> String {
+    format!("s3://{}/team-a", garage.bucket())
+}
+
+fn session_id(file: &Path) -> String {
+    let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+    name.rsplit('_').next().unwrap().to_string()
+}
+
+/// A project with what a restore must bring back exactly: an executable,
+/// a symlink, a binary file, a nested directory.
+fn seed(m: &Machine) {
+    let p = m.project();
+    std::fs::write(p.join("a.txt"), "one\n").unwrap();
+    std::fs::create_dir_all(p.join("src/deep")).unwrap();
+    std::fs::write(p.join("src/deep/bin.dat"), [0u8, 159, 146, 150, 255, 10, 0]).unwrap();
+    std::fs::write(p.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(p.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("a.txt", p.join("link")).unwrap();
+    // Enough files for the baseline to go into a pack beyond the loose ones.
+    for i in 0..60 {
+        std::fs::write(p.join(format!("src/f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+}
+
+/// Machine A works a session and pushes it; machine B (an empty store, an
+/// empty directory) lists it, pulls it, restores turn 2 byte for byte,
+/// resumes the session with a turn of its own and pushes; A pulls and sees
+/// B's branch, and its own next turn still goes below its own leaf.
+#[test]
+fn two_machines_share_a_session_through_s3() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    seed(&a);
+    a.turn("echo two >> a.txt; echo new > src/new.txt", None);
+    let turn2 = a.turn(
+        "rm src/f3.txt; chmod 644 run.sh; printf '\\000x' > src/deep/bin.dat",
+        None,
+    );
+    let at_turn2 = disk_state(&a.project());
+    a.turn("echo three >> a.txt; rm link", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    let pushed = a.ok(&["push"]);
+    assert!(pushed.contains("pushed to origin"), "{pushed}");
+    assert!(a.ok(&["push"]).contains("up to date"));
+    let file_a = a.session_files().remove(0);
+    let id = session_id(&file_a);
+
+    let b = Machine::new(&garage);
+    let listed = b.ok(&["sessions", "--remote", &url(&garage)]);
+    assert!(listed.contains(&id), "{listed}");
+    let pulled = b.ok(&["pull", "--remote", &url(&garage), &id]);
+    assert!(pulled.contains("pulled into"), "{pulled}");
+    let file_b = b.session_files().remove(0);
+    b.ok(&[
+        "restore",
+        "--session",
+        &file_b.display().to_string(),
+        &turn2,
+        "--yes",
+    ]);
+    assert_eq!(
+        disk_state(&b.project()),
+        at_turn2,
+        "turn 2, byte for byte, modes and links"
+    );
+    let verified = b.ok(&["verify"]);
+    assert!(verified.contains("no problems"), "{verified}");
+
+    let from_b = b.turn("echo from-b > b.txt", Some(&file_b));
+    let pushed_b = b.ok(&[
+        "push",
+        "--remote",
+        &url(&garage),
+        "--session",
+        &file_b.display().to_string(),
+    ]);
+    assert!(pushed_b.contains("pushed to"), "{pushed_b}");
+
+    let pulled_a = a.ok(&["pull", &id]);
+    assert!(pulled_a.contains("branches added"), "{pulled_a}");
+    let log_all = a.ok(&["log", "--all"]);
+    assert!(
+        log_all.contains(&from_b),
+        "B's turn is in A's tree: {log_all}"
+    );
+    let status = a.ok(&["status"]);
+    assert!(
+        status.contains("nothing changed"),
+        "A's leaf and recorded state stay A's: {status}"
+    );
+    let from_a = a.turn("echo four >> a.txt", None);
+    let log_a = a.ok(&["log"]);
+    assert!(
+        log_a.contains(&from_a) && !log_a.contains(&from_b),
+        "{log_a}"
+    );
+    // A pushes again: two copies on the remote, and B's pull brings A's new turn.
+    a.ok(&["push"]);
+    let pulled_b = b.ok(&["pull", "--remote", &url(&garage), &id]);
+    assert!(pulled_b.contains("branches added"), "{pulled_b}");
+    assert!(b
+        .ok(&["log", "--all", "--session", &file_b.display().to_string()])
+        .contains(&from_a));
+}
+
+/// A 3-edit checkpoint pushed after the baseline costs at most five
+/// requests (a listing, a pack, its index, a log chunk, the manifest).
+#[test]
+fn a_small_turn_is_a_few_requests() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    seed(&a);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.ok(&["push"]);
+    a.turn(
+        "echo x >> a.txt; echo y > src/f1.txt; echo z > src/new.txt",
+        None,
+    );
+    let out = a.ok(&["push"]);
+    let requests: u64 = out
+        .split("; ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(requests <= 5, "{out}");
+}
+
+/// An object altered on the remote is found on arrival: the pull fails
+/// naming the session, the checkpoint and the object, and writes no session.
+#[test]
+fn an_altered_object_is_refused_and_nothing_is_written() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    seed(&a);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.turn("echo two >> a.txt", None);
+    a.ok(&["push"]);
+    let id = session_id(&a.session_files()[0]);
+
+    // Flip a byte in the middle of the first record of every pack.
+    let client = garage::client(&garage);
+    let rt = garage::runtime();
+    rt.block_on(async {
+        use futures_util::TryStreamExt;
+        let packs: Vec<_> = client
+            .list(Some(&ObjectPath::from("team-a/packs")))
+            .try_collect()
+            .await
+            .unwrap();
+        for p in packs
+            .iter()
+            .filter(|p| p.location.as_ref().ends_with(".pack"))
+        {
+            let mut bytes = client
+                .get(&p.location)
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+                .to_vec();
+            let at = 8 + 16 + 1; // the first record's payload
+            bytes[at] ^= 0x55;
+            client
+                .put(&p.location, PutPayload::from(bytes))
+                .await
+                .unwrap();
+        }
+    });
+
+    let b = Machine::new(&garage);
+    let (code, out, err) = b.rewind(&["pull", "--remote", &url(&garage), &id]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&id) && err.contains("checkpoint") && err.contains("altered"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(b.session_files().is_empty(), "no session written");
+}
+
+/// Wrong credentials and an unreachable server: one clear line each, within
+/// seconds, and local checkpoints go on.
+#[test]
+fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let mut a = Machine::new(&garage);
+    seed(&a);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.set("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("permission denied") || err.contains("authenticated"),
+        "{err}"
+    );
+
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    a.set("AWS_ENDPOINT", &format!("http://127.0.0.1:{port}"));
+    let started = Instant::now();
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let before = a.ok(&["log"]).lines().count();
+    a.turn("echo on >> a.txt", None);
+    assert_eq!(
+        a.ok(&["log"]).lines().count(),
+        before + 2,
+        "checkpoints go on"
+    );
+}
