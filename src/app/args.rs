@@ -366,6 +366,11 @@ pub enum RemoteAction {
         at: Location,
         name: String,
         url: String,
+        /// The store's sidecars and hook servers push to it in the
+        /// background after each checkpoint (REWIND_REMOTE does the same
+        /// for the processes it is set for).
+        #[arg(long)]
+        auto_push: bool,
     },
     /// The store's remotes.
     List {

@@ -14,12 +14,15 @@ use crate::store::Layout;
 
 const REMOTE_TABLE: &str = "remote";
 const URL_KEY: &str = "url";
+const AUTO_PUSH_KEY: &str = "auto_push";
 
 /// A remote as configured: its name (which names its local state) and URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteSpec {
     pub name: String,
     pub url: String,
+    /// Sidecars and hook servers of the store push to it in the background.
+    pub auto_push: bool,
 }
 
 fn read(layout: &Layout) -> Result<DocumentMut, RemoteError> {
@@ -59,6 +62,10 @@ pub fn list(layout: &Layout) -> Result<Vec<RemoteSpec>, RemoteError> {
             Some(RemoteSpec {
                 name: name.to_owned(),
                 url: url.to_owned(),
+                auto_push: item
+                    .get(AUTO_PUSH_KEY)
+                    .and_then(Item::as_bool)
+                    .unwrap_or(false),
             })
         })
         .collect();
@@ -75,8 +82,14 @@ pub fn valid_name(name: &str) -> bool {
         && !name.starts_with("url-")
 }
 
-/// Adds a remote; its URL must parse (nothing is contacted).
-pub fn add(layout: &Layout, name: &str, url: &str) -> Result<RemoteSpec, RemoteError> {
+/// Adds a remote; its URL must parse (nothing is contacted). With
+/// `auto_push`, the store's sidecars and hook servers push to it as they record.
+pub fn add(
+    layout: &Layout,
+    name: &str,
+    url: &str,
+    auto_push: bool,
+) -> Result<RemoteSpec, RemoteError> {
     if !valid_name(name) {
         return Err(RemoteError::BadName(name.to_owned()));
     }
@@ -95,11 +108,15 @@ pub fn add(layout: &Layout, name: &str, url: &str) -> Result<RemoteSpec, RemoteE
     }
     let mut entry = Table::new();
     entry.insert(URL_KEY, value(url));
+    if auto_push {
+        entry.insert(AUTO_PUSH_KEY, value(true));
+    }
     table.insert(name, Item::Table(entry));
     write(layout, &doc)?;
     Ok(RemoteSpec {
         name: name.to_owned(),
         url: url.to_owned(),
+        auto_push,
     })
 }
 
@@ -131,6 +148,7 @@ pub fn resolve(layout: &Layout, which: Option<&str>) -> Result<RemoteSpec, Remot
         Some(w) if w.contains("://") => Ok(RemoteSpec {
             name: format!("url-{:016x}", xxh3_64(w.as_bytes())),
             url: w.to_owned(),
+            auto_push: false,
         }),
         Some(name) => list(layout)?
             .into_iter()
@@ -153,6 +171,25 @@ pub fn resolve(layout: &Layout, which: Option<&str>) -> Result<RemoteSpec, Remot
             }
         }
     }
+}
+
+/// The environment variable that names a remote (a name or a URL): the
+/// default of `push` and `pull`, and for sidecars and hook servers the
+/// remote they push to in the background.
+pub const REMOTE_ENV: &str = "REWIND_REMOTE";
+
+/// The remote a sidecar or hook server of the store pushes to in the
+/// background: `explicit` (an `initialize` option), else `REWIND_REMOTE`,
+/// else a configured remote with `auto_push`; `None` for none.
+pub fn auto_push(
+    layout: &Layout,
+    explicit: Option<&str>,
+) -> Result<Option<RemoteSpec>, RemoteError> {
+    let env = std::env::var(REMOTE_ENV).ok().filter(|v| !v.is_empty());
+    if let Some(which) = explicit.or(env.as_deref()) {
+        return resolve(layout, Some(which)).map(Some);
+    }
+    Ok(list(layout)?.into_iter().find(|r| r.auto_push))
 }
 
 fn bad_config(layout: &Layout, why: &str) -> RemoteError {

@@ -11,6 +11,7 @@
 //!
 //! - [`config`]: the store's remotes (`config.toml`) and its writer id;
 //! - [`push`], [`pull`], [`list`]: the three things done with a remote;
+//!   `pusher.rs`: pushing in the background while a sidecar or hook server runs;
 //! - `backend.rs`: blocking calls on the crate; `keys.rs`: every key's
 //!   name; `index.rs`: which objects the remote holds; `state.rs`: what
 //!   this store knows of a remote; `manifest.rs`: one copy of a session.
@@ -24,6 +25,7 @@ mod list;
 mod manifest;
 mod pull;
 mod push;
+mod pusher;
 mod state;
 
 pub use backend::Traffic;
@@ -32,6 +34,7 @@ pub use error::RemoteError;
 pub use list::{list_sessions, RemoteCopy};
 pub use pull::{pull_session, PullReport};
 pub use push::{push_session, PushReport, REMOTE_PACK_BYTES};
+pub use pusher::{behind, last_error, Behind, Pusher};
 
 use crate::store::Layout;
 

@@ -45,6 +45,8 @@ pub struct PushReport {
     pub bytes_up: u64,
     /// Nothing was missing on the remote.
     pub up_to_date: bool,
+    /// How much of the session file the remote now has (its whole lines).
+    pub file_bytes: u64,
 }
 
 /// Pushes the session in `session_file` (a file of `store`'s or one it
@@ -78,6 +80,7 @@ pub fn push_session(
     }
     let mut report = PushReport {
         session_id: session_id.clone(),
+        file_bytes: whole as u64,
         ..Default::default()
     };
     if pushed.bytes() == whole as u64 && pushed.manifest_written {

@@ -38,10 +38,15 @@ enum State {
 
 pub struct Server {
     state: Mutex<State>,
+    /// The background push of the open session's store, if it has a remote.
+    pusher: Mutex<Option<crate::remote::Pusher>>,
     defaults: Defaults,
     notifier: Notifier,
     shutdown: Shutdown,
 }
+
+/// How long `shutdown` waits for the last background push.
+const PUSH_FLUSH: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn to_rpc(err: EngineError) -> ErrorObjectOwned {
     let code = codes::code(&err);
@@ -83,6 +88,7 @@ impl Server {
     pub fn new(defaults: Defaults, notifier: Notifier, shutdown: Shutdown) -> Server {
         Server {
             state: Mutex::new(State::Idle),
+            pusher: Mutex::new(None),
             defaults,
             notifier,
             shutdown,
@@ -127,6 +133,7 @@ impl Server {
     }
 
     fn initialize(&self, p: InitializeParams) -> Result<InitializeResult, EngineError> {
+        let remote = p.options.as_ref().and_then(|o| o.remote.clone());
         let config = self.config_for(p);
         let mut state = self.lock();
         if matches!(*state, State::Closed) {
@@ -152,6 +159,7 @@ impl Server {
         drop(previous);
         match self.open_engine(config.clone()) {
             Ok((engine, result)) => {
+                self.start_pusher(engine.store().root(), remote.as_deref());
                 *state = State::Open(Box::new(engine), config);
                 Ok(result.to_wire())
             }
@@ -165,6 +173,40 @@ impl Server {
                     *state = State::Failed(err.to_string());
                 }
                 Err(err)
+            }
+        }
+    }
+
+    /// Pushes the store at `root` in the background when it has a remote
+    /// to push to (docs/remote.md "Continuous push"); a pusher already
+    /// running for this store and remote is kept.
+    fn start_pusher(&self, root: &std::path::Path, explicit: Option<&str>) {
+        let layout = crate::store::Layout::new(root);
+        let spec = match crate::remote::config::auto_push(&layout, explicit) {
+            Ok(spec) => spec,
+            Err(err) => {
+                tracing::warn!(error = %err, "no background push");
+                None
+            }
+        };
+        let mut pusher = self.pusher.lock().unwrap_or_else(|p| p.into_inner());
+        let same = match (&*pusher, &spec) {
+            (Some(p), Some(s)) => p.root() == root && p.spec() == s,
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        if let Some(old) = pusher.take() {
+            old.stop(PUSH_FLUSH);
+        }
+        *pusher = spec.map(|s| crate::remote::Pusher::start(root, s));
+    }
+
+    fn wake_pusher(&self) {
+        if let Ok(p) = self.pusher.lock() {
+            if let Some(p) = p.as_ref() {
+                p.wake();
             }
         }
     }
@@ -194,7 +236,12 @@ impl Server {
             *state = State::Open(Box::new(engine), config);
         }
         match &mut *state {
-            State::Open(engine, _) => f(engine).map_err(to_rpc),
+            State::Open(engine, _) => {
+                let out = f(engine).map_err(to_rpc);
+                drop(state);
+                self.wake_pusher();
+                out
+            }
             State::Failed(why) => Err(ErrorObjectOwned::owned(
                 -32600,
                 format!(
@@ -211,6 +258,12 @@ impl Server {
         // Dropping the engine releases the session lock; every append was
         // already fsynced.
         *state = State::Closed;
+        drop(state);
+        // What was recorded last goes to the remote before the sidecar exits.
+        let pusher = self.pusher.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(p) = pusher {
+            p.stop(PUSH_FLUSH);
+        }
         self.shutdown.request();
         EmptyResult {}
     }

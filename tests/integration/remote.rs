@@ -19,6 +19,15 @@ struct Machine {
     env: Vec<(String, String)>,
 }
 
+/// A hook server a test's hooks started is stopped with the machine.
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if self.dir.path().join("home/projects").exists() {
+            let _ = self.rewind(&["server", "stop"]);
+        }
+    }
+}
+
 impl Machine {
     fn new(garage: &Garage) -> Machine {
         let dir = tempfile::tempdir().unwrap();
@@ -336,5 +345,193 @@ fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
         a.ok(&["log"]).lines().count(),
         before + 2,
         "checkpoints go on"
+    );
+}
+
+impl Machine {
+    /// One Claude Code hook event, as the agent runs it: `rewind hook` with
+    /// the payload on stdin (handed to the project's hook server).
+    fn hook(&self, event: &str, extra: serde_json::Value) {
+        use std::io::Write;
+        let mut payload = serde_json::json!({
+            "session_id": "6d1c1a52-0d0e-4b43-9c1f-2f5f4f1c0a11",
+            "transcript_path": "/dev/null",
+            "cwd": self.project().to_str().unwrap(),
+            "hook_event_name": event,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let mut child = Command::new(bin())
+            .args(["hook", "--agent", "claude-code"])
+            .current_dir(self.project())
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("REWIND_SERVER", "1")
+            .env("REWIND_SERVER_IDLE_SECS", "120")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+
+    /// One agent turn that writes `file`.
+    fn agent_turn(&self, prompt: &str, file: &str, content: &str) {
+        let path = self.project().join(file);
+        let input = serde_json::json!({"file_path": path.to_str().unwrap(), "content": content});
+        self.hook("UserPromptSubmit", serde_json::json!({ "prompt": prompt }));
+        self.hook(
+            "PreToolUse",
+            serde_json::json!({"tool_name": "Write", "tool_input": input}),
+        );
+        std::fs::write(&path, content).unwrap();
+        self.hook(
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Write", "tool_input": input}),
+        );
+        self.hook("Stop", serde_json::json!({"stop_hook_active": false}));
+    }
+}
+
+/// The id of the last checkpoint of turn `n` in `rewind log` output.
+fn turn_end(log: &str, n: u64) -> String {
+    log.lines()
+        .rfind(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.len() > 4 && words[2] == "turn" && words[3] == n.to_string()
+        })
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no turn {n} in {log}"))
+        .to_string()
+}
+
+/// Issue 24's scenario: machine A works a session through Claude Code's
+/// hooks with `REWIND_REMOTE` set, so its hook server pushes after each
+/// event, and is killed without a word; machine B lists the session, pulls
+/// it, restores turn 2 byte for byte, resumes it with a turn of its own and
+/// pushes; A comes back and sees B's branch.
+#[test]
+fn a_killed_sandbox_keeps_every_pushed_turn_and_another_machine_resumes() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let mut a = Machine::new(&garage);
+    seed(&a);
+    a.set("REWIND_REMOTE", &url(&garage));
+    a.hook("SessionStart", serde_json::json!({"source": "startup"}));
+    a.agent_turn("first", "a.txt", "alpha\n");
+    a.agent_turn("second", "src/second.rs", "fn main() {}\n");
+    let at_turn2 = disk_state(&a.project());
+    a.agent_turn("third", "a.txt", "gamma\n");
+    let last_event = Instant::now();
+    // The hook server pushes in the background: wait until the remote has
+    // everything, which is how long a kill could have cost.
+    let lag = loop {
+        let status = a.ok(&["status"]);
+        if status.contains(": up to date") {
+            break last_event.elapsed();
+        }
+        assert!(
+            last_event.elapsed() < Duration::from_secs(30),
+            "never caught up: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    eprintln!("the remote caught up {lag:?} after the last event");
+    let status = a.ok(&["server", "status"]);
+    let pid: i32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("pid"))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    // SAFETY: a plain kill(2) of the server this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let log_a = a.ok(&["log"]);
+    let turn2 = turn_end(&log_a, 2);
+
+    let b = Machine::new(&garage);
+    let id = session_id(&a.session_files()[0]);
+    assert!(b.ok(&["sessions", "--remote", &url(&garage)]).contains(&id));
+    b.ok(&["pull", "--remote", &url(&garage), &id]);
+    let file_b = b.session_files().remove(0);
+    let file_b_arg = file_b.display().to_string();
+    assert_eq!(
+        turn_end(&b.ok(&["log", "--session", &file_b_arg]), 3),
+        turn_end(&log_a, 3)
+    );
+    b.ok(&["restore", "--session", &file_b_arg, &turn2, "--yes"]);
+    assert_eq!(disk_state(&b.project()), at_turn2, "turn 2, byte for byte");
+    let from_b = b.turn("echo from-b > b.txt", Some(&file_b));
+    b.ok(&["push", "--remote", &url(&garage), "--session", &file_b_arg]);
+
+    // A comes back.
+    let pulled = a.ok(&["pull", "--remote", &url(&garage), &id]);
+    assert!(pulled.contains("branches added"), "{pulled}");
+    assert!(a.ok(&["log", "--all"]).contains(&from_b));
+}
+
+/// The remote unreachable while an agent works: every checkpoint is still
+/// recorded, `rewind status` says how far behind the remote is and why;
+/// the queue (what the session files hold beyond what was pushed) survives
+/// the server's restart and drains once the remote answers.
+#[test]
+fn checkpoints_go_on_without_the_remote_and_the_queue_drains_later() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let mut a = Machine::new(&garage);
+    seed(&a);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    a.set("REWIND_REMOTE", &url(&garage));
+    a.set("AWS_ENDPOINT", &format!("http://127.0.0.1:{port}"));
+    a.hook("SessionStart", serde_json::json!({"source": "startup"}));
+    a.agent_turn("first", "a.txt", "alpha\n");
+    a.agent_turn("second", "b.txt", "beta\n");
+    let log = a.ok(&["log"]);
+    turn_end(&log, 2);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        let status = a.ok(&["status"]);
+        if status.contains("the last background push failed") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.contains("behind: 1 session(s)"), "{status}");
+    a.ok(&["server", "stop"]);
+
+    // The remote is back (here: the right endpoint); the next event's
+    // server finds the queue in the store and drains it.
+    a.set("AWS_ENDPOINT", &garage.endpoint());
+    a.agent_turn("third", "c.txt", "gamma\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = a.ok(&["status"]);
+        if status.contains(": up to date") {
+            assert!(!status.contains("failed"), "{status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    a.ok(&["server", "stop"]);
+    let b = Machine::new(&garage);
+    let id = session_id(&a.session_files()[0]);
+    b.ok(&["pull", "--remote", &url(&garage), &id]);
+    let file_b = b.session_files().remove(0).display().to_string();
+    assert_eq!(
+        turn_end(&b.ok(&["log", "--session", &file_b]), 3),
+        turn_end(&a.ok(&["log"]), 3)
     );
 }

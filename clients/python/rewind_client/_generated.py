@@ -350,6 +350,13 @@ class InitializeOptions(TypedDict, total=False):
     ignoredPerDirectory: int | None
     #: Bytes; files larger than this are untracked `tooLarge` (default 16 MiB).
     maxFileSize: int | None
+    #: A remote to push the store's sessions to in the background after
+    #: each checkpoint (docs/remote.md "Continuous push"): a remote's name
+    #: in the store's config or a URL. Default: `REWIND_REMOTE`, else the
+    #: store's remote added with `--auto-push`, else none. A remote that
+    #: cannot be named or reached never fails a request: it is logged and
+    #: `rewind status` shows how far behind it is.
+    remote: str | None
     #: Honour .gitignore and .git/info/exclude (default true).
     useGitignore: bool | None
     #: Watch the project for changes (inotify on Linux, FSEvents on macOS,

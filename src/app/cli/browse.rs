@@ -123,6 +123,36 @@ pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: b
     Ok(())
 }
 
+/// Each remote of the store (and `REWIND_REMOTE`'s): how far it is behind
+/// the store's sessions, by what the store knows (no request is made), and
+/// the last background push failure.
+fn print_remotes(layout: &Layout) {
+    let mut specs = rewind::remote::config::list(layout).unwrap_or_else(|err| {
+        println!("remote   config unreadable ({err})");
+        Vec::new()
+    });
+    if let Ok(Some(spec)) = rewind::remote::config::auto_push(layout, None) {
+        if !specs.iter().any(|s| s.name == spec.name) {
+            specs.push(spec);
+        }
+    }
+    for spec in specs {
+        let behind = match rewind::remote::behind(layout, &spec) {
+            Ok(b) if b.is_empty() => "up to date".to_string(),
+            Ok(b) => format!(
+                "behind: {} session(s), {} byte(s) of log not pushed",
+                b.len(),
+                b.iter().map(|x| x.bytes).sum::<u64>()
+            ),
+            Err(err) => format!("unknown ({err})"),
+        };
+        println!("remote   {} {}: {behind}", spec.name, spec.url);
+        if let Some((time, error)) = rewind::remote::last_error(layout, &spec) {
+            println!("         the last background push failed at {time}: {error}");
+        }
+    }
+}
+
 pub fn status(at: Location) -> Result<()> {
     let (root, store) = project_and_store(&at)?;
     let layout = Layout::new(&store);
@@ -147,6 +177,7 @@ pub fn status(at: Location) -> Result<()> {
         Ok(None) => {}
         Err(err) => println!("server   {err:#}"),
     }
+    print_remotes(&layout);
     // A session that cannot be read is said, and the hook failures below
     // (which may say why) are shown all the same.
     match locate(&at) {

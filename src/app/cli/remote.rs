@@ -18,17 +18,36 @@ fn store_layout(at: &Location) -> Result<Layout> {
 
 pub fn remote(action: RemoteAction) -> Result<()> {
     match action {
-        RemoteAction::Add { at, name, url } => {
+        RemoteAction::Add {
+            at,
+            name,
+            url,
+            auto_push,
+        } => {
             let layout = store_layout(&at)?;
             std::fs::create_dir_all(layout.root())
                 .with_context(|| format!("creating {}", layout.root().display()))?;
-            let spec = remote::config::add(&layout, &name, &url)?;
-            println!("remote {} added: {}", spec.name, spec.url);
+            let spec = remote::config::add(&layout, &name, &url, auto_push)?;
+            println!(
+                "remote {} added: {}{}",
+                spec.name,
+                spec.url,
+                if spec.auto_push {
+                    " (sidecars and hook servers push to it as they record)"
+                } else {
+                    ""
+                }
+            );
         }
         RemoteAction::List { at } => {
             let layout = store_layout(&at)?;
             for r in remote::config::list(&layout)? {
-                println!("{}\t{}", r.name, r.url);
+                println!(
+                    "{}\t{}{}",
+                    r.name,
+                    r.url,
+                    if r.auto_push { "\tauto-push" } else { "" }
+                );
             }
         }
         RemoteAction::Remove { at, name } => {

@@ -97,6 +97,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         let build = build.clone();
         std::thread::spawn(move || accept(listener, &build, jobs));
     }
+    let pusher = start_pusher(&place);
     let mut warm: Option<Warm> = None;
     let mut served = Served {
         started: Instant::now(),
@@ -131,6 +132,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 },
                 &mut warm,
                 &mut served,
+                pusher.as_ref(),
             ),
             Job::Status(mut stream) => {
                 let status = status_of(&place, &build, idle, &served, warm.as_ref());
@@ -157,14 +159,41 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
     // goes with this process.
     let _ = std::fs::remove_file(&socket);
     drop(warm);
+    if let Some(p) = pusher {
+        p.stop(PUSH_FLUSH);
+    }
     drop(lock);
     Ok(())
+}
+
+/// How long an exiting server waits for its last background push.
+const PUSH_FLUSH: Duration = Duration::from_secs(10);
+
+/// The background push of the store, when it has a remote to push to
+/// (docs/remote.md "Continuous push"); a remote that cannot be named is
+/// logged and the server records all the same.
+fn start_pusher(place: &Place) -> Option<rewind::remote::Pusher> {
+    let layout = rewind::store::Layout::new(&place.store);
+    match rewind::remote::config::auto_push(&layout, None) {
+        Ok(Some(spec)) => Some(rewind::remote::Pusher::start(&place.store, spec)),
+        Ok(None) => None,
+        Err(err) => {
+            tracing::warn!(error = %err, "no background push");
+            None
+        }
+    }
 }
 
 /// Record one event as a hook process would, answering when it is done
 /// (a session's start at once: its baseline may take a while, and the next
 /// event of the session waits for it here anyway).
-fn record(mut stream: UnixStream, d: Delivery<'_>, warm: &mut Option<Warm>, served: &mut Served) {
+fn record(
+    mut stream: UnixStream,
+    d: Delivery<'_>,
+    warm: &mut Option<Warm>,
+    served: &mut Served,
+    pusher: Option<&rewind::remote::Pusher>,
+) {
     let starts_session = hooks::payload::parse(d.agent, d.input)
         .is_ok_and(|e| e.step == hooks::payload::Step::SessionStart);
     let done = Reply::done();
@@ -176,6 +205,9 @@ fn record(mut stream: UnixStream, d: Delivery<'_>, warm: &mut Option<Warm>, serv
         Ok(recorded) => {
             if let Some(s) = recorded.session_file {
                 served.sessions.insert(s.display().to_string());
+            }
+            if let Some(p) = pusher {
+                p.wake();
             }
             if !starts_session {
                 answer(&mut stream, &done);

@@ -60,6 +60,13 @@ pub struct InitializeOptions {
     /// start, after a watcher overflow, or whenever an ignore file, the git
     /// index or `.git/info/exclude` changed (default true).
     pub watch: Option<bool>,
+    /// A remote to push the store's sessions to in the background after
+    /// each checkpoint (docs/remote.md "Continuous push"): a remote's name
+    /// in the store's config or a URL. Default: `REWIND_REMOTE`, else the
+    /// store's remote added with `--auto-push`, else none. A remote that
+    /// cannot be named or reached never fails a request: it is logged and
+    /// `rewind status` shows how far behind it is.
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
