@@ -27,14 +27,19 @@ pub fn path_checkpoints(view: &Engine) -> Result<Vec<CheckpointInfo>, EngineErro
         .checkpoints)
 }
 
-/// What "undo" means when an agent's turn is newer than the last rollback:
-/// the checkpoint the turn started from (its prompt's, else the last one
-/// before it), with the turn's number. `None` when the last thing on the
-/// path is a rollback (undo then reverts it). `rewind undo` and the MCP
-/// `undo` tool both ask this; neither has a rule of its own.
+/// What "undo" means when an agent's last turn that changed files is newer
+/// than the last rollback: the checkpoint that turn started from (its
+/// prompt's, else the last one before it), with the turn's number. `None`
+/// when a rollback came after it (undo then reverts the rollback). Turns
+/// that changed nothing do not count: the turn in which an agent calls the
+/// MCP `undo` (or the prompt that confirms it) is such a turn, and undoing
+/// it would do nothing. `rewind undo` and the MCP `undo` tool both ask this;
+/// neither has a rule of its own.
 pub fn before_last_turn(view: &Engine) -> Result<Option<(u64, EntryId)>, EngineError> {
     let path = path_checkpoints(view)?;
-    let last_turn = path.iter().rposition(|c| c.kind.is_turn());
+    let last_turn = path
+        .iter()
+        .rposition(|c| c.kind.is_turn() && c.added + c.modified + c.deleted > 0);
     let last_rollback = path.iter().rposition(|c| c.kind.is_rollback());
     let Some(t) = last_turn.filter(|&t| last_rollback.is_none_or(|r| r < t)) else {
         return Ok(None);

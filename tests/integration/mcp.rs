@@ -191,6 +191,9 @@ fn undo_puts_back_the_state_before_the_last_turn() {
     let mut mcp = Mcp::start(root, home.path());
     run_turn(root, home.path(), "echo two > a.txt && echo new > b.txt");
     run_turn(root, home.path(), "echo three > a.txt");
+    // A turn that changes nothing (as the one in which an agent asks for
+    // the undo) is not the one undone.
+    run_turn(root, home.path(), "true");
 
     let plan = mcp.call("undo", json!({}));
     let text = plan["content"][0]["text"].as_str().unwrap();
