@@ -198,6 +198,7 @@ fn undo_puts_back_the_state_before_the_last_turn() {
     let plan = mcp.call("undo", json!({}));
     let text = plan["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Undo of turn 2"), "{text}");
+    assert_eq!(plan["structuredContent"]["undoesTurn"]["turn"], 2, "{plan}");
     assert_eq!(
         plan["structuredContent"]["files"],
         json!([{"path": "a.txt", "action": "write"}])

@@ -28,7 +28,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode, ErrorData, ServerCapabilities, ServerConfig,
 };
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::app::args::Location;
 use crate::app::points::{before_last_turn, range};
@@ -463,7 +463,8 @@ impl RewindMcp {
             });
             if let Some((turn, id)) = before_turn {
                 let what = format!("Undo of turn {turn} (back to checkpoint {id}, where it started)");
-                return two_step(engine, &what, op, args.confirm_token, move |e, preview| {
+                let undoes = json!({ "turn": turn, "entryId": id.as_str() });
+                let mut r = two_step(engine, &what, op, args.confirm_token, move |e, preview| {
                     e.restore_files(RestoreFilesParams {
                         target_entry_id: Some(id.clone()),
                         tree_hash: None,
@@ -472,7 +473,13 @@ impl RewindMcp {
                         on_conflict,
                         hunks: None,
                     })
-                });
+                })?;
+                // Clients that show the model only the structured content
+                // (Claude Code) see which turn this undoes there too.
+                if let Some(Value::Object(o)) = r.structured_content.as_mut() {
+                    o.insert("undoesTurn".into(), undoes);
+                }
+                return Ok(r);
             }
             let entry_id = args.entry_id.map(EntryId::from_input);
             two_step(engine, "undo", op, args.confirm_token, move |e, preview| {
