@@ -116,6 +116,10 @@ function analyzeResponses(body) {
       if (typeof it.type === 'string' && it.type.endsWith('_call_output')) {
         const out = typeof it.output === 'string' ? it.output : textOf(it.output) || JSON.stringify(it.output);
         results.push({ id: it.call_id, type: it.type, output: shortStr(out), full: out });
+      } else if (it.type === 'tool_search_output') {
+        // Codex's answer to a tool_search: the tools it loaded, by namespace.
+        const out = JSON.stringify(it.tools ?? []);
+        results.push({ id: it.call_id, type: it.type, output: shortStr(out), full: out });
       }
     }
   }
@@ -124,7 +128,19 @@ function analyzeResponses(body) {
     const name = t.name || t.function?.name || t.type;
     if (name) toolDefs[name] = t;
   }
-  return { turn, results, tools: Object.keys(toolDefs), toolDefs };
+  // MCP tools Codex defers behind tool_search: the namespaces named in its
+  // instructions, and the tools every tool_search_output so far loaded
+  // (`namespace.name`; a call names both).
+  const text = JSON.stringify(body);
+  const namespaces = [...new Set(text.match(/mcp__[A-Za-z0-9_]+(?=: )/g) || [])];
+  const deferred = [];
+  for (const it of items) {
+    if (it.type !== 'tool_search_output') continue;
+    for (const ns of it.tools || []) {
+      for (const t of ns.tools || []) if (ns.name && t.name) deferred.push(`${ns.name}.${t.name}`);
+    }
+  }
+  return { turn, results, tools: Object.keys(toolDefs), toolDefs, namespaces, deferred: [...new Set(deferred)] };
 }
 
 function analyzeGemini(body) {
@@ -246,7 +262,15 @@ function fill(v, results) {
 
 function translate(call, agent, info, project) {
   if (call.op === 'mcp') {
-    return { name: mcpToolName([...info.tools, ...(info.deferred || [])], call.tool), input: fill(call.input ?? {}, info.results) };
+    const name = mcpToolName([...info.tools, ...(info.deferred || [])], call.tool);
+    const input = fill(call.input ?? {}, info.results);
+    const dot = agent === 'codex' ? name.lastIndexOf('.') : -1;
+    if (dot > 0) return { name: name.slice(dot + 1), namespace: name.slice(0, dot), input };
+    return { name, input };
+  }
+  if (call.op === 'mcp-load' && agent === 'codex') {
+    // Codex: a client-side tool_search for rewind's namespace.
+    return { toolSearch: { query: 'rewind checkpoints restore undo', limit: 20 } };
   }
   if (call.op === 'mcp-load') {
     // Claude Code: load rewind's deferred MCP tools (what a model does first).
@@ -360,9 +384,11 @@ function responsesReply(res, body, action) {
   const model = body.model || 'scripted';
   const items = action.kind === 'final'
     ? [{ type: 'message', id: rid('msg_'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: action.text, annotations: [] }] }]
-    : action.calls.map((c) => c.custom
+    : action.calls.map((c) => c.toolSearch
+      ? { type: 'tool_search_call', id: rid('tsc_'), call_id: rid('call_'), execution: 'client', arguments: c.toolSearch, status: 'completed' }
+      : c.custom
       ? { type: 'custom_tool_call', id: rid('ctc_'), call_id: rid('call_'), name: c.name, input: c.input, status: 'completed' }
-      : { type: 'function_call', id: rid('fc_'), call_id: rid('call_'), name: c.name, arguments: JSON.stringify(c.input), status: 'completed' });
+      : { type: 'function_call', id: rid('fc_'), call_id: rid('call_'), name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: JSON.stringify(c.input), status: 'completed' });
   const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 120 };
   const base = { id: respId, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'in_progress', output: [] };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': rid('req_') });
@@ -381,6 +407,8 @@ function responsesReply(res, body, action) {
       ev('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       ev('response.function_call_arguments.delta', { output_index, item_id: item.id, delta: item.arguments });
       ev('response.function_call_arguments.done', { output_index, item_id: item.id, arguments: item.arguments });
+    } else if (item.type === 'tool_search_call') {
+      ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress' } });
     } else {
       ev('response.output_item.added', { output_index, item: { ...item, input: '', status: 'in_progress' } });
       ev('response.custom_tool_call_input.delta', { output_index, item_id: item.id, delta: item.input });
@@ -559,7 +587,7 @@ export async function startModelServer({ script, project, port = 0, host = '127.
     if (action.kind === 'calls') {
       action.calls = action.calls.map((c) => translate(c, agent, info, project));
       rec.step = action.stepIndex;
-      rec.calls = action.calls.map((c) => ({ name: c.name, input: c.input }));
+      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name, input: c.input }));
     } else {
       rec.final = action.text;
     }

@@ -28,6 +28,10 @@
 //             uninstall` + `plugin marketplace remove`; gemini `extensions
 //             uninstall`). The summary holds the agent's settings files as
 //             they were before the install and after the uninstall.
+// --setup-cmd CMD  a shell command run once the agent's configuration is
+//             written, before the first turn, with the agent's environment
+//             (HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, …), e.g. `rewind install
+//             codex --mcp`; it must exit 0.
 // Exit status: 0 if every turn exited 0 and every per-turn expectation held.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -97,6 +101,7 @@ function parseArgs(argv) {
       case '--no-hooks': a.noHooks = true; break;
       case '--install-plugin': a.installPlugin = next(); break;
       case '--uninstall-plugin': a.uninstallPlugin = true; break;
+      case '--setup-cmd': a.setupCmd = next(); break;
       case '-h': case '--help': a.help = true; break;
       default: throw new Error(`unknown argument ${k}`);
     }
@@ -345,6 +350,13 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
     configFiles: [settingsFile, userSettings],
     sessionId,
     plugin: {
+      // Gemini CLI rewrites its user settings on every `extensions` command
+      // (0.61.0 drops keys it no longer knows, here general.disableAutoUpdate
+      // and disableUpdateNag, and the final newline), with or without an
+      // extension: one `list` first, so that the settings captured before
+      // the install differ from those after the uninstall only by what
+      // install and uninstall did.
+      prepare: [['extensions', 'list']],
       install: (src) => [['extensions', 'install', src, '--consent']],
       uninstall: () => [['extensions', 'uninstall', 'rewind']],
     },
@@ -507,8 +519,17 @@ export async function runAgent(opts) {
   try {
     if (opts.installPlugin) {
       if (!setup.plugin) throw new Error(`--install-plugin: no plugin for ${agent}`);
+      if (setup.plugin.prepare) summary.plugin_prepare = await pluginCmds('plugin-prepare', setup.plugin.prepare);
       summary.settings_before_install = settingsNow();
       summary.plugin_install = await pluginCmds('plugin-install', setup.plugin.install(opts.installPlugin));
+    }
+    if (opts.setupCmd) {
+      const r = await runProcess('/bin/sh', ['-c', opts.setupCmd], {
+        cwd: project, env, timeoutS: 120,
+        stdoutFile: path.join(out, 'setup.stdout'), stderrFile: path.join(out, 'setup.stderr'),
+      });
+      summary.setup = { exit_code: r.code, stdout: r.stdout.trim().slice(-1000), stderr: r.stderr.trim().slice(-1000) };
+      if (r.code !== 0) throw new Error(`--setup-cmd failed (${r.code}): ${r.stderr}`);
     }
     const v = await runProcess(BIN[agent], ['--version'], { cwd: project, env, timeoutS: 60, stdoutFile: path.join(out, 'version.stdout'), stderrFile: path.join(out, 'version.stderr') });
     summary.version = v.stdout.trim().split('\n').pop();
@@ -592,7 +613,7 @@ export async function runAgent(opts) {
   summary.hook_env_removed = [...removed].sort();
   summary.hook_env_values = Object.assign({}, ...allHooks.slice(0, 1).map((h) => h.env_selected));
   summary.hook_cwds = [...new Set(allHooks.map((h) => h.cwd))];
-  const pluginOk = [...(summary.plugin_install || []), ...(summary.plugin_uninstall || [])].every((r) => r.exit_code === 0);
+  const pluginOk = [...(summary.plugin_prepare || []), ...(summary.plugin_install || []), ...(summary.plugin_uninstall || [])].every((r) => r.exit_code === 0);
   summary.ok = pluginOk && summary.turns.length === nTurns && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
   if (opts.samples) {
     mkdirp(path.dirname(path.resolve(opts.samples)));
@@ -615,7 +636,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC] [--uninstall-plugin]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC] [--uninstall-plugin] [--setup-cmd CMD]');
     process.exit(2);
   }
   const summary = await runAgent(opts);

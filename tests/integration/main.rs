@@ -8,6 +8,7 @@
 mod common;
 
 mod agents_e2e;
+mod agents_mcp;
 mod bad_input;
 mod capture;
 mod cli;
