@@ -24,6 +24,7 @@ mod hooks;
 mod install;
 mod kills;
 mod mcp;
+mod plugin;
 mod races;
 mod revert;
 mod rollback;
