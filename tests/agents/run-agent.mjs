@@ -24,6 +24,8 @@
 // --install-plugin SRC  before the first turn, install rewind the agent's own
 //             way: claude `plugin marketplace add SRC` + `plugin install
 //             rewind@rewind`; gemini `extensions install SRC --consent`.
+// --install-plugin-at SRC  claude: the same in one command, as README.md
+//             gives it (`plugin install rewind --marketplace SRC`).
 // --uninstall-plugin  after the last turn, take it out again (claude `plugin
 //             uninstall` + `plugin marketplace remove`; gemini `extensions
 //             uninstall`). The summary holds the agent's settings files as
@@ -100,6 +102,7 @@ function parseArgs(argv) {
       case '--save-turns': a.saveTurns = next(); break;
       case '--no-hooks': a.noHooks = true; break;
       case '--install-plugin': a.installPlugin = next(); break;
+      case '--install-plugin-at': a.installPlugin = next(); a.pluginOneCommand = true; break;
       case '--uninstall-plugin': a.uninstallPlugin = true; break;
       case '--setup-cmd': a.setupCmd = next(); break;
       case '-h': case '--help': a.help = true; break;
@@ -240,7 +243,9 @@ function setupClaude({ project, out, url, hookCmds, events, env }) {
     configFiles: [settingsFile, path.join(cfgDir, 'settings.json')],
     sessionId,
     plugin: {
-      install: (src) => [['plugin', 'marketplace', 'add', src], ['plugin', 'install', 'rewind@rewind']],
+      install: (src, oneCommand) => (oneCommand
+        ? [['plugin', 'install', 'rewind', '--marketplace', src]]
+        : [['plugin', 'marketplace', 'add', src], ['plugin', 'install', 'rewind@rewind']]),
       uninstall: () => [['plugin', 'uninstall', 'rewind@rewind'], ['plugin', 'marketplace', 'remove', 'rewind']],
     },
     argv: (turn, prompt) => [
@@ -521,7 +526,7 @@ export async function runAgent(opts) {
       if (!setup.plugin) throw new Error(`--install-plugin: no plugin for ${agent}`);
       if (setup.plugin.prepare) summary.plugin_prepare = await pluginCmds('plugin-prepare', setup.plugin.prepare);
       summary.settings_before_install = settingsNow();
-      summary.plugin_install = await pluginCmds('plugin-install', setup.plugin.install(opts.installPlugin));
+      summary.plugin_install = await pluginCmds('plugin-install', setup.plugin.install(opts.installPlugin, opts.pluginOneCommand));
     }
     if (opts.setupCmd) {
       const r = await runProcess('/bin/sh', ['-c', opts.setupCmd], {
@@ -636,7 +641,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC] [--uninstall-plugin] [--setup-cmd CMD]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC | --install-plugin-at SRC] [--uninstall-plugin] [--setup-cmd CMD]');
     process.exit(2);
   }
   const summary = await runAgent(opts);

@@ -256,7 +256,9 @@ fn claude_code_plugin_slash_commands() {
         home.path(),
         "commands.json",
         11,
-        &["--install-plugin", source.to_str().unwrap(), "--dump"],
+        // README.md's one command: `claude plugin install rewind
+        // --marketplace <checkout>`.
+        &["--install-plugin-at", source.to_str().unwrap(), "--dump"],
     );
     // Each command reached the model as the plugin wrote it.
     let mut bodies = String::new();
