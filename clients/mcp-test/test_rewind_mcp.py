@@ -93,6 +93,9 @@ async def main() -> None:
                 restore_schema = next(t.input_schema for t in tools if t.name == "restore")
                 check("confirmToken" in restore_schema["properties"], "restore takes confirmToken")
                 check(restore_schema.get("required") == ["target"], "restore requires target")
+                for name in ("restore", "undo", "revert"):
+                    schema = next(t.input_schema for t in tools if t.name == name)
+                    check("onConflict" in schema["properties"], f"{name} takes onConflict")
 
                 # checkpoint
                 (proj / "a.txt").write_text("two\n")
@@ -174,6 +177,19 @@ async def main() -> None:
                 check(structured(r)["executed"] is True, "the new token executes")
                 check((proj / "a.txt").read_text() == "two\n", "restore to the edit wrote a.txt")
                 check((proj / "b.txt").read_text() == "changed meanwhile\n", "the file changed meanwhile is kept")
+                # onConflict "abort": the changed file stops the write
+                (proj / "b.txt").write_text("changed again\n")
+                args = {"target": baseline, "onConflict": "abort"}
+                r = await session.call_tool("restore", args)
+                plan = structured(r)
+                check(plan["plan"]["conflicts"] == [{"path": "b.txt", "reason": "dirty"}], "the plan names the conflict")
+                try:
+                    r = await session.call_tool("restore", {**args, "confirmToken": plan["confirmToken"]})
+                    aborted = r.is_error is True
+                except MCPError:
+                    aborted = True
+                check(aborted and (proj / "a.txt").read_text() == "two\n", "onConflict abort writes nothing")
+                await session.call_tool("checkpoint", {"label": "b changed"})
 
                 # undo, two steps
                 r = await session.call_tool("undo", {})

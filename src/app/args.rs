@@ -193,6 +193,11 @@ pub enum Command {
         /// claude-code, codex or gemini.
         #[arg(long)]
         agent: String,
+        /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
+        /// down for an event the agent's settings already hand to `rewind
+        /// hook` (`rewind install`), so that it is recorded once.
+        #[arg(long)]
+        plugin: bool,
     },
     /// The project's hook server: `rewind hook` hands events to it, so they
     /// are recorded with the store warm and the watcher armed instead of a

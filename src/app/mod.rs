@@ -108,8 +108,8 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Verify { at } => cli::maintenance::verify(at),
-        Command::Hook { agent } => {
-            cli::agents::hook(&agent);
+        Command::Hook { agent, plugin } => {
+            cli::agents::hook(&agent, plugin);
             Ok(())
         }
         Command::Status { at } => cli::browse::status(at),

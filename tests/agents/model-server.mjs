@@ -88,12 +88,15 @@ function analyzeAnthropic(body) {
     for (const m of msgs.slice(idx + 1)) {
       if (m.role !== 'user' || !Array.isArray(m.content)) continue;
       for (const b of m.content) {
-        if (b.type === 'tool_result') results.push({ id: b.tool_use_id, is_error: !!b.is_error, output: shortStr(textOf(b.content)) });
+        if (b.type === 'tool_result') results.push({ id: b.tool_use_id, is_error: !!b.is_error, output: shortStr(textOf(b.content)), full: textOf(b.content) });
       }
     }
   }
   const tools = (body.tools || []).map((t) => t.name).filter(Boolean);
-  return { turn, results, tools };
+  // MCP tools Claude Code defers: named in a system message, loaded with
+  // ToolSearch before they can be called.
+  const deferred = [...new Set(JSON.stringify(body).match(/mcp__[A-Za-z0-9_]+/g) || [])].filter((n) => !tools.includes(n));
+  return { turn, results, tools, deferred };
 }
 
 function analyzeResponses(body) {
@@ -112,7 +115,11 @@ function analyzeResponses(body) {
     for (const it of items.slice(idx + 1)) {
       if (typeof it.type === 'string' && it.type.endsWith('_call_output')) {
         const out = typeof it.output === 'string' ? it.output : textOf(it.output) || JSON.stringify(it.output);
-        results.push({ id: it.call_id, type: it.type, output: shortStr(out) });
+        results.push({ id: it.call_id, type: it.type, output: shortStr(out), full: out });
+      } else if (it.type === 'tool_search_output') {
+        // Codex's answer to a tool_search: the tools it loaded, by namespace.
+        const out = JSON.stringify(it.tools ?? []);
+        results.push({ id: it.call_id, type: it.type, output: shortStr(out), full: out });
       }
     }
   }
@@ -121,7 +128,19 @@ function analyzeResponses(body) {
     const name = t.name || t.function?.name || t.type;
     if (name) toolDefs[name] = t;
   }
-  return { turn, results, tools: Object.keys(toolDefs), toolDefs };
+  // MCP tools Codex defers behind tool_search: the namespaces named in its
+  // instructions, and the tools every tool_search_output so far loaded
+  // (`namespace.name`; a call names both).
+  const text = JSON.stringify(body);
+  const namespaces = [...new Set(text.match(/mcp__[A-Za-z0-9_]+(?=: )/g) || [])];
+  const deferred = [];
+  for (const it of items) {
+    if (it.type !== 'tool_search_output') continue;
+    for (const ns of it.tools || []) {
+      for (const t of ns.tools || []) if (ns.name && t.name) deferred.push(`${ns.name}.${t.name}`);
+    }
+  }
+  return { turn, results, tools: Object.keys(toolDefs), toolDefs, namespaces, deferred: [...new Set(deferred)] };
 }
 
 function analyzeGemini(body) {
@@ -138,7 +157,7 @@ function analyzeGemini(body) {
   if (idx >= 0) {
     for (const c of contents.slice(idx + 1)) {
       for (const p of c.parts || []) {
-        if (p.functionResponse) results.push({ id: p.functionResponse.id, name: p.functionResponse.name, output: shortStr(p.functionResponse.response) });
+        if (p.functionResponse) results.push({ id: p.functionResponse.id, name: p.functionResponse.name, output: shortStr(p.functionResponse.response), full: JSON.stringify(p.functionResponse.response) });
       }
     }
   }
@@ -208,7 +227,56 @@ function shq(s) {
 // Translate one step into a concrete call {name, input} for the given agent.
 // For codex, input may be a string (freeform/custom tool) and the result
 // carries {custom:true}.
+// An MCP tool of the server `rewind` as the agent names it (Claude
+// `mcp__rewind__T` or, from a plugin, `mcp__plugin_rewind_rewind__T`; Codex
+// and Gemini their own spellings): the offered tool whose name ends with T
+// and mentions rewind, else T itself.
+function mcpToolName(offered, tool) {
+  const ends = offered.filter((n) => n === tool || n.endsWith(`__${tool}`) || n.endsWith(`_${tool}`) || n.endsWith(`.${tool}`));
+  return ends.find((n) => n.includes('rewind')) || ends[0] || tool;
+}
+
+// Fill `{{result:I:REGEX}}` in a step's input from the tool results of this
+// turn so far (I counts from 0, or from the end if negative): the first
+// capture group of REGEX that matched in result I's full text. The model server keeps no
+// state, and this is how a scripted model uses an answer (an entry id, a
+// confirmToken) in a later call.
+const PLACEHOLDER_RE = /^\{\{result:(-?\d+):(.*)\}\}$/s;
+function fill(v, results) {
+  if (typeof v === 'string') {
+    const m = PLACEHOLDER_RE.exec(v);
+    if (!m) return v;
+    const i = Number(m[1]);
+    const r = results[i < 0 ? results.length + i : i];
+    // JSON inside JSON (a Gemini functionResponse) read as plain JSON.
+    const text = (r?.full ?? r?.output ?? '').replace(/\\"/g, '"').replace(/\\n/g, '\n');
+    const found = r && new RegExp(m[2]).exec(text);
+    // The first group that matched (a REGEX may offer alternatives).
+    const value = found?.slice(1).find((g) => g !== undefined);
+    return value ?? `<no match for ${m[2]} in result ${i}>`;
+  }
+  if (Array.isArray(v)) return v.map((x) => fill(x, results));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x, results)]));
+  return v;
+}
+
 function translate(call, agent, info, project) {
+  if (call.op === 'mcp') {
+    const name = mcpToolName([...info.tools, ...(info.deferred || [])], call.tool);
+    const input = fill(call.input ?? {}, info.results);
+    const dot = agent === 'codex' ? name.lastIndexOf('.') : -1;
+    if (dot > 0) return { name: name.slice(dot + 1), namespace: name.slice(0, dot), input };
+    return { name, input };
+  }
+  if (call.op === 'mcp-load' && agent === 'codex') {
+    // Codex: a client-side tool_search for rewind's namespace.
+    return { toolSearch: { query: 'rewind checkpoints restore undo', limit: 20 } };
+  }
+  if (call.op === 'mcp-load') {
+    // Claude Code: load rewind's deferred MCP tools (what a model does first).
+    const names = (info.deferred || []).filter((n) => n.includes('rewind'));
+    return { name: 'ToolSearch', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
+  }
   if (call.tool) {
     const isCustom = agent === 'codex' && info.toolDefs?.[call.tool]?.type === 'custom';
     return { name: call.tool, input: call.input ?? {}, custom: isCustom };
@@ -316,9 +384,11 @@ function responsesReply(res, body, action) {
   const model = body.model || 'scripted';
   const items = action.kind === 'final'
     ? [{ type: 'message', id: rid('msg_'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: action.text, annotations: [] }] }]
-    : action.calls.map((c) => c.custom
+    : action.calls.map((c) => c.toolSearch
+      ? { type: 'tool_search_call', id: rid('tsc_'), call_id: rid('call_'), execution: 'client', arguments: c.toolSearch, status: 'completed' }
+      : c.custom
       ? { type: 'custom_tool_call', id: rid('ctc_'), call_id: rid('call_'), name: c.name, input: c.input, status: 'completed' }
-      : { type: 'function_call', id: rid('fc_'), call_id: rid('call_'), name: c.name, arguments: JSON.stringify(c.input), status: 'completed' });
+      : { type: 'function_call', id: rid('fc_'), call_id: rid('call_'), name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: JSON.stringify(c.input), status: 'completed' });
   const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 120 };
   const base = { id: respId, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'in_progress', output: [] };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': rid('req_') });
@@ -337,6 +407,8 @@ function responsesReply(res, body, action) {
       ev('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       ev('response.function_call_arguments.delta', { output_index, item_id: item.id, delta: item.arguments });
       ev('response.function_call_arguments.done', { output_index, item_id: item.id, arguments: item.arguments });
+    } else if (item.type === 'tool_search_call') {
+      ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress' } });
     } else {
       ev('response.output_item.added', { output_index, item: { ...item, input: '', status: 'in_progress' } });
       ev('response.custom_tool_call_input.delta', { output_index, item_id: item.id, delta: item.input });
@@ -510,12 +582,12 @@ export async function startModelServer({ script, project, port = 0, host = '127.
       rec.reply = reply(action);
       return;
     }
-    rec.results = info.results;
+    rec.results = info.results.map(({ full, ...r }) => r);
     const action = nextAction(script, agent, info.turn, info.results.length);
     if (action.kind === 'calls') {
       action.calls = action.calls.map((c) => translate(c, agent, info, project));
       rec.step = action.stepIndex;
-      rec.calls = action.calls.map((c) => ({ name: c.name, input: c.input }));
+      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name, input: c.input }));
     } else {
       rec.final = action.text;
     }

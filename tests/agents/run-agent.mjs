@@ -21,6 +21,19 @@
 //             from `rewind install --project`).
 // --save-turns DIR  copy the project to DIR/turn-N after each turn (without
 //             the agents' config directories), for byte-for-byte checks.
+// --install-plugin SRC  before the first turn, install rewind the agent's own
+//             way: claude `plugin marketplace add SRC` + `plugin install
+//             rewind@rewind`; gemini `extensions install SRC --consent`.
+// --install-plugin-at SRC  claude: the same in one command, as README.md
+//             gives it (`plugin install rewind --marketplace SRC`).
+// --uninstall-plugin  after the last turn, take it out again (claude `plugin
+//             uninstall` + `plugin marketplace remove`; gemini `extensions
+//             uninstall`). The summary holds the agent's settings files as
+//             they were before the install and after the uninstall.
+// --setup-cmd CMD  a shell command run once the agent's configuration is
+//             written, before the first turn, with the agent's environment
+//             (HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, …), e.g. `rewind install
+//             codex --mcp`; it must exit 0.
 // Exit status: 0 if every turn exited 0 and every per-turn expectation held.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -88,6 +101,10 @@ function parseArgs(argv) {
       case '--hook-copies': a.hookCopies = Number(next()); break;
       case '--save-turns': a.saveTurns = next(); break;
       case '--no-hooks': a.noHooks = true; break;
+      case '--install-plugin': a.installPlugin = next(); break;
+      case '--install-plugin-at': a.installPlugin = next(); a.pluginOneCommand = true; break;
+      case '--uninstall-plugin': a.uninstallPlugin = true; break;
+      case '--setup-cmd': a.setupCmd = next(); break;
       case '-h': case '--help': a.help = true; break;
       default: throw new Error(`unknown argument ${k}`);
     }
@@ -223,8 +240,14 @@ function setupClaude({ project, out, url, hookCmds, events, env }) {
   if (process.getuid?.() === 0) env.IS_SANDBOX = '1';
   const sessionId = crypto.randomUUID();
   return {
-    configFiles: [settingsFile],
+    configFiles: [settingsFile, path.join(cfgDir, 'settings.json')],
     sessionId,
+    plugin: {
+      install: (src, oneCommand) => (oneCommand
+        ? [['plugin', 'install', 'rewind', '--marketplace', src]]
+        : [['plugin', 'marketplace', 'add', src], ['plugin', 'install', 'rewind@rewind']]),
+      uninstall: () => [['plugin', 'uninstall', 'rewind@rewind'], ['plugin', 'marketplace', 'remove', 'rewind']],
+    },
     argv: (turn, prompt) => [
       '-p', prompt,
       '--permission-mode', 'bypassPermissions',
@@ -331,6 +354,17 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
   return {
     configFiles: [settingsFile, userSettings],
     sessionId,
+    plugin: {
+      // Gemini CLI rewrites its user settings on every `extensions` command
+      // (0.61.0 drops keys it no longer knows, here general.disableAutoUpdate
+      // and disableUpdateNag, and the final newline), with or without an
+      // extension: one `list` first, so that the settings captured before
+      // the install differ from those after the uninstall only by what
+      // install and uninstall did.
+      prepare: [['extensions', 'list']],
+      install: (src) => [['extensions', 'install', src, '--consent']],
+      uninstall: () => [['extensions', 'uninstall', 'rewind']],
+    },
     argv: (turn, prompt) => [
       '-p', prompt,
       '-m', 'gemini-2.5-flash',
@@ -474,13 +508,41 @@ export async function runAgent(opts) {
     turns: [],
   };
 
+  const settingsNow = () => Object.fromEntries(setup.configFiles.map((f) => [f, fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null]));
+  const pluginCmds = async (which, cmds) => {
+    const done = [];
+    for (const [i, argv] of cmds.entries()) {
+      const r = await runProcess(BIN[agent], argv, {
+        cwd: project, env, timeoutS: 120,
+        stdoutFile: path.join(out, `${which}-${i}.stdout`), stderrFile: path.join(out, `${which}-${i}.stderr`),
+      });
+      done.push({ argv, exit_code: r.code, stdout: r.stdout.trim().slice(-500), stderr: r.stderr.trim().slice(-500) });
+    }
+    return done;
+  };
+
   try {
+    if (opts.installPlugin) {
+      if (!setup.plugin) throw new Error(`--install-plugin: no plugin for ${agent}`);
+      if (setup.plugin.prepare) summary.plugin_prepare = await pluginCmds('plugin-prepare', setup.plugin.prepare);
+      summary.settings_before_install = settingsNow();
+      summary.plugin_install = await pluginCmds('plugin-install', setup.plugin.install(opts.installPlugin, opts.pluginOneCommand));
+    }
+    if (opts.setupCmd) {
+      const r = await runProcess('/bin/sh', ['-c', opts.setupCmd], {
+        cwd: project, env, timeoutS: 120,
+        stdoutFile: path.join(out, 'setup.stdout'), stderrFile: path.join(out, 'setup.stderr'),
+      });
+      summary.setup = { exit_code: r.code, stdout: r.stdout.trim().slice(-1000), stderr: r.stderr.trim().slice(-1000) };
+      if (r.code !== 0) throw new Error(`--setup-cmd failed (${r.code}): ${r.stderr}`);
+    }
     const v = await runProcess(BIN[agent], ['--version'], { cwd: project, env, timeoutS: 60, stdoutFile: path.join(out, 'version.stdout'), stderrFile: path.join(out, 'version.stderr') });
     summary.version = v.stdout.trim().split('\n').pop();
 
     for (let turn = 1; turn <= nTurns; turn++) {
       const spec = script.turns[turn - 1];
-      const prompt = `[[rewind-turn:${turn}]] ${spec.prompt || `Scripted turn ${turn}.`}`;
+      // `command`: the turn is a slash command, the marker its argument.
+      const prompt = `${spec.command ? `${spec.command} ` : ''}[[rewind-turn:${turn}]] ${spec.prompt || `Scripted turn ${turn}.`}`;
       const hooksBefore = readHookLog(hookLog).length;
       const reqBefore = server.events.length;
       const argv = setup.argv(turn, prompt);
@@ -530,6 +592,10 @@ export async function runAgent(opts) {
         stderr_tail: r.stderr.trim().split('\n').slice(-5).join('\n').slice(-800),
       });
     }
+    if (opts.uninstallPlugin) {
+      summary.plugin_uninstall = await pluginCmds('plugin-uninstall', setup.plugin.uninstall());
+      summary.settings_after_uninstall = settingsNow();
+    }
   } finally {
     await server.close();
   }
@@ -552,7 +618,8 @@ export async function runAgent(opts) {
   summary.hook_env_removed = [...removed].sort();
   summary.hook_env_values = Object.assign({}, ...allHooks.slice(0, 1).map((h) => h.env_selected));
   summary.hook_cwds = [...new Set(allHooks.map((h) => h.cwd))];
-  summary.ok = summary.turns.length === nTurns && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
+  const pluginOk = [...(summary.plugin_prepare || []), ...(summary.plugin_install || []), ...(summary.plugin_uninstall || [])].every((r) => r.exit_code === 0);
+  summary.ok = pluginOk && summary.turns.length === nTurns && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
   if (opts.samples) {
     mkdirp(path.dirname(path.resolve(opts.samples)));
     // Samples are meant to be committed: strings cut to 500 chars, and the
@@ -574,7 +641,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC | --install-plugin-at SRC] [--uninstall-plugin] [--setup-cmd CMD]');
     process.exit(2);
   }
   const summary = await runAgent(opts);

@@ -7,6 +7,12 @@
 //! taken when the turn ended, the restore is undone, and a file the agent
 //! never touched and an ignored file survive every step.
 //!
+//! The same session is also run with rewind installed the agents' own way
+//! (Claude Code's plugin from this repository as a marketplace, Gemini CLI's
+//! extension from clients/gemini-extension), and with both that and
+//! `rewind install` at once: it must record the very same checkpoints, each
+//! event once (the plugin's hooks stand down, install/standdown.rs).
+//!
 //! Needs `npm ci` in tests/agents (`.ci/run` does it and sets
 //! REWIND_AGENTS_E2E=1, which turns a missing install into a failure, as
 //! does CI=true); without it this test says so and passes.
@@ -21,13 +27,43 @@ use crate::common;
 
 const AGENT_DIRS: [&str; 3] = [".claude", ".codex", ".gemini"];
 
-fn agents_dir() -> PathBuf {
+pub(crate) fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
+}
+
+/// How rewind gets into the agent: `rewind install --project` (the
+/// settings files), the agent's own plugin or extension, or both.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum How {
+    Settings,
+    Plugin,
+    Both,
+}
+
+/// What `--install-plugin` gets for `agent`: the checkout as Claude Code's
+/// marketplace, the extension's directory for Gemini CLI.
+pub(crate) fn plugin_source(agent: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match agent {
+        "gemini" => root.join("clients/gemini-extension"),
+        _ => root.to_path_buf(),
+    }
+}
+
+/// PATH with the tested binary's directory first: the plugin and the
+/// extension find `rewind` on PATH (clients/claude-code-plugin/scripts/rewind.sh).
+pub(crate) fn path_with_rewind() -> std::ffi::OsString {
+    let dir = Path::new(common::bin()).parent().unwrap().to_path_buf();
+    let mut dirs = vec![dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(dirs).unwrap()
 }
 
 /// Skip (with a message) unless the agents are installed; fail when CI
 /// asked for them (REWIND_AGENTS_E2E, or CI=true: `skip_or_fail`).
-fn agents_installed() -> bool {
+pub(crate) fn agents_installed() -> bool {
     let installed = agents_dir().join("node_modules/.bin/claude").exists();
     if !installed {
         assert!(
@@ -41,7 +77,7 @@ fn agents_installed() -> bool {
 
 /// Every file below `root` (agent config directories left out), with its
 /// bytes; symlinks as their target.
-fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let path = e.path();
@@ -74,7 +110,7 @@ fn names(t: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
     t.keys().map(String::as_str).collect()
 }
 
-fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
+pub(crate) fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
     let out = Command::new(common::bin())
         .args(args)
         .env("REWIND_HOME", home)
@@ -91,9 +127,9 @@ fn rewind(home: &Path, project: &Path, args: &[&str]) -> String {
 }
 
 /// Stops the project's hook server however the test ends.
-struct StopServer<'a> {
-    home: &'a Path,
-    project: &'a Path,
+pub(crate) struct StopServer<'a> {
+    pub home: &'a Path,
+    pub project: &'a Path,
 }
 
 impl Drop for StopServer<'_> {
@@ -106,10 +142,40 @@ impl Drop for StopServer<'_> {
     }
 }
 
+/// The session files of the one project in `home`'s store that hold an
+/// agent's turns (`rewind mcp`, started by a plugin, may have started an
+/// empty one of its own before the first hook).
+pub(crate) fn turn_sessions(home: &Path) -> Vec<PathBuf> {
+    let projects: Vec<PathBuf> = std::fs::read_dir(home.join("projects"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(projects.len(), 1, "{projects:?}");
+    std::fs::read_dir(projects[0].join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("\"turnIndex\":1")
+        })
+        .collect()
+}
+
+/// What one run recorded: each turn's end checkpoint tree, and every
+/// checkpoint of the session as (kind, turn, tree).
+pub(crate) struct Recorded {
+    pub turn_trees: Vec<String>,
+    pub checkpoints: Vec<(String, u64, String)>,
+}
+
 /// One agent's three scripted turns through its hooks, with the project's
-/// hook server (`server`) or every hook on its own (`REWIND_SERVER=0`);
-/// returns each turn's end checkpoint tree.
-fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
+/// hook server (`server`) or every hook on its own (`REWIND_SERVER=0`),
+/// rewind installed as `how` says.
+fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -119,26 +185,34 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
     std::fs::write(root.join("secret.env"), "TOKEN=ignored but small\n").unwrap();
     let turns_dir = out.path().join("turns");
     // The hooks as a user gets them: written by `rewind install`.
-    let installed = rewind(
-        home.path(),
-        &root,
-        &[
-            "install",
-            rewind_agent,
-            "--project",
-            root.to_str().unwrap(),
-            "--bin",
-            common::bin(),
-        ],
-    );
-    assert!(installed.contains("added"), "{installed}");
+    if how != How::Plugin {
+        let installed = rewind(
+            home.path(),
+            &root,
+            &[
+                "install",
+                rewind_agent,
+                "--project",
+                root.to_str().unwrap(),
+                "--bin",
+                common::bin(),
+            ],
+        );
+        assert!(installed.contains("added"), "{installed}");
+    }
     let started = std::time::Instant::now();
     let _stop = StopServer {
         home: home.path(),
         project: &root,
     };
-    let result = Command::new("node")
-        .arg(agents_dir().join("run-agent.mjs"))
+    let mut driver = Command::new("node");
+    driver.arg(agents_dir().join("run-agent.mjs"));
+    if how != How::Settings {
+        // The agent's own install: `claude plugin marketplace add` +
+        // `plugin install`, or `gemini extensions install`.
+        driver.arg("--install-plugin").arg(plugin_source(agent));
+    }
+    let result = driver
         .args(["--agent", agent, "--turns", "3", "--timeout", "120"])
         .arg("--project")
         .arg(&root)
@@ -152,6 +226,8 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
         // A server outliving the test is stopped below; this bounds it if
         // the test dies first.
         .env("REWIND_SERVER_IDLE_SECS", "300")
+        .env("PATH", path_with_rewind())
+        .env_remove("REWIND_BIN")
         .output()
         .unwrap();
     let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
@@ -162,7 +238,7 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
         String::from_utf8_lossy(&result.stderr)
     );
     eprintln!(
-        "{agent}: 3 turns in {:.1} s ({})",
+        "{agent}: 3 turns in {:.1} s ({}, {how:?})",
         started.elapsed().as_secs_f64(),
         if server {
             "hook server"
@@ -180,21 +256,11 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
         assert!(served.contains("no hook server runs"), "{agent}: {served}");
     }
 
-    // One rewind session, with a turn-end checkpoint per turn.
+    // One rewind session with the agent's turns, a turn-end checkpoint per
+    // turn.
     let session = {
-        let projects: Vec<PathBuf> = std::fs::read_dir(home.path().join("projects"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        assert_eq!(projects.len(), 1, "{projects:?}");
-        let sessions: Vec<PathBuf> = std::fs::read_dir(projects[0].join("sessions"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        assert_eq!(sessions.len(), 1, "{sessions:?}");
+        let sessions = turn_sessions(home.path());
+        assert_eq!(sessions.len(), 1, "{agent} {how:?}: {sessions:?}");
         sessions[0].clone()
     };
     let entries: Vec<Value> = std::fs::read_to_string(&session)
@@ -242,6 +308,17 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
         }
     }
     // Back before the first turn: the agent's files are gone, the rest stays.
+    let checkpoints: Vec<(String, u64, String)> = entries
+        .iter()
+        .filter(|e| e["data"]["snapshotTreeHash"].is_string())
+        .map(|e| {
+            (
+                e["data"]["kind"].as_str().unwrap_or("").to_string(),
+                e["data"]["turnIndex"].as_u64().unwrap_or(0),
+                e["data"]["snapshotTreeHash"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
     let baseline = entries[1]["id"].as_str().unwrap().to_string();
     rewind(home.path(), &root, &["restore", &baseline, "--yes"]);
     assert_eq!(
@@ -249,15 +326,48 @@ fn run(agent: &str, rewind_agent: &str, server: bool) -> Vec<String> {
         [".gitignore", "keep.txt", "secret.env"],
         "{agent}"
     );
-    turn_trees
+    Recorded {
+        turn_trees,
+        checkpoints,
+    }
 }
 
 /// With the hook server and without it, the same turns record the same
 /// checkpoints, byte for byte (trees are content addressed).
 fn both_ways(agent: &str, rewind_agent: &str) {
-    let served = run(agent, rewind_agent, true);
-    let alone = run(agent, rewind_agent, false);
-    assert_eq!(served, alone, "{agent}: the turns' checkpoints differ");
+    let served = run(agent, rewind_agent, true, How::Settings);
+    let alone = run(agent, rewind_agent, false, How::Settings);
+    assert_eq!(
+        served.turn_trees, alone.turn_trees,
+        "{agent}: the turns' checkpoints differ"
+    );
+}
+
+/// Installed the agent's own way, the session is protected exactly as with
+/// `rewind install`: the same checkpoints (kind and turn, in order; `run`
+/// restored each turn's end byte for byte). The trees differ only because
+/// `rewind install --project` adds the agent's settings file to the
+/// project. Both ways at once record each event once: the same list as
+/// `rewind install` alone, trees included.
+fn native_ways(agent: &str, rewind_agent: &str) {
+    let settings = run(agent, rewind_agent, true, How::Settings);
+    let plugin = run(agent, rewind_agent, true, How::Plugin);
+    let steps = |r: &Recorded| -> Vec<(String, u64)> {
+        r.checkpoints
+            .iter()
+            .map(|(kind, turn, _)| (kind.clone(), *turn))
+            .collect()
+    };
+    assert_eq!(
+        steps(&plugin),
+        steps(&settings),
+        "{agent}: the plugin recorded other checkpoints than rewind install"
+    );
+    let both = run(agent, rewind_agent, true, How::Both);
+    assert_eq!(
+        both.checkpoints, settings.checkpoints,
+        "{agent}: with the plugin and rewind install, events were recorded twice"
+    );
 }
 
 #[test]
@@ -278,5 +388,19 @@ fn codex() {
 fn gemini_cli() {
     if agents_installed() {
         both_ways("gemini", "gemini");
+    }
+}
+
+#[test]
+fn claude_code_plugin() {
+    if agents_installed() {
+        native_ways("claude", "claude-code");
+    }
+}
+
+#[test]
+fn gemini_cli_extension() {
+    if agents_installed() {
+        native_ways("gemini", "gemini");
     }
 }

@@ -8,6 +8,7 @@
 mod common;
 
 mod agents_e2e;
+mod agents_mcp;
 mod bad_input;
 mod capture;
 mod cli;
@@ -24,6 +25,7 @@ mod hooks;
 mod install;
 mod kills;
 mod mcp;
+mod plugin;
 mod races;
 mod remote;
 mod revert;

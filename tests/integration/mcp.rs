@@ -154,3 +154,171 @@ fn restore_writes_only_with_a_token_that_still_matches() {
     mcp.server.close_stdin();
     assert!(mcp.server.wait().success());
 }
+
+fn run_turn(root: &Path, home: &Path, script: &str) {
+    let out = Command::new(common::bin())
+        .args(["run", "--", "sh", "-c", script])
+        .env("REWIND_HOME", home)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Confirm a two-step tool's plan with its token; the answer of the write.
+fn confirm(mcp: &mut Mcp, tool: &str, mut args: Value, plan: &Value) -> Value {
+    assert_eq!(plan["structuredContent"]["executed"], false, "{plan}");
+    args["confirmToken"] = plan["structuredContent"]["confirmToken"].clone();
+    let done = mcp.call(tool, args);
+    assert_eq!(done["structuredContent"]["executed"], true, "{done}");
+    done
+}
+
+/// `undo` without an entryId is `rewind undo`: after an agent's turn (here
+/// `rewind run`), the state before that turn; after a rollback, that
+/// rollback undone.
+#[test]
+fn undo_puts_back_the_state_before_the_last_turn() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    let mut mcp = Mcp::start(root, home.path());
+    run_turn(root, home.path(), "echo two > a.txt && echo new > b.txt");
+    run_turn(root, home.path(), "echo three > a.txt");
+    // A turn that changes nothing (as the one in which an agent asks for
+    // the undo) is not the one undone.
+    run_turn(root, home.path(), "true");
+
+    let plan = mcp.call("undo", json!({}));
+    let text = plan["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Undo of turn 2"), "{text}");
+    assert_eq!(plan["structuredContent"]["undoesTurn"]["turn"], 2, "{plan}");
+    assert_eq!(
+        plan["structuredContent"]["files"],
+        json!([{"path": "a.txt", "action": "write"}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "three\n"
+    );
+    confirm(&mut mcp, "undo", json!({}), &plan);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "two\n"
+    );
+    assert!(root.join("b.txt").exists());
+
+    // The last thing is a rollback now: undo takes it back.
+    let plan = mcp.call("undo", json!({}));
+    let text = plan["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains("Undo of turn"), "{text}");
+    confirm(&mut mcp, "undo", json!({}), &plan);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "three\n"
+    );
+
+    // The CLI's undo agrees on "before the last turn" for the same session.
+    let out = Command::new(common::bin())
+        .args(["undo", "--yes"])
+        .env("REWIND_HOME", home.path())
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("before turn"), "{said}");
+
+    mcp.server.close_stdin();
+    assert!(mcp.server.wait().success());
+}
+
+/// `restore` and `undo` take the CLI's `onConflict`: a file changed on disk
+/// since rewind recorded it is kept ("skip", the default), written
+/// ("overwrite") or stops the write ("abort").
+#[test]
+fn restore_takes_on_conflict() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    std::fs::write(root.join("b.txt"), "one\n").unwrap();
+    let mut mcp = Mcp::start(root, home.path());
+    let list = mcp.call("list_checkpoints", json!({}));
+    let baseline = list["structuredContent"]["initialEntryId"].clone();
+    run_turn(root, home.path(), "echo two > a.txt && echo two > b.txt");
+    // Changed behind rewind's back.
+    std::fs::write(root.join("b.txt"), "mine\n").unwrap();
+
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
+    let restore = |mode: &str| json!({"target": baseline, "onConflict": mode});
+
+    // abort: the plan shows the conflict; confirmed, nothing is written.
+    let plan = mcp.call("restore", restore("abort"));
+    assert_eq!(
+        plan["structuredContent"]["plan"]["conflicts"],
+        json!([{"path": "b.txt", "reason": "dirty"}])
+    );
+    let mut args = restore("abort");
+    args["confirmToken"] = plan["structuredContent"]["confirmToken"].clone();
+    let r = mcp.request("tools/call", json!({"name": "restore", "arguments": args}));
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "{r}"
+    );
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("two\n".into(), "mine\n".into())
+    );
+
+    // skip (the default): b.txt is kept.
+    let plan = mcp.call("restore", restore("skip"));
+    assert_eq!(
+        plan["structuredContent"]["files"],
+        json!([{"path": "a.txt", "action": "write"}, {"path": "b.txt", "action": "keep"}])
+    );
+    confirm(&mut mcp, "restore", restore("skip"), &plan);
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("one\n".into(), "mine\n".into())
+    );
+    let plan = mcp.call("undo", json!({}));
+    confirm(&mut mcp, "undo", json!({}), &plan);
+    assert_eq!(read("a.txt"), "two\n");
+
+    // overwrite: b.txt too; undo brings "mine" back.
+    let plan = mcp.call("restore", restore("overwrite"));
+    assert_eq!(
+        plan["structuredContent"]["files"],
+        json!([{"path": "a.txt", "action": "write"}, {"path": "b.txt", "action": "write"}])
+    );
+    confirm(&mut mcp, "restore", restore("overwrite"), &plan);
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("one\n".into(), "one\n".into())
+    );
+    let plan = mcp.call("undo", json!({"onConflict": "overwrite"}));
+    confirm(&mut mcp, "undo", json!({"onConflict": "overwrite"}), &plan);
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("two\n".into(), "mine\n".into())
+    );
+
+    // Not a mode: the schema refuses it.
+    let bad = mcp.request(
+        "tools/call",
+        json!({"name": "restore", "arguments": restore("markers")}),
+    );
+    assert!(
+        bad.get("error").is_some() || bad["result"]["isError"] == true,
+        "{bad}"
+    );
+    mcp.server.close_stdin();
+    assert!(mcp.server.wait().success());
+}

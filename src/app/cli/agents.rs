@@ -13,8 +13,11 @@ use crate::app::project::absolute;
 /// Longest hook payload read; a longer one is a failure, never a hang.
 const MAX_HOOK_PAYLOAD: u64 = 64 * 1024 * 1024;
 
-/// `rewind hook --agent NAME`: never fails, prints nothing on stdout.
-pub fn hook(agent: &str) {
+/// `rewind hook --agent NAME [--plugin]`: never fails, prints nothing on
+/// stdout. With `--plugin` (the plugin's and the extension's hooks) the
+/// event is left to the settings' own `rewind hook` when there is one
+/// (`install::standdown`).
+pub fn hook(agent: &str, plugin: bool) {
     use std::io::Read;
     let mut input = Vec::new();
     let read = std::io::stdin()
@@ -34,6 +37,16 @@ pub fn hook(agent: &str) {
         }
     };
     match read {
+        Ok(_)
+            if plugin
+                && install::standdown::settings_record(
+                    agent,
+                    &input,
+                    &install::Paths::from_env(),
+                ) =>
+        {
+            tracing::debug!("rewind hook --plugin: the settings' rewind hook records this event");
+        }
         Ok(_) => crate::app::hook_server::client::deliver(agent, &input),
         Err(err) => tracing::warn!(%err, "rewind hook: could not read the payload"),
     }

@@ -7,10 +7,11 @@ use std::io::{BufRead, Write};
 
 use anyhow::{bail, Result};
 
-use super::rollback::{leaf_of, path_checkpoints, print_done};
+use super::rollback::{leaf_of, print_done};
 use super::{ask, print_written, repo_paths};
 use crate::app::args::{Location, RevertConflictMode};
 use crate::app::plan::revert_plan_text;
+use crate::app::points::path_checkpoints;
 use crate::app::project::{locate, open_for_writing};
 use rewind::engine::api::{
     CheckpointKind, FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,

@@ -4,8 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use rewind::engine::api::{
-    CheckpointInfo, CheckpointKind, ListCheckpointsParams, OnConflict, RestoreFilesParams,
-    RestoreResult, Scope, UndoParams,
+    CheckpointKind, OnConflict, RestoreFilesParams, RestoreResult, UndoParams,
 };
 use rewind::engine::Engine;
 use rewind::session::EntryId;
@@ -14,6 +13,7 @@ use rewind::store::ObjectId;
 use super::{ask, print_written, repo_paths};
 use crate::app::args::{Confirm, ConflictMode, Location};
 use crate::app::plan;
+use crate::app::points::{before_last_turn, path_checkpoints};
 use crate::app::project::{locate, open_for_writing};
 
 impl From<ConflictMode> for OnConflict {
@@ -114,16 +114,6 @@ pub(crate) fn leaf_of(view: &Engine) -> Result<EntryId> {
         .context("the session has no entries yet: nothing to restore")
 }
 
-/// The checkpoints on the path to the leaf, oldest first.
-pub(crate) fn path_checkpoints(view: &Engine) -> Result<Vec<CheckpointInfo>> {
-    Ok(view
-        .list_checkpoints(ListCheckpointsParams {
-            scope: Some(Scope::Path),
-            query: None,
-        })?
-        .checkpoints)
-}
-
 /// The checkpoint just before the `step`-th tool checkpoint of `turn` (as
 /// `rewind log` numbers them).
 fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
@@ -141,28 +131,6 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
         Some(before) => Ok(path[before].entry_id.clone()),
         None => bail!("step {step} of turn {turn} has no checkpoint before it"),
     }
-}
-
-/// When an agent's turn is newer than the last rollback: the checkpoint
-/// the turn started from (its prompt's, else the last one before it).
-fn before_last_turn(view: &Engine) -> Result<Option<(u64, EntryId)>> {
-    let path = path_checkpoints(view)?;
-    let last_turn = path.iter().rposition(|c| c.kind.is_turn());
-    let last_rollback = path.iter().rposition(|c| c.kind.is_rollback());
-    let Some(t) = last_turn.filter(|&t| last_rollback.is_none_or(|r| r < t)) else {
-        return Ok(None);
-    };
-    let turn = path[t].turn_index;
-    let first = path
-        .iter()
-        .position(|c| c.turn_index == turn && c.kind.is_turn())
-        .unwrap_or(t);
-    let start = if path[first].kind == CheckpointKind::Message {
-        Some(first)
-    } else {
-        first.checked_sub(1)
-    };
-    Ok(start.map(|i| (turn, path[i].entry_id.clone())))
 }
 
 pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {

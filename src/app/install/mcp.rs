@@ -18,6 +18,14 @@ use super::{load, resolve_scope, Action, Agent, Edit, Paths, Plan, Scope};
 /// The server's name in every agent's configuration.
 pub const NAME: &str = "rewind";
 
+/// What Codex passes on to our server from its own environment
+/// (`env_vars`): it starts MCP servers with a reduced environment (no
+/// `REWIND_HOME`, no `XDG_DATA_HOME`) but gives hooks all of it, so without
+/// these the server would look for checkpoints in another store than the
+/// one the hooks record into (seen with Codex 0.169.0,
+/// tests/integration/agents_mcp.rs).
+pub const CODEX_ENV_VARS: [&str; 2] = ["REWIND_HOME", "XDG_DATA_HOME"];
+
 /// Whether a server entry (command, arguments) is the one we write.
 pub fn is_rewind_mcp(command: &str, args: &[&str]) -> bool {
     let name = Path::new(command).file_name().and_then(|n| n.to_str());
@@ -154,8 +162,14 @@ pub fn codex_toml(
                             .as_array()
                             .and_then(|a| a.iter().map(|v| v.as_str()).collect()),
                     };
+                    let env_vars: Option<Vec<&str>> = server
+                        .get("env_vars")
+                        .and_then(|a| a.as_array())
+                        .and_then(|a| a.iter().map(|v| v.as_str()).collect());
                     match (command, args) {
-                        (Some(c), Some(a)) if is_rewind_mcp(c, &a) => Some(c.to_owned()),
+                        (Some(c), Some(a)) if is_rewind_mcp(c, &a) => {
+                            Some((c.to_owned(), env_vars == Some(CODEX_ENV_VARS.to_vec())))
+                        }
                         _ => {
                             return Err(format!(
                                 "`mcp_servers.{NAME}` is a server rewind did not write"
@@ -168,7 +182,10 @@ pub fn codex_toml(
     };
     let change = match bin {
         Some(bin) => {
-            if existing.as_deref() == Some(bin) {
+            if existing
+                .as_ref()
+                .is_some_and(|(c, env_ok)| c == bin && *env_ok)
+            {
                 return Ok(None);
             }
             if doc.get("mcp_servers").is_none() {
@@ -185,7 +202,17 @@ pub fn codex_toml(
             let mut args = Array::new();
             args.push("mcp");
             server.insert("args", toml_edit::value(args));
-            let what = if existing.is_some() {
+            let mut env_vars = Array::new();
+            for v in CODEX_ENV_VARS {
+                env_vars.push(v);
+            }
+            server.insert("env_vars", toml_edit::value(env_vars));
+            let what = if existing.as_ref().is_some_and(|(c, _)| c == bin) {
+                format!(
+                    "passed {} to the MCP server {NAME}",
+                    CODEX_ENV_VARS.join(", ")
+                )
+            } else if existing.is_some() {
                 format!("pointed the MCP server {NAME} at this binary")
             } else {
                 format!("added the MCP server {NAME}")

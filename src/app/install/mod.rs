@@ -22,6 +22,7 @@ mod codex;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
+pub mod standdown;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -459,6 +459,13 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
             .and_then(|v| v.as_str()),
         Some("mcp")
     );
+    let env_vars: Vec<&str> = doc["mcp_servers"]["rewind"]["env_vars"]
+        .as_array()
+        .expect("env_vars")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(env_vars, ["REWIND_HOME", "XDG_DATA_HOME"]);
 
     // Twice changes nothing.
     let again = mcp(&e, &Agent::ALL, &Scope::User, true);
@@ -528,4 +535,18 @@ fn a_foreign_rewind_mcp_server_is_refused_not_replaced() {
     assert!(what.contains("pointed"), "{what}");
     assert!(text.contains(BIN), "{text}");
     assert!(!text.contains("/old/rewind"), "{text}");
+    // Ours, from before env_vars: given them.
+    let (text, what) = mcp::codex_toml(
+        Some(&format!(
+            "[mcp_servers.rewind]\ncommand = \"{BIN}\"\nargs = [\"mcp\"]\n"
+        )),
+        Some(BIN),
+    )
+    .expect("ours")
+    .expect("a change");
+    assert!(what.contains("REWIND_HOME"), "{what}");
+    assert!(
+        text.contains("env_vars = [\"REWIND_HOME\", \"XDG_DATA_HOME\"]"),
+        "{text}"
+    );
 }

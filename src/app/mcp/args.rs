@@ -81,6 +81,12 @@ pub struct RestoreArgs {
     /// default: every file.
     #[serde(default)]
     pub files: Option<Vec<String>>,
+    /// Files changed on disk since rewind last recorded them: "skip"
+    /// (default: keep them as they are and list them), "overwrite" (write
+    /// them too; the pre-restore checkpoint keeps what they held) or
+    /// "abort" (write nothing if there is any).
+    #[serde(default)]
+    pub on_conflict: Option<wire::OnConflict>,
     /// The token the first call returned with the plan. Without it nothing
     /// is written: the answer is the plan and a token.
     #[serde(default)]
@@ -124,10 +130,18 @@ pub struct RevertArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UndoArgs {
-    /// The unrevert-point to undo (default: the newest on the current
-    /// path, i.e. the last restore or undo).
+    /// The unrevert-point to undo. Default: when an agent's turn is newer
+    /// than the last restore or undo, the state before that turn (as
+    /// `rewind undo` does); else the newest unrevert-point on the current
+    /// path (the last restore or undo).
     #[serde(default)]
     pub entry_id: Option<String>,
+    /// Files changed on disk since rewind last recorded them: "skip"
+    /// (default: keep them as they are and list them), "overwrite" (write
+    /// them too; the pre-restore checkpoint keeps what they held) or
+    /// "abort" (write nothing if there is any).
+    #[serde(default)]
+    pub on_conflict: Option<wire::OnConflict>,
     /// The token the first call returned with the plan. Without it nothing
     /// is written: the answer is the plan and a token.
     #[serde(default)]

@@ -28,10 +28,10 @@ use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode, ErrorData, ServerCapabilities, ServerConfig,
 };
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::app::args::Location;
-use crate::app::points::range;
+use crate::app::points::{before_last_turn, range};
 use crate::app::project::Access;
 
 /// The longest unified diff `diff` returns by default, in bytes.
@@ -386,7 +386,7 @@ impl RewindMcp {
     }
 
     #[tool(
-        description = "Put the project's files (or only `files`) back as they were at a checkpoint. TWO STEPS: called without confirmToken it writes nothing and returns the exact plan (per file: write, delete or keep; conflicts) and a confirmToken. Call again with the same arguments and that token to execute; if anything changed on disk or in the session since the plan, nothing is written and the new plan comes back with a new token. Files changed since rewind last recorded them are kept, not overwritten. Before writing, the current state is checkpointed, so `undo` can put it back.",
+        description = "Put the project's files (or only `files`) back as they were at a checkpoint. TWO STEPS: called without confirmToken it writes nothing and returns the exact plan (per file: write, delete or keep; conflicts) and a confirmToken. Call again with the same arguments and that token to execute; if anything changed on disk or in the session since the plan, nothing is written and the new plan comes back with a new token. Files changed since rewind last recorded them are kept, not overwritten, unless onConflict says \"overwrite\" (or \"abort\": write nothing then). Before writing, the current state is checkpointed, so `undo` can put it back.",
         annotations(
             title = "Restore files (plan, then confirm)",
             read_only_hint = false,
@@ -404,9 +404,15 @@ impl RewindMcp {
                 Point::Tree(t) => (None, Some(t)),
                 _ => (Some(EntryId::from_input(args.target.as_str())), None),
             };
-            let op = json!({ "tool": "restore", "target": args.target, "files": args.files });
+            let op = json!({
+                "tool": "restore",
+                "target": args.target,
+                "files": args.files,
+                "onConflict": args.on_conflict,
+            });
             let files: Option<Vec<RepoPath>> =
                 FromWire::from_wire(args.files).map_err(mcp_error)?;
+            let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;
             two_step(
                 engine,
                 "restore",
@@ -418,7 +424,7 @@ impl RewindMcp {
                         tree_hash,
                         files: files.clone(),
                         preview: Some(preview),
-                        on_conflict: None,
+                        on_conflict,
                         hunks: None,
                     })
                 },
@@ -428,9 +434,9 @@ impl RewindMcp {
     }
 
     #[tool(
-        description = "Revert the last restore or undo (or the unrevert-point `entryId`): put back the files as they were just before it. TWO STEPS like `restore`: without confirmToken it writes nothing and returns the plan and a confirmToken; with the token it executes only if nothing changed since the plan, else it returns the new plan and token.",
+        description = "Undo, as `rewind undo` does: when an agent's turn is newer than the last restore or undo, put the files back as they were before that turn; otherwise revert the last restore or undo (or the unrevert-point `entryId`), putting back the files as they were just before it. TWO STEPS like `restore`: without confirmToken it writes nothing and returns the plan and a confirmToken; with the token it executes only if nothing changed since the plan, else it returns the new plan and token.",
         annotations(
-            title = "Undo the last restore (plan, then confirm)",
+            title = "Undo the last turn or restore (plan, then confirm)",
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
@@ -442,12 +448,44 @@ impl RewindMcp {
         Parameters(args): Parameters<UndoArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
-            let op = json!({ "tool": "undo", "entryId": args.entry_id });
+            let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;
+            // What `rewind undo` does: after an agent's turn, the state
+            // before it; after a rollback, that rollback undone.
+            let before_turn = match args.entry_id {
+                None => before_last_turn(engine).map_err(mcp_error)?,
+                Some(_) => None,
+            };
+            let op = json!({
+                "tool": "undo",
+                "entryId": args.entry_id,
+                "onConflict": args.on_conflict,
+                "beforeTurn": before_turn.as_ref().map(|(turn, id)| json!({ "turn": turn, "entryId": id.as_str() })),
+            });
+            if let Some((turn, id)) = before_turn {
+                let what = format!("Undo of turn {turn} (back to checkpoint {id}, where it started)");
+                let undoes = json!({ "turn": turn, "entryId": id.as_str() });
+                let mut r = two_step(engine, &what, op, args.confirm_token, move |e, preview| {
+                    e.restore_files(RestoreFilesParams {
+                        target_entry_id: Some(id.clone()),
+                        tree_hash: None,
+                        files: None,
+                        preview: Some(preview),
+                        on_conflict,
+                        hunks: None,
+                    })
+                })?;
+                // Clients that show the model only the structured content
+                // (Claude Code) see which turn this undoes there too.
+                if let Some(Value::Object(o)) = r.structured_content.as_mut() {
+                    o.insert("undoesTurn".into(), undoes);
+                }
+                return Ok(r);
+            }
             let entry_id = args.entry_id.map(EntryId::from_input);
             two_step(engine, "undo", op, args.confirm_token, move |e, preview| {
                 e.undo(UndoParams {
                     entry_id: entry_id.clone(),
-                    on_conflict: None,
+                    on_conflict,
                     preview: Some(preview),
                 })
             })
@@ -538,7 +576,7 @@ impl RewindMcp {
 impl ServerHandler for RewindMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "rewind: checkpoints of this project's files. Read-only tools: list_checkpoints, changed_files, diff, file_history. `checkpoint` records a checkpoint (writes only rewind's store). `restore` and `undo` change files in two steps: the first call returns the plan and a confirmToken, writing nothing; only a second call with that token, while the plan still holds, writes.",
+            "rewind: checkpoints of this project's files. Read-only tools: list_checkpoints, changed_files, diff, file_history. `checkpoint` records a checkpoint (writes only rewind's store). `restore`, `undo` and `revert` change files in two steps: the first call returns the plan and a confirmToken, writing nothing; only a second call with that token, while the plan still holds, writes.",
         )
     }
 }

@@ -1,0 +1,385 @@
+//! rewind's MCP tools inside the real Claude Code, Codex and Gemini CLI
+//! (versions pinned in tests/agents/package-lock.json), offline against the
+//! scripted model server: the agent lists the checkpoints its hooks
+//! recorded, asks for a restore, gets the plan, confirms it with the token
+//! and the files come back; a token made stale by a file changed between
+//! plan and confirm writes nothing; `undo` (no arguments) undoes the last
+//! turn that changed files (tests/agents/scenarios/mcp.json).
+//!
+//! Each agent gets rewind the way its users would: Claude Code through the
+//! plugin (`claude plugin marketplace add <checkout>` + `claude plugin
+//! install rewind@rewind`) and through `rewind install claude-code
+//! --project --mcp`; Gemini CLI through `gemini extensions install
+//! clients/gemini-extension`; Codex through `rewind install codex --project`
+//! and `rewind install codex --mcp`. The plugin and the extension are
+//! uninstalled at the end: the agent's settings are as they were, and a new
+//! session records nothing. The plugin's slash commands run as typed
+//! (tests/agents/scenarios/commands.json).
+//!
+//! Needs `npm ci` in tests/agents, like agents_e2e.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::agents_e2e::{
+    agents_dir, agents_installed, path_with_rewind, plugin_source, rewind, turn_sessions,
+    StopServer,
+};
+
+/// Run tests/agents/run-agent.mjs without hook settings of its own (the
+/// project has rewind's, or the plugin brings them); its summary.
+fn drive(
+    agent: &str,
+    project: &Path,
+    out: &Path,
+    home: &Path,
+    script: &str,
+    turns: u32,
+    extra: &[&str],
+) -> Value {
+    let started = std::time::Instant::now();
+    let result = Command::new("node")
+        .arg(agents_dir().join("run-agent.mjs"))
+        .args(["--agent", agent, "--timeout", "120", "--no-hooks"])
+        .arg("--turns")
+        .arg(turns.to_string())
+        .arg("--script")
+        .arg(agents_dir().join("scenarios").join(script))
+        .arg("--project")
+        .arg(project)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .env("REWIND_HOME", home)
+        .env("REWIND_SERVER_IDLE_SECS", "300")
+        .env("PATH", path_with_rewind())
+        .env_remove("REWIND_BIN")
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
+    assert!(
+        result.status.success(),
+        "{agent} {script} failed: {}\n{}",
+        serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    eprintln!(
+        "{agent}: {script}, {turns} turns in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    summary
+}
+
+/// The outputs of a turn's tool results, in order.
+fn results(summary: &Value, turn: usize) -> Vec<String> {
+    summary["turns"][turn - 1]["tool_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["output"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// What tests/agents/scenarios/mcp.json must show beyond its per-turn file
+/// checks (which run-agent makes: a.txt and b.txt back after turn 3,
+/// nothing written in turn 4, c.txt gone after turn 5).
+fn check_mcp_session(agent: &str, summary: &Value, home: &Path, project: &Path) {
+    for turn in 3..=5 {
+        let calls = summary["turns"][turn - 1]["model_requests"].to_string();
+        for tool in match turn {
+            5 => &["undo"][..],
+            _ => &["list_checkpoints", "restore"][..],
+        } {
+            assert!(
+                calls.contains(tool),
+                "{agent}: turn {turn} did not call {tool}: {calls}"
+            );
+        }
+    }
+    let executed = |out: &str| out.contains("\"executed\":true") || out.contains(" done: ");
+    let planned = |out: &str| out.contains("\"executed\":false") || out.contains(" would ");
+    // Turn 3: the plan, then the confirmed restore.
+    let r3 = results(summary, 3);
+    let n = r3.len();
+    assert!(planned(&r3[n - 2]), "{agent}: turn 3 plan: {r3:?}");
+    assert!(executed(&r3[n - 1]), "{agent}: turn 3 confirm: {r3:?}");
+    // Turn 4: the confirm with the stale token wrote nothing (run-agent
+    // checked the files; the answer says so, as far as the summary keeps
+    // it: outputs are cut at 300 characters, and Gemini wraps a tool error
+    // in its own words first).
+    let r4 = results(summary, 4);
+    let last = &r4[r4.len() - 1];
+    assert!(
+        last.contains("NOT executed")
+            || last.contains("\"executed\":false")
+            || (last.contains("reported tool error") && last.contains("NOT")),
+        "{agent}: turn 4 stale token: {r4:?}"
+    );
+    // Turn 5: undo of turn 4 (it created c.txt), confirmed.
+    let r5 = results(summary, 5);
+    assert!(executed(&r5[r5.len() - 1]), "{agent}: turn 5 undo: {r5:?}");
+    // The hooks recorded one session with every turn; nothing failed.
+    assert_eq!(turn_sessions(home).len(), 1, "{agent}");
+    let status = rewind(home, project, &["status"]);
+    assert!(status.contains("no failures recorded"), "{agent}: {status}");
+    let log = rewind(home, project, &["log"]);
+    assert!(log.contains("turn   5"), "{agent}: {log}");
+}
+
+/// Every file in the store's session directories, with its size: what a
+/// session that records nothing leaves as it was.
+fn store_state(home: &Path) -> BTreeMap<PathBuf, u64> {
+    let mut out = BTreeMap::new();
+    for project in std::fs::read_dir(home.join("projects")).unwrap().flatten() {
+        for f in std::fs::read_dir(project.path().join("sessions"))
+            .unwrap()
+            .flatten()
+        {
+            out.insert(f.path(), f.metadata().unwrap().len());
+        }
+    }
+    out
+}
+
+/// A settings file's JSON (absent: `{}`).
+fn settings_json(v: &Value) -> Value {
+    match v.as_str() {
+        Some(text) => serde_json::from_str(text).unwrap(),
+        None => serde_json::json!({}),
+    }
+}
+
+/// After the uninstall the agent's settings are as before the install,
+/// and a new session records nothing. `leftovers`: keys the agent itself
+/// leaves behind, empty, when it removes its last plugin.
+fn check_uninstalled(
+    agent: &str,
+    summary: &Value,
+    home: &Path,
+    project: &Path,
+    out: &Path,
+    leftovers: &[&str],
+) {
+    let before = summary["settings_before_install"].as_object().unwrap();
+    let after = summary["settings_after_uninstall"].as_object().unwrap();
+    for (file, was) in before {
+        let now = &after[file];
+        if leftovers.is_empty() {
+            assert_eq!(now, was, "{agent}: {file} changed");
+            continue;
+        }
+        let mut now_json = settings_json(now);
+        if let Some(o) = now_json.as_object_mut() {
+            for key in leftovers {
+                if o.get(*key) == Some(&serde_json::json!({})) {
+                    o.remove(*key);
+                }
+            }
+        }
+        assert_eq!(now_json, settings_json(was), "{agent}: {file} changed");
+    }
+    let stored = store_state(home);
+    drive(agent, project, out, home, "mcp.json", 1, &[]);
+    assert_eq!(
+        store_state(home),
+        stored,
+        "{agent}: a session after the uninstall was recorded"
+    );
+}
+
+#[test]
+fn claude_code_plugin_mcp_then_uninstall() {
+    if !agents_installed() {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let source = plugin_source("claude");
+    let summary = drive(
+        "claude",
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &[
+            "--install-plugin",
+            source.to_str().unwrap(),
+            "--uninstall-plugin",
+        ],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(
+        calls.contains("mcp__plugin_rewind_rewind__restore"),
+        "the plugin's MCP server: {calls}"
+    );
+    check_mcp_session("claude", &summary, home.path(), &root);
+    // Claude Code 2.1.331 leaves `enabledPlugins` and
+    // `extraKnownMarketplaces` behind, empty, in the user's settings.
+    check_uninstalled(
+        "claude",
+        &summary,
+        home.path(),
+        &root,
+        out.path(),
+        &["enabledPlugins", "extraKnownMarketplaces"],
+    );
+}
+
+#[test]
+fn claude_code_plugin_slash_commands() {
+    if !agents_installed() {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let source = plugin_source("claude");
+    drive(
+        "claude",
+        &root,
+        out.path(),
+        home.path(),
+        "commands.json",
+        11,
+        // README.md's one command: `claude plugin install rewind
+        // --marketplace <checkout>`.
+        &["--install-plugin-at", source.to_str().unwrap(), "--dump"],
+    );
+    // Each command reached the model as the plugin wrote it.
+    let mut bodies = String::new();
+    for f in std::fs::read_dir(out.path().join("requests"))
+        .unwrap()
+        .flatten()
+    {
+        bodies.push_str(&std::fs::read_to_string(f.path()).unwrap());
+    }
+    for phrase in [
+        "Revert the turn whose number the arguments give",
+        "Undo with rewind, in two steps",
+        "Restore one file with rewind",
+        "show the turns",
+        "Show what one turn of this session changed",
+    ] {
+        assert!(bodies.contains(phrase), "no request carried {phrase:?}");
+    }
+    let status = rewind(home.path(), &root, &["status"]);
+    assert!(status.contains("no failures recorded"), "{status}");
+}
+
+#[test]
+fn claude_code_install_mcp() {
+    if !agents_installed() {
+        return;
+    }
+    // `rewind install claude-code --mcp`, into the project's .mcp.json and
+    // into the user's $CLAUDE_CONFIG_DIR/.claude.json.
+    for scope in ["project", "user"] {
+        let project = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let root = project.path().canonicalize().unwrap();
+        let _stop = StopServer {
+            home: home.path(),
+            project: &root,
+        };
+        let hooks = format!("rewind install claude-code --project '{}'", root.display());
+        let mcp = match scope {
+            "project" => format!(
+                "rewind install claude-code --mcp --project '{}'",
+                root.display()
+            ),
+            _ => "rewind install claude-code --mcp".to_string(),
+        };
+        let summary = drive(
+            "claude",
+            &root,
+            out.path(),
+            home.path(),
+            "mcp.json",
+            5,
+            &["--setup-cmd", &format!("{hooks} && {mcp}")],
+        );
+        let calls = summary["turns"][2]["model_requests"].to_string();
+        assert!(calls.contains("mcp__rewind__restore"), "{scope}: {calls}");
+        check_mcp_session("claude", &summary, home.path(), &root);
+    }
+}
+
+#[test]
+fn codex_install_mcp() {
+    if !agents_installed() {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let setup = format!(
+        "rewind install codex --project '{}' && rewind install codex --mcp",
+        root.display()
+    );
+    let summary = drive(
+        "codex",
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &["--setup-cmd", &setup],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(calls.contains("mcp__rewind.restore"), "{calls}");
+    check_mcp_session("codex", &summary, home.path(), &root);
+}
+
+#[test]
+fn gemini_cli_extension_mcp_then_uninstall() {
+    if !agents_installed() {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let source = plugin_source("gemini");
+    let summary = drive(
+        "gemini",
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &[
+            "--install-plugin",
+            source.to_str().unwrap(),
+            "--uninstall-plugin",
+        ],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(calls.contains("mcp_rewind_restore"), "{calls}");
+    check_mcp_session("gemini", &summary, home.path(), &root);
+    check_uninstalled("gemini", &summary, home.path(), &root, out.path(), &[]);
+}
