@@ -4,7 +4,7 @@
 //! which build of rewind a server is, so a hook never talks to another one.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -47,8 +47,18 @@ impl Place {
     /// and check it is ours: a socket in a directory someone else can
     /// enter could be replaced by theirs.
     pub fn prepare(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("creating {}", self.dir.display()))?;
+        if let Some(parent) = self.dir.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        // Created private, not made private after: a `rewind server
+        // status` looking in between would find it open and refuse it.
+        match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("creating {}", self.dir.display())),
+        }
+        // One an older build made with the default mode.
         std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("making {} private", self.dir.display()))?;
         self.check()
@@ -123,4 +133,30 @@ pub fn of_project(dir: &Path) -> Result<Place> {
         .with_context(|| format!("project {}", dir.display()))?;
     let store = rewind::engine::default_store_dir(&root);
     Ok(Place::new(root, store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server directory is never seen open: a `check` racing the
+    /// `prepare` that creates it finds it missing or private (the fix
+    /// for a status that found it between mkdir and chmod).
+    #[test]
+    fn a_check_beside_prepare_never_finds_the_directory_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..200 {
+            let place = Place::new(tmp.path().to_path_buf(), tmp.path().join(format!("s{i}")));
+            let racing = Place::new(tmp.path().to_path_buf(), tmp.path().join(format!("s{i}")));
+            let t = std::thread::spawn(move || place.prepare().unwrap());
+            while !t.is_finished() {
+                if racing.dir.exists() {
+                    let m = std::fs::symlink_metadata(&racing.dir).unwrap();
+                    assert_eq!(m.mode() & 0o077, 0, "seen with mode {:o}", m.mode());
+                }
+            }
+            t.join().unwrap();
+            racing.check().unwrap();
+        }
+    }
 }
