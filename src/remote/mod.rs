@@ -45,6 +45,8 @@ pub struct Remote {
     backend: backend::Backend,
     state: state::State,
     writer: String,
+    /// Where a push closes a pack ([`REMOTE_PACK_BYTES`]; tests make it small).
+    pack_bytes: usize,
 }
 
 impl Remote {
@@ -64,12 +66,20 @@ impl Remote {
             backend,
             state,
             writer,
+            pack_bytes: REMOTE_PACK_BYTES,
         })
     }
 
     /// The requests and bytes this remote was sent and answered so far.
     pub fn traffic(&self) -> &Traffic {
         &self.backend.traffic
+    }
+
+    /// Packs of at most `bytes` (the last record may pass it), for tests
+    /// that need many packs from a few objects.
+    pub fn with_pack_bytes(mut self, bytes: usize) -> Remote {
+        self.pack_bytes = bytes;
+        self
     }
 
     pub fn writer(&self) -> &str {

@@ -296,6 +296,9 @@ fn fetch_closure(
     let index = RemoteIndex::load(&remote.backend, &remote.state)?;
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut downloaded: HashSet<String> = HashSet::new();
+    // Objects this pull stored: unlike what the store had before, a tree
+    // among them is not known complete, and is walked.
+    let mut fetched: HashSet<ObjectId> = HashSet::new();
     // Records of downloaded packs that did not verify, and why.
     let mut bad: HashMap<ObjectId, String> = HashMap::new();
     // (object, is a tree, the checkpoint that needs it)
@@ -304,9 +307,10 @@ fn fetch_closure(
     while !level.is_empty() {
         let mut wanted: Vec<(ObjectId, bool, EntryId)> = Vec::new();
         for (id, tree, entry) in level {
-            if seen.insert(id) && !store.contains(&id) {
-                wanted.push((id, tree, entry));
+            if !seen.insert(id) || (!fetched.contains(&id) && store.contains(&id)) {
+                continue;
             }
+            wanted.push((id, tree, entry));
         }
         let fail = |id: &ObjectId, entry: &EntryId, problem: String| RemoteError::Object {
             session: session_id.to_owned(),
@@ -316,7 +320,7 @@ fn fetch_closure(
         };
         // The packs this level needs, each downloaded once.
         let mut packs: Vec<&RemotePack> = Vec::new();
-        for (id, _, entry) in &wanted {
+        for (id, _, entry) in wanted.iter().filter(|w| !fetched.contains(&w.0)) {
             match index.locate(id) {
                 Some((pack, _)) if !downloaded.contains(&pack.name) => {
                     if !packs.iter().any(|p| p.name == pack.name) {
@@ -355,7 +359,10 @@ fn fetch_closure(
                     continue;
                 };
                 match store.put_record(&e.id, record) {
-                    Ok(_) => report.objects += 1,
+                    Ok(_) => {
+                        report.objects += 1;
+                        fetched.insert(e.id);
+                    }
                     Err(crate::store::StoreError::Corrupt { .. }) => {
                         bad.insert(
                             e.id,
@@ -374,6 +381,9 @@ fn fetch_closure(
         for (id, tree, entry) in wanted {
             if let Some(problem) = bad.get(&id) {
                 return Err(fail(&id, &entry, problem.clone()));
+            }
+            if !fetched.contains(&id) && !store.contains_now(&id) {
+                return Err(fail(&id, &entry, "did not arrive with its pack".into()));
             }
             if !tree {
                 continue;

@@ -103,7 +103,7 @@ pub fn push_session(
     let mut pack = PackBuilder::new();
     for id in &missing {
         let record = store.read_record(id)?;
-        if pack.len() > PACK_HEADER_LEN as usize && pack.len() + record.len() > REMOTE_PACK_BYTES {
+        if pack.len() > PACK_HEADER_LEN as usize && pack.len() + record.len() > remote.pack_bytes {
             upload_pack(
                 remote,
                 &mut index,
