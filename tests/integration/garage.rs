@@ -299,6 +299,51 @@ api_bind_addr = "127.0.0.1:{admin_port}"
         String::from_utf8_lossy(&log[start..]).into_owned()
     }
 
+    /// Kill the server (SIGKILL), as a crash or a pulled plug would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Start it again on the same ports with the same data (after
+    /// [`Garage::kill`]), and wait until it serves S3.
+    pub fn restart(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dir.path().join("server.log"))
+            .unwrap();
+        self.child = Command::new(&self.bin)
+            .arg("-c")
+            .arg(&self.config)
+            .arg("server")
+            .env("RUST_LOG", "garage=info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let s3 = SocketAddr::from(([127, 0, 0, 1], self.s3_port));
+        let deadline = Instant::now() + BOOT_TIMEOUT;
+        while TcpStream::connect_timeout(&s3, Duration::from_millis(200)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "garage did not come back:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The node answers S3 once it knows its layout again.
+        let deadline = Instant::now() + BOOT_TIMEOUT;
+        while self.node_id().is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "garage did not come back:\n{}",
+                self.log()
+            );
+        }
+    }
+
     /// `http://127.0.0.1:PORT`: the S3 endpoint (path-style requests).
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.s3_port)

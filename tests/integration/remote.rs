@@ -535,3 +535,198 @@ fn checkpoints_go_on_without_the_remote_and_the_queue_drains_later() {
         turn_end(&a.ok(&["log"]), 3)
     );
 }
+
+/// Files of incompressible content, `n` of `size` bytes each, in `dir`.
+fn random_files(root: &Path, dir: &str, n: usize, size: usize, seed: u64) {
+    let mut x = seed | 1;
+    std::fs::create_dir_all(root.join(dir)).unwrap();
+    for i in 0..n {
+        let content: Vec<u8> = (0..size)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        std::fs::write(root.join(format!("{dir}/r{i}.bin")), content).unwrap();
+    }
+}
+
+/// The server killed in the middle of a push (after its first pack): the
+/// push fails in one line; once the server is back, the next push sends
+/// only what had not arrived, and another machine restores it whole.
+#[test]
+fn a_push_cut_by_a_server_crash_resumes_without_sending_again() {
+    let Some(mut garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    // 72 MiB that does not compress: three packs of up to 32 MiB.
+    random_files(&a.project(), "data", 72, 1 << 20, 7);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    let push = Command::new(bin())
+        .args(["push"])
+        .current_dir(a.project())
+        .envs(a.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client = garage::client(&garage);
+    let rt = garage::runtime();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let indexes = rt.block_on(async {
+            use futures_util::TryStreamExt;
+            let listed: Vec<_> = client
+                .list(Some(&ObjectPath::from("team-a/packs")))
+                .try_collect()
+                .await
+                .unwrap_or_default();
+            listed
+                .iter()
+                .filter(|m| m.location.as_ref().ends_with(".idx"))
+                .count()
+        });
+        if indexes >= 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no pack arrived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    garage.kill();
+    let out = push.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+
+    garage.restart();
+    let again = a.ok(&["push"]);
+    let sent = number_before(&again, " object(s)");
+    assert!(sent > 0 && sent < 72, "only what had not arrived: {again}");
+    let b = Machine::new(&garage);
+    let id = session_id(&a.session_files()[0]);
+    b.ok(&["pull", "--remote", &url(&garage), &id]);
+    let file_b = b.session_files().remove(0).display().to_string();
+    let checkpoint = turn_end(&a.ok(&["log"]), 1);
+    b.ok(&["restore", "--session", &file_b, &checkpoint, "--yes"]);
+    assert_eq!(disk_state(&b.project()), disk_state(&a.project()));
+}
+
+/// The number just before `word` in `text`.
+fn number_before(text: &str, word: &str) -> u64 {
+    let at = text
+        .find(word)
+        .unwrap_or_else(|| panic!("no {word:?} in {text}"));
+    let before = text[..at].trim_end();
+    let start = before
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |i| i + 1);
+    before[start..].parse().unwrap_or_else(|_| panic!("{text}"))
+}
+
+/// A remote that accepts connections and never answers (a hung or very
+/// slow server): hook events return as fast as without a remote, every
+/// checkpoint is recorded, and the server still stops when asked.
+#[test]
+fn a_server_that_never_answers_does_not_slow_a_checkpoint() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hole.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hole.incoming() {
+            held.push(stream);
+        }
+    });
+    let timed = |m: &Machine| {
+        m.hook("SessionStart", serde_json::json!({"source": "startup"}));
+        let mut times = Vec::new();
+        for i in 0..3 {
+            let start = Instant::now();
+            m.agent_turn(&format!("turn {i}"), &format!("t{i}.txt"), "x\n");
+            times.push(start.elapsed());
+        }
+        times
+    };
+    let plain = Machine::new(&garage);
+    seed(&plain);
+    let without = timed(&plain);
+    let mut a = Machine::new(&garage);
+    seed(&a);
+    a.set("REWIND_REMOTE", &url(&garage));
+    a.set("AWS_ENDPOINT", &format!("http://127.0.0.1:{port}"));
+    let with = timed(&a);
+    eprintln!("a turn's four hook events: {without:?} without a remote, {with:?} with one that never answers");
+    for t in &with {
+        assert!(
+            *t < Duration::from_secs(10),
+            "a hook waited for the remote: {with:?}"
+        );
+    }
+    turn_end(&a.ok(&["log"]), 3);
+    assert!(a.ok(&["status"]).contains("behind: 1 session(s)"));
+    let stop = Instant::now();
+    a.ok(&["server", "stop"]);
+    assert!(
+        stop.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        stop.elapsed()
+    );
+}
+
+/// Two stores push one session, with the same new objects, at the same
+/// moment: both succeed, and a third store pulls both branches whole.
+#[test]
+fn two_stores_pushing_one_session_at_once_lose_nothing() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    seed(&a);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.ok(&["push"]);
+    let id = session_id(&a.session_files()[0]);
+    let b = Machine::new(&garage);
+    b.ok(&["remote", "add", "origin", &url(&garage)]);
+    b.ok(&["pull", &id]);
+    let file_b = b.session_files().remove(0);
+    let file_b_arg = file_b.display().to_string();
+    b.ok(&[
+        "restore",
+        "--session",
+        &file_b_arg,
+        &turn_end(&a.ok(&["log"]), 1),
+        "--yes",
+    ]);
+    // The same new content on both machines, then a file of each's own.
+    let on_a = a.turn("cp -r src shared; echo a > only-a.txt", None);
+    let on_b = b.turn("cp -r src shared; echo b > only-b.txt", Some(&file_b));
+    let push = |m: &Machine, args: Vec<String>| {
+        let mut c = Command::new(bin());
+        c.args(&args)
+            .current_dir(m.project())
+            .envs(m.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        c.spawn().unwrap()
+    };
+    let pa = push(&a, vec!["push".into()]);
+    let pb = push(
+        &b,
+        vec!["push".into(), "--session".into(), file_b_arg.clone()],
+    );
+    for mut p in [pa, pb] {
+        assert!(p.wait().unwrap().success());
+    }
+    let c = Machine::new(&garage);
+    let pulled = c.ok(&["pull", "--remote", &url(&garage), &id]);
+    assert!(pulled.contains("branches added"), "{pulled}");
+    let file_c = c.session_files().remove(0).display().to_string();
+    let all = c.ok(&["log", "--all", "--session", &file_c]);
+    assert!(all.contains(&on_a) && all.contains(&on_b), "{all}");
+    assert!(c.ok(&["verify"]).contains("no problems"));
+}
