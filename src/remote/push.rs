@@ -17,7 +17,7 @@ use std::fs;
 use std::path::Path;
 
 use super::error::RemoteError;
-use super::index::{RemoteIndex, RemotePack};
+use super::index::RemoteIndex;
 use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
 use super::{keys, Remote};
 use crate::session::{now_iso, SessionLog};
@@ -89,7 +89,7 @@ pub fn push_session(
     }
 
     // 1. Objects.
-    let mut index = RemoteIndex::load(&remote.backend, &remote.state)?;
+    let index = RemoteIndex::load(&remote.backend, &remote.state)?;
     let mut roots = Vec::new();
     for e in log.index().entries() {
         match e.referenced_trees() {
@@ -100,22 +100,8 @@ pub fn push_session(
         }
     }
     let missing = missing_closure(store, &roots, &index)?;
-    let mut pack = PackBuilder::new();
-    for id in &missing {
-        let record = store.read_record(id)?;
-        if pack.len() > PACK_HEADER_LEN as usize && pack.len() + record.len() > remote.pack_bytes {
-            upload_pack(
-                remote,
-                &mut index,
-                std::mem::replace(&mut pack, PackBuilder::new()),
-                &mut report,
-            )?;
-        }
-        pack.append(*id, &record);
-    }
-    if pack.count() > 0 {
-        upload_pack(remote, &mut index, pack, &mut report)?;
-    }
+    drop(index);
+    upload_objects(store, remote, &missing, &mut report)?;
 
     // 2. The new lines, as one chunk.
     let from = pushed.bytes() as usize;
@@ -249,26 +235,71 @@ impl PackBuilder {
     }
 }
 
-/// Uploads a pack, then its index; from then on the remote has its objects.
+/// Reads the records of `missing` into packs while the pack before is
+/// uploading (one pack in flight, so memory stays at two packs), keeping
+/// the order the module docs need: each pack's index after the pack, the
+/// next pack after both.
+fn upload_objects(
+    store: &Store,
+    remote: &Remote,
+    missing: &[ObjectId],
+    report: &mut PushReport,
+) -> Result<(), RemoteError> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<PackBuilder>(1);
+        let uploader = scope.spawn(move || {
+            let mut done = PushReport::default();
+            for pack in rx {
+                upload_pack(remote, pack, &mut done)?;
+            }
+            Ok::<PushReport, RemoteError>(done)
+        });
+        let built = (|| {
+            let mut pack = PackBuilder::new();
+            for id in missing {
+                let record = store.read_record(id)?;
+                if pack.len() > PACK_HEADER_LEN as usize
+                    && pack.len() + record.len() > remote.pack_bytes
+                    && tx
+                        .send(std::mem::replace(&mut pack, PackBuilder::new()))
+                        .is_err()
+                {
+                    // The uploader failed: its error is the push's.
+                    return Ok(());
+                }
+                pack.append(*id, &record);
+            }
+            if pack.count() > 0 {
+                let _ = tx.send(pack);
+            }
+            Ok::<(), RemoteError>(())
+        })();
+        drop(tx);
+        let uploaded = uploader.join().map_err(|_| RemoteError::Backend {
+            url: remote.backend.url().to_owned(),
+            message: "the upload thread panicked".into(),
+        })??;
+        built?;
+        report.objects += uploaded.objects;
+        report.packs += uploaded.packs;
+        report.packed_bytes += uploaded.packed_bytes;
+        Ok(())
+    })
+}
+
+/// Uploads a pack, then its index; from then on the remote has its
+/// objects (and the index is kept here: indexes never change).
 fn upload_pack(
     remote: &Remote,
-    index: &mut RemoteIndex,
     mut pack: PackBuilder,
     report: &mut PushReport,
 ) -> Result<(), RemoteError> {
     let name = ObjectId::of(&pack.bytes).to_hex();
     let idx = encode_index(&mut pack.entries);
-    let size = pack.bytes.len() as u64;
     report.objects += pack.entries.len() as u64;
     report.packs += 1;
-    report.packed_bytes += size;
+    report.packed_bytes += pack.bytes.len() as u64;
     remote.backend.put(&keys::pack(&name), pack.bytes)?;
     remote.backend.put(&keys::pack_index(&name), idx.clone())?;
-    super::state::write_file(&remote.state.packs_dir().join(format!("{name}.idx")), &idx)?;
-    index.add(RemotePack {
-        name,
-        size,
-        entries: pack.entries,
-    });
-    Ok(())
+    super::state::write_file(&remote.state.packs_dir().join(format!("{name}.idx")), &idx)
 }
