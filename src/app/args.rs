@@ -178,6 +178,11 @@ pub enum Command {
         /// default leaves room for writers of older builds.
         #[arg(long, default_value_t = 3600)]
         grace_seconds: u64,
+        /// Collect on this remote (a name or URL) instead of the local
+        /// store: sessions by the same keep rules, and unreferenced packs
+        /// in two runs a grace period apart (docs/remote.md).
+        #[arg(long)]
+        remote: Option<String>,
     },
     /// Read and hash everything in the store; report what is missing or
     /// damaged (exit 1), repair nothing.

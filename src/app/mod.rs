@@ -97,6 +97,26 @@ pub fn main() -> ExitCode {
             max_age_days,
             budget_bytes,
             grace_seconds,
+            remote: Some(remote),
+        } => cli::maintenance::gc_remote(
+            at,
+            &remote,
+            rewind::remote::gc::RemoteGcParams {
+                keep_last,
+                max_age_days,
+                grace: std::time::Duration::from_secs(grace_seconds),
+                dry_run,
+            },
+            budget_bytes,
+        ),
+        Command::Gc {
+            at,
+            dry_run,
+            keep_last,
+            max_age_days,
+            budget_bytes,
+            grace_seconds,
+            remote: None,
         } => cli::maintenance::gc(
             at,
             std::time::Duration::from_secs(grace_seconds),

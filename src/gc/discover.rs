@@ -11,12 +11,12 @@ use std::time::SystemTime;
 use super::mark::{journal_trees, referenced_trees, tree_ids};
 use super::{Blockers, GcError};
 use crate::session::records::Label;
-use crate::session::{SessionError, SessionLog, CUSTOM_APPROVAL};
+use crate::session::{SessionError, SessionIndex, SessionLog, CUSTOM_APPROVAL};
 use crate::store::{Layout, ObjectId, Store};
 
 /// Why a session is never removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Protection {
+pub(crate) enum Protection {
     /// A sidecar holds its lock.
     Held,
     Labelled,
@@ -25,6 +25,28 @@ pub(super) enum Protection {
     Journal,
     /// Not parseable: we cannot know what it references.
     Unparseable,
+}
+
+/// What in a session's own entries keeps retention from removing it: a
+/// labelled checkpoint (a `label` entry still in force, or a snapshot taken
+/// with a label), else an approval. The remote's gc keeps the same rule.
+pub(crate) fn kept_for(index: &SessionIndex) -> Option<Protection> {
+    let mut labelled = false;
+    for e in index.entries() {
+        if let Some(label) = e.record::<Label>() {
+            let target = label.target_id;
+            labelled |= target.is_some_and(|t| index.label_of(&t).is_some());
+        }
+        // A snapshot taken with a label is a labelled checkpoint too.
+        labelled |= e.is_tree_recording() && e.snapshot_label().is_some();
+    }
+    if labelled {
+        Some(Protection::Labelled)
+    } else if index.latest_of_custom_type(CUSTOM_APPROVAL).is_some() {
+        Some(Protection::Approved)
+    } else {
+        None
+    }
 }
 
 /// One session file as gc sees it.
@@ -152,21 +174,11 @@ fn read_session(
         match SessionLog::open_read_only(path) {
             Ok(log) => {
                 let index = log.index();
-                let mut labelled = false;
                 for e in index.entries() {
                     referenced_trees(e, path, &mut hashes);
-                    if let Some(label) = e.record::<Label>() {
-                        let target = label.target_id;
-                        labelled |= target.is_some_and(|t| index.label_of(&t).is_some());
-                    }
-                    // A snapshot taken with a label is a labelled checkpoint too.
-                    labelled |= e.is_tree_recording() && e.snapshot_label().is_some();
                 }
-                if labelled {
-                    protection.get_or_insert(Protection::Labelled);
-                }
-                if index.latest_of_custom_type(CUSTOM_APPROVAL).is_some() {
-                    protection.get_or_insert(Protection::Approved);
+                if let Some(p) = kept_for(index) {
+                    protection.get_or_insert(p);
                 }
             }
             Err(SessionError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {

@@ -59,7 +59,7 @@ use crate::session::SessionError;
 use crate::store::{ObjectId, ObjectInfo, Store, StoreError, KNOWN_OBJECT_TTL};
 
 pub use api::{GcParams, GcResult};
-pub(crate) use discover::session_paths;
+pub(crate) use discover::{kept_for, session_paths};
 pub(crate) use mark::{referenced_trees, stat_cache_paths};
 
 use discover::scan_sessions;

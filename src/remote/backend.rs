@@ -33,6 +33,8 @@ const MAX_RETRIES: usize = 3;
 pub struct Listed {
     pub key: Path,
     pub size: u64,
+    /// When it was written, by the server's clock.
+    pub modified: std::time::SystemTime,
 }
 
 /// What a remote was asked, for the request and byte counts a push or
@@ -152,6 +154,32 @@ impl Backend {
         Ok(())
     }
 
+    pub fn delete(&self, key: &Path) -> Result<(), RemoteError> {
+        self.traffic.requests.fetch_add(1, Ordering::Relaxed);
+        match self.runtime.block_on(self.store.delete(key)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.fail("deleting", key, e)),
+        }
+    }
+
+    /// Byte ranges of one object (coalesced into few requests by the crate).
+    pub fn get_ranges(
+        &self,
+        key: &Path,
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Vec<Vec<u8>>, RemoteError> {
+        self.traffic.requests.fetch_add(1, Ordering::Relaxed);
+        let got = self
+            .runtime
+            .block_on(self.store.get_ranges(key, ranges))
+            .map_err(|e| self.fail("downloading", key, e))?;
+        let n: usize = got.iter().map(|b| b.len()).sum();
+        self.traffic
+            .bytes_down
+            .fetch_add(n as u64, Ordering::Relaxed);
+        Ok(got.into_iter().map(|b| b.to_vec()).collect())
+    }
+
     /// The object's bytes; `None` when there is none under `key`.
     pub fn get(&self, key: &Path) -> Result<Option<Vec<u8>>, RemoteError> {
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
@@ -183,6 +211,7 @@ impl Backend {
             .map(|m: object_store::ObjectMeta| Listed {
                 key: m.location,
                 size: m.size,
+                modified: m.last_modified.into(),
             })
             .collect())
     }

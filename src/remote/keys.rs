@@ -4,12 +4,15 @@
 //! ```text
 //! packs/<32 hex>.pack                   records, as a local pack holds them
 //! packs/<32 hex>.idx                    its index, uploaded after the pack
+//! packs/<32 hex>.gc                     gc found the pack unreferenced (deleted by a later gc)
 //! sessions/<id>/chunks/<32 hex>.jsonl   whole lines of a session file
 //! sessions/<id>/manifests/<writer>.json one store's copy of the session, written last
 //! ```
 //!
-//! Packs and chunks are named by the xxh3-128 of their bytes, so they are
-//! immutable: uploading one again writes the same bytes.
+//! Nothing but a manifest is ever written twice: a pack has a random
+//! 128-bit name of its own (so a pack pushed again never lands on a key a
+//! gc is deleting), and a chunk is named by the xxh3-128 of its bytes (a
+//! chunk uploaded again writes the same bytes).
 
 use object_store::path::Path;
 
@@ -30,6 +33,12 @@ pub fn pack_index(name: &str) -> Path {
     Path::from(format!("{PACKS}/{name}.idx"))
 }
 
+/// gc's mark on a pack it found unreferenced: a later gc deletes the
+/// pack if it still is, and a push does not count on its objects.
+pub fn pack_mark(name: &str) -> Path {
+    Path::from(format!("{PACKS}/{name}.gc"))
+}
+
 pub fn sessions_dir() -> Path {
     Path::from(SESSIONS)
 }
@@ -46,16 +55,26 @@ pub fn manifest(session: &str, writer: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{MANIFESTS}/{writer}.json"))
 }
 
-/// A listed key under `packs/` as (name, is its index), when it is one.
-pub fn parse_pack_key(key: &Path) -> Option<(String, bool)> {
+/// What a key under `packs/` is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PackKey {
+    Pack(String),
+    Index(String),
+    Mark(String),
+}
+
+/// A listed key under `packs/`, when it is one of rewind's.
+pub fn parse_pack_key(key: &Path) -> Option<PackKey> {
     let file = key.filename()?;
     let (name, ext) = file.split_once('.')?;
     if !is_hash(name) {
         return None;
     }
+    let name = name.to_owned();
     match ext {
-        "pack" => Some((name.to_owned(), false)),
-        "idx" => Some((name.to_owned(), true)),
+        "pack" => Some(PackKey::Pack(name)),
+        "idx" => Some(PackKey::Index(name)),
+        "gc" => Some(PackKey::Mark(name)),
         _ => None,
     }
 }

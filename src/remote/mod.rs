@@ -19,6 +19,7 @@
 mod backend;
 pub mod config;
 mod error;
+pub mod gc;
 mod index;
 mod keys;
 mod list;

@@ -15,7 +15,7 @@ use super::state::{write_file, Pushed};
 use super::{keys, Remote};
 use crate::session::records::{Navigation, Record};
 use crate::session::{parse_copy, Entry, EntryId, SessionIndex, SessionLog};
-use crate::store::{EntryKind, Layout, ObjectId, Store};
+use crate::store::{empty_tree_id, EntryKind, Layout, ObjectId, Store, Tree};
 
 /// What one pull did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -294,7 +294,9 @@ fn fetch_closure(
     report: &mut PullReport,
 ) -> Result<(), RemoteError> {
     let index = RemoteIndex::load(&remote.backend, &remote.state)?;
-    let mut seen: HashSet<ObjectId> = HashSet::new();
+    // Never uploaded (push.rs): made here.
+    store.put_tree(&Tree::default())?;
+    let mut seen: HashSet<ObjectId> = HashSet::from([empty_tree_id()]);
     let mut downloaded: HashSet<String> = HashSet::new();
     // Objects this pull stored: unlike what the store had before, a tree
     // among them is not known complete, and is walked.

@@ -22,7 +22,8 @@ use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
 use super::{keys, Remote};
 use crate::session::{now_iso, SessionLog};
 use crate::store::{
-    encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store, PACK_HEADER_LEN,
+    empty_tree_id, encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store,
+    PACK_HEADER_LEN,
 };
 
 /// Packs on the remote close at this size: two requests (pack and index)
@@ -185,7 +186,10 @@ fn visit_tree(
     seen: &mut HashSet<ObjectId>,
     out: &mut Vec<ObjectId>,
 ) -> Result<(), RemoteError> {
-    if remote.has(&id) || !seen.insert(id) {
+    // The empty tree is never uploaded: every session names it (its first
+    // record's baseline), so the pack holding it would stay referenced by
+    // everyone forever; any store can make it (pull.rs does).
+    if id == empty_tree_id() || remote.has(&id) || !seen.insert(id) {
         return Ok(());
     }
     let tree = store.get_tree(&id)?;
@@ -294,7 +298,10 @@ fn upload_pack(
     mut pack: PackBuilder,
     report: &mut PushReport,
 ) -> Result<(), RemoteError> {
-    let name = ObjectId::of(&pack.bytes).to_hex();
+    // A name of its own, never its content's: a pack pushed again (the
+    // same objects, after gc marked the first copy) must not land on the
+    // key a gc may be deleting at that moment.
+    let name = format!("{:032x}", rand::random::<u128>());
     let idx = encode_index(&mut pack.entries);
     report.objects += pack.entries.len() as u64;
     report.packs += 1;

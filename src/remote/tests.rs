@@ -273,3 +273,167 @@ fn a_session_spanning_many_packs_pulls_every_object() {
     assert_eq!(pulled.objects, r.objects, "{pulled:?}");
     assert_eq!(files_of(&b.store, t), files_of(&a.store, t));
 }
+
+fn gc_params(keep_last: u64) -> gc::RemoteGcParams {
+    gc::RemoteGcParams {
+        keep_last: Some(keep_last),
+        max_age_days: None,
+        grace: std::time::Duration::ZERO,
+        dry_run: false,
+    }
+}
+
+/// gc on a remote: an old session goes with its manifest and chunks; the
+/// packs only it reached are marked by one run and deleted by the next; the
+/// session kept still pulls whole.
+#[test]
+fn remote_gc_keeps_the_newest_and_deletes_packs_in_two_runs() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (old_path, mut old_log) = new_session(&a);
+    let old_id = old_log.header().id.clone();
+    checkpoint(
+        &mut old_log,
+        tree(&a.store, &[("old.txt", b"only in the old session")]),
+    );
+    push_session(&a.store, &a.remote, &old_path).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let (new_path, mut new_log) = new_session(&a);
+    let new_id = new_log.header().id.clone();
+    let t = tree(&a.store, &as_refs(&many(30)));
+    checkpoint(&mut new_log, t);
+    push_session(&a.store, &a.remote, &new_path).unwrap();
+    let packs = || {
+        std::fs::read_dir(remote_dir.path().join("packs"))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(packs(), 4, "two packs and their indexes");
+
+    let dry = gc::run(
+        &a.remote,
+        &gc::RemoteGcParams {
+            dry_run: true,
+            ..gc_params(1)
+        },
+    )
+    .unwrap();
+    assert_eq!(dry.sessions_removed, vec![old_id.clone()]);
+    assert_eq!(packs(), 4, "a dry run changes nothing");
+    let first = gc::run(&a.remote, &gc_params(1)).unwrap();
+    assert_eq!((first.marked, first.deleted), (1, 0), "{first:?}");
+    assert!(!remote_dir
+        .path()
+        .join(format!("sessions/{old_id}"))
+        .join("manifests")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some()));
+    let second = gc::run(&a.remote, &gc_params(1)).unwrap();
+    assert_eq!((second.marked, second.deleted), (0, 1), "{second:?}");
+    assert_eq!(packs(), 2);
+
+    let b = side(&url);
+    let pulled = pull_session(&b.store, &b.remote, &new_id).unwrap();
+    assert!(pulled.created);
+    assert_eq!(files_of(&b.store, t), files_of(&a.store, t));
+    assert!(matches!(
+        pull_session(&b.store, &b.remote, &old_id),
+        Err(RemoteError::NoSuchSession { .. })
+    ));
+}
+
+/// A push that needs objects of a pack gc marked does not count on it: it
+/// sends them again, and the next gc's deletion of the marked pack costs
+/// the new session nothing. A pack referenced again loses its mark.
+#[test]
+fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (old_path, mut old_log) = new_session(&a);
+    let shared = tree(&a.store, &[("shared.txt", b"in both sessions")]);
+    checkpoint(&mut old_log, shared);
+    push_session(&a.store, &a.remote, &old_path).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    // A newer session to keep, so that the old one goes.
+    let (keep_path, mut keep_log) = new_session(&a);
+    checkpoint(&mut keep_log, tree(&a.store, &[("k.txt", b"kept")]));
+    push_session(&a.store, &a.remote, &keep_path).unwrap();
+    let first = gc::run(&a.remote, &gc_params(1)).unwrap();
+    assert_eq!(first.marked, 1, "{first:?}");
+
+    // Another session now needs the marked pack's objects: they go up again.
+    let (new_path, mut new_log) = new_session(&a);
+    let new_id = new_log.header().id.clone();
+    checkpoint(&mut new_log, shared);
+    let r = push_session(&a.store, &a.remote, &new_path).unwrap();
+    assert!(r.objects >= 2, "sent again, not counted on: {r:?}");
+    let second = gc::run(&a.remote, &gc_params(2)).unwrap();
+    assert_eq!(second.deleted, 1, "{second:?}");
+    let b = side(&url);
+    pull_session(&b.store, &b.remote, &new_id).unwrap();
+    assert_eq!(files_of(&b.store, shared), files_of(&a.store, shared));
+}
+
+/// The race the marks are for: a push lists the packs, gc marks one of
+/// them, the push counts on it and writes its manifest. The next gc finds
+/// the pack referenced again and takes the mark off instead of deleting it.
+#[test]
+fn remote_gc_unmarks_a_pack_a_push_counted_on_before_the_mark() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (old_path, mut old_log) = new_session(&a);
+    let shared = tree(&a.store, &[("shared.txt", b"in both sessions")]);
+    checkpoint(&mut old_log, shared);
+    push_session(&a.store, &a.remote, &old_path).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let (keep_path, mut keep_log) = new_session(&a);
+    checkpoint(&mut keep_log, tree(&a.store, &[("k.txt", b"kept")]));
+    push_session(&a.store, &a.remote, &keep_path).unwrap();
+    assert_eq!(gc::run(&a.remote, &gc_params(1)).unwrap().marked, 1);
+    let marks: Vec<_> = std::fs::read_dir(remote_dir.path().join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "gc"))
+        .collect();
+    assert_eq!(marks.len(), 1);
+    // The push listed the packs before the mark existed.
+    let mark = std::fs::read(&marks[0]).unwrap();
+    std::fs::remove_file(&marks[0]).unwrap();
+    let (new_path, mut new_log) = new_session(&a);
+    let new_id = new_log.header().id.clone();
+    checkpoint(&mut new_log, shared);
+    let r = push_session(&a.store, &a.remote, &new_path).unwrap();
+    assert_eq!(r.objects, 0, "counted on the pack: {r:?}");
+    std::fs::write(&marks[0], mark).unwrap();
+
+    let next = gc::run(&a.remote, &gc_params(10)).unwrap();
+    assert_eq!((next.unmarked, next.deleted), (1, 0), "{next:?}");
+    let b = side(&url);
+    pull_session(&b.store, &b.remote, &new_id).unwrap();
+    assert_eq!(files_of(&b.store, shared), files_of(&a.store, shared));
+}
+
+/// What a cut-short push left (a pack without its index) goes once older
+/// than the grace period, and not before.
+#[test]
+fn remote_gc_removes_what_a_cut_short_push_left_after_the_grace() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote_dir.path().display());
+    let a = side(&url);
+    let (path, mut log) = new_session(&a);
+    checkpoint(&mut log, tree(&a.store, &[("x", b"x")]));
+    push_session(&a.store, &a.remote, &path).unwrap();
+    let orphan = remote_dir.path().join(format!("packs/{:032x}.pack", 7u128));
+    std::fs::write(&orphan, b"RWPK\x01\0\0\0").unwrap();
+    let patient = gc::RemoteGcParams {
+        grace: std::time::Duration::from_secs(3600),
+        ..gc_params(10)
+    };
+    assert_eq!(gc::run(&a.remote, &patient).unwrap().strays, 0);
+    assert!(orphan.exists(), "a push may still be writing its index");
+    assert_eq!(gc::run(&a.remote, &gc_params(10)).unwrap().strays, 1);
+    assert!(!orphan.exists());
+}

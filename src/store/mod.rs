@@ -31,10 +31,11 @@ pub use flat_cache::FlatCache;
 pub use generation::{DeletionGuard, WriterGuard};
 pub use layout::{project_hash, Home, Layout};
 pub use object_id::ObjectId;
+/// The pack format, for the remote (docs/remote.md), which carries packs as they are.
+pub(crate) use objects::decode_record;
 pub use objects::{
     FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,
 };
-/// The pack format, for the remote (docs/remote.md), which carries packs as they are.
 pub(crate) use pack::{decode_index, encode_index, pack_header, IndexEntry, PACK_HEADER_LEN};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason, TREE_VERSION};
 

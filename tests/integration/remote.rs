@@ -730,3 +730,75 @@ fn two_stores_pushing_one_session_at_once_lose_nothing() {
     assert!(all.contains(&on_a) && all.contains(&on_b), "{all}");
     assert!(c.ok(&["verify"]).contains("no problems"));
 }
+
+/// A session recorded through the sidecar (`rewind serve`), whose
+/// checkpoints carry no label (labelled sessions are never collected).
+fn sidecar_session(m: &Machine, file: &str) {
+    let home = m.dir.path().join("home");
+    let project = m.project();
+    let mut s = crate::common::Sidecar::spawn_env(
+        &["--cwd", project.to_str().unwrap()],
+        &[("REWIND_HOME", home.as_path())],
+    );
+    s.ok(
+        "initialize",
+        serde_json::json!({"cwd": project.to_str().unwrap()}),
+    );
+    std::fs::write(project.join(file), format!("{file}\n")).unwrap();
+    s.ok("snapshot", serde_json::json!({}));
+    s.finish();
+}
+
+/// `rewind gc --remote`: the older of two sessions goes, its pack after a
+/// second run; the newer one still restores on another machine.
+#[test]
+fn gc_on_the_remote_removes_the_old_session_and_keeps_the_new_one_whole() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    seed(&a);
+    sidecar_session(&a, "old.txt");
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.ok(&["push"]);
+    let old = session_id(&a.session_files()[0]);
+    std::thread::sleep(Duration::from_millis(20));
+    // Nothing in common with A's project: A's pack holds only A's objects.
+    let b = Machine::new(&garage);
+    std::fs::write(b.project().join("b.txt"), "b's own\n").unwrap();
+    sidecar_session(&b, "new.txt");
+    b.ok(&["push", "--remote", &url(&garage)]);
+    let new = session_id(&b.session_files()[0]);
+    let gc = |m: &Machine| {
+        m.ok(&[
+            "gc",
+            "--remote",
+            &url(&garage),
+            "--keep-last",
+            "1",
+            "--grace-seconds",
+            "0",
+        ])
+    };
+    let first = gc(&a);
+    assert!(
+        first.contains(&format!("session removed: {old}")),
+        "{first}"
+    );
+    let second = gc(&a);
+    assert!(second.contains("1 deleted"), "{second}");
+    let listed = a.ok(&["sessions", "--remote", &url(&garage)]);
+    assert!(listed.contains(&new) && !listed.contains(&old), "{listed}");
+    let c = Machine::new(&garage);
+    c.ok(&["pull", "--remote", &url(&garage), &new]);
+    let file_c = c.session_files().remove(0).display().to_string();
+    let log_b = b.ok(&["log"]);
+    let leaf = log_b
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .next_back()
+        .unwrap()
+        .to_string();
+    c.ok(&["restore", "--session", &file_c, &leaf, "--yes"]);
+    assert_eq!(disk_state(&c.project()), disk_state(&b.project()));
+}

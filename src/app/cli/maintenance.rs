@@ -67,3 +67,37 @@ pub fn gc(at: Location, grace: std::time::Duration, params: GcParams) -> Result<
     );
     Ok(())
 }
+
+/// `rewind gc --remote`: the remote's sessions and packs (docs/remote.md).
+pub fn gc_remote(
+    at: Location,
+    which: &str,
+    params: rewind::remote::gc::RemoteGcParams,
+    budget_bytes: Option<u64>,
+) -> Result<()> {
+    if budget_bytes.is_some() {
+        bail!("--budget-bytes is for the local store; a remote keeps by --keep-last and --max-age-days");
+    }
+    let (_, store_dir) = project_and_store(&at)?;
+    let layout = rewind::store::Layout::new(&store_dir);
+    let remote = rewind::remote::Remote::open(&layout, Some(which))?;
+    let r = rewind::remote::gc::run(&remote, &params)?;
+    let verb = if r.dry_run { "would remove" } else { "removed" };
+    for s in &r.sessions_removed {
+        println!("session {verb}: {s}");
+    }
+    println!(
+        "{}: {} of {} session(s) {verb}; of {} pack(s), {} marked unreferenced, {} deleted ({} bytes), {} referenced again; {} leftover(s) of cut-short pushes; {} request(s)",
+        remote.spec.url,
+        r.sessions_removed.len(),
+        r.sessions,
+        r.packs,
+        r.marked,
+        r.deleted,
+        r.bytes_freed,
+        r.unmarked,
+        r.strays,
+        r.requests
+    );
+    Ok(())
+}

@@ -619,7 +619,7 @@ enum Written {
 }
 
 /// Decodes and verifies a packed object's record (the same bytes as a loose file).
-fn decode_record(id: &ObjectId, mut record: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn decode_record(id: &ObjectId, mut record: Vec<u8>) -> Result<Vec<u8>, StoreError> {
     let corrupt = || StoreError::Corrupt { id: *id };
     let (codec, len) = codec::parse_header(&record).map_err(|_| corrupt())?;
     let payload = record.split_off(HEADER_LEN);
