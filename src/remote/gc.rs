@@ -18,11 +18,12 @@
 //! kept whole (no repacking yet).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::error::RemoteError;
-use super::index::{RemoteIndex, RemotePack};
+use super::index::RemoteIndex;
 use super::keys;
 use super::manifest::Manifest;
 use super::Remote;
@@ -255,8 +256,7 @@ fn reach(
     let mut live: HashSet<ObjectId> = HashSet::from([crate::store::empty_tree_id()]);
     let mut level: Vec<ObjectId> = roots.into_iter().filter(|r| live.insert(*r)).collect();
     while !level.is_empty() {
-        let mut by_pack: HashMap<&str, (&RemotePack, Vec<(ObjectId, std::ops::Range<u64>)>)> =
-            HashMap::new();
+        let mut by_pack: HashMap<&str, Vec<(ObjectId, Range<u64>)>> = HashMap::new();
         for id in &level {
             let Some((pack, e)) = index.locate(id) else {
                 return Err(RemoteError::Object {
@@ -268,12 +268,11 @@ fn reach(
             };
             by_pack
                 .entry(pack.name.as_str())
-                .or_insert_with(|| (pack, Vec::new()))
-                .1
+                .or_default()
                 .push((*id, e.offset..e.offset + e.len));
         }
         let mut next = Vec::new();
-        for (name, (_, wanted)) in by_pack {
+        for (name, wanted) in by_pack {
             let ranges: Vec<_> = wanted.iter().map(|w| w.1.clone()).collect();
             let records = remote.backend.get_ranges(&keys::pack(name), &ranges)?;
             for ((id, _), record) in wanted.iter().zip(records) {
