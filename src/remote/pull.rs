@@ -283,9 +283,9 @@ fn fetch_copies(
 /// Downloads what the trees `roots` reach that this store lacks, level by
 /// level: the packs holding a level's missing objects, each pack once and
 /// whole, every record verified before it is stored (a later level finds
-/// its objects there). A tree this store has is complete here and not
-/// walked. An object no remote index names, or one that arrived damaged,
-/// is an error naming the checkpoint that needs it.
+/// its objects there). Every tree is walked, those already here too. An
+/// object no remote index names, or one that arrived damaged, is an error
+/// naming the checkpoint that needs it.
 fn fetch_closure(
     store: &Store,
     remote: &Remote,
@@ -298,8 +298,7 @@ fn fetch_closure(
     store.put_tree(&Tree::default())?;
     let mut seen: HashSet<ObjectId> = HashSet::from([empty_tree_id()]);
     let mut downloaded: HashSet<String> = HashSet::new();
-    // Objects this pull stored: unlike what the store had before, a tree
-    // among them is not known complete, and is walked.
+    // Objects this pull stored.
     let mut fetched: HashSet<ObjectId> = HashSet::new();
     // Records of downloaded packs that did not verify, and why.
     let mut bad: HashMap<ObjectId, String> = HashMap::new();
@@ -307,12 +306,22 @@ fn fetch_closure(
     let mut level: Vec<(ObjectId, bool, EntryId)> =
         roots.into_iter().map(|(id, e)| (id, true, e)).collect();
     while !level.is_empty() {
+        // Every tree is walked, the store's own too: a pull cut short
+        // leaves trees whose children never came, so a tree being here does
+        // not make it complete. A blob here is whole (it verifies on read).
         let mut wanted: Vec<(ObjectId, bool, EntryId)> = Vec::new();
+        let mut missing: HashSet<ObjectId> = HashSet::new();
         for (id, tree, entry) in level {
-            if !seen.insert(id) || (!fetched.contains(&id) && store.contains(&id)) {
+            if !seen.insert(id) {
                 continue;
             }
-            wanted.push((id, tree, entry));
+            let here = fetched.contains(&id) || store.contains(&id);
+            if !here {
+                missing.insert(id);
+            }
+            if tree || !here {
+                wanted.push((id, tree, entry));
+            }
         }
         let fail = |id: &ObjectId, entry: &EntryId, problem: String| RemoteError::Object {
             session: session_id.to_owned(),
@@ -322,7 +331,7 @@ fn fetch_closure(
         };
         // The packs this level needs, each downloaded once.
         let mut packs: Vec<&RemotePack> = Vec::new();
-        for (id, _, entry) in wanted.iter().filter(|w| !fetched.contains(&w.0)) {
+        for (id, _, entry) in wanted.iter().filter(|w| missing.contains(&w.0)) {
             match index.locate(id) {
                 Some((pack, _)) if !downloaded.contains(&pack.name) => {
                     if !packs.iter().any(|p| p.name == pack.name) {
@@ -384,7 +393,7 @@ fn fetch_closure(
             if let Some(problem) = bad.get(&id) {
                 return Err(fail(&id, &entry, problem.clone()));
             }
-            if !fetched.contains(&id) && !store.contains_now(&id) {
+            if missing.contains(&id) && !fetched.contains(&id) && !store.contains_now(&id) {
                 return Err(fail(&id, &entry, "did not arrive with its pack".into()));
             }
             if !tree {

@@ -802,3 +802,99 @@ fn gc_on_the_remote_removes_the_old_session_and_keeps_the_new_one_whole() {
     c.ok(&["restore", "--session", &file_c, &leaf, "--yes"]);
     assert_eq!(disk_state(&c.project()), disk_state(&b.project()));
 }
+
+/// A TCP proxy to `upstream` that dies, as a crashed server does, once it
+/// has carried `budget` bytes towards the client: every connection is cut
+/// and none is accepted after. Returns its port.
+fn dying_proxy(upstream: u16, budget: usize) -> u16 {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let carried = Arc::new(AtomicUsize::new(0));
+    let dead = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            if dead.load(Ordering::SeqCst) {
+                return;
+            }
+            let Ok(client) = client else { continue };
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            let (mut c_read, mut s_write) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c_read, &mut s_write);
+            });
+            let (carried, dead) = (carried.clone(), dead.clone());
+            std::thread::spawn(move || {
+                let (mut s_read, mut c_write) = (server, client);
+                let mut buf = vec![0u8; 64 << 10];
+                loop {
+                    let n = match s_read.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if carried.fetch_add(n, Ordering::SeqCst) + n > budget {
+                        dead.store(true, Ordering::SeqCst);
+                        break;
+                    }
+                    if c_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = c_write.shutdown(std::net::Shutdown::Both);
+                let _ = s_read.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// The server gone in the middle of a pull (after some 40 MiB of 72): the
+/// pull fails in one line and writes no session; pulled again from the
+/// server, the session restores whole.
+#[test]
+fn a_pull_cut_by_a_server_crash_writes_nothing_and_pulls_again() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let a = Machine::new(&garage);
+    random_files(&a.project(), "data", 72, 1 << 20, 11);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&garage)]);
+    a.ok(&["push"]);
+    let id = session_id(&a.session_files()[0]);
+
+    let s3_port: u16 = garage
+        .endpoint()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut b = Machine::new(&garage);
+    b.set(
+        "AWS_ENDPOINT",
+        &format!("http://127.0.0.1:{}", dying_proxy(s3_port, 40 << 20)),
+    );
+    let (code, out, err) = b.rewind(&["pull", "--remote", &url(&garage), &id]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(b.session_files().is_empty(), "no session written");
+
+    b.set("AWS_ENDPOINT", &garage.endpoint());
+    b.ok(&["pull", "--remote", &url(&garage), &id]);
+    let file_b = b.session_files().remove(0).display().to_string();
+    b.ok(&[
+        "restore",
+        "--session",
+        &file_b,
+        &turn_end(&a.ok(&["log"]), 1),
+        "--yes",
+    ]);
+    assert_eq!(disk_state(&b.project()), disk_state(&a.project()));
+    assert!(b.ok(&["verify"]).contains("no problems"));
+}
