@@ -343,11 +343,11 @@ fn remote_gc_keeps_the_newest_and_deletes_packs_in_two_runs() {
     ));
 }
 
-/// A push that needs objects of a pack gc marked does not count on it: it
-/// sends them again, and the next gc's deletion of the marked pack costs
-/// the new session nothing. A pack referenced again loses its mark.
-#[test]
-fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
+/// A remote directory (its URL) and a store that pushed two sessions to
+/// it: an older one whose one file is `shared.txt` (the tree returned),
+/// then a newer one; a gc keeping one session has marked the older one's
+/// pack.
+fn old_session_marked() -> (tempfile::TempDir, String, Side, crate::store::ObjectId) {
     let remote_dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", remote_dir.path().display());
     let a = side(&url);
@@ -356,12 +356,20 @@ fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
     checkpoint(&mut old_log, shared);
     push_session(&a.store, &a.remote, &old_path).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(5));
-    // A newer session to keep, so that the old one goes.
     let (keep_path, mut keep_log) = new_session(&a);
     checkpoint(&mut keep_log, tree(&a.store, &[("k.txt", b"kept")]));
     push_session(&a.store, &a.remote, &keep_path).unwrap();
     let first = gc::run(&a.remote, &gc_params(1)).unwrap();
     assert_eq!(first.marked, 1, "{first:?}");
+    (remote_dir, url, a, shared)
+}
+
+/// A push that needs objects of a pack gc marked does not count on it: it
+/// sends them again, and the next gc's deletion of the marked pack costs
+/// the new session nothing.
+#[test]
+fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
+    let (_remote_dir, url, a, shared) = old_session_marked();
 
     // Another session now needs the marked pack's objects: they go up again.
     let (new_path, mut new_log) = new_session(&a);
@@ -381,18 +389,7 @@ fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
 /// the pack referenced again and takes the mark off instead of deleting it.
 #[test]
 fn remote_gc_unmarks_a_pack_a_push_counted_on_before_the_mark() {
-    let remote_dir = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", remote_dir.path().display());
-    let a = side(&url);
-    let (old_path, mut old_log) = new_session(&a);
-    let shared = tree(&a.store, &[("shared.txt", b"in both sessions")]);
-    checkpoint(&mut old_log, shared);
-    push_session(&a.store, &a.remote, &old_path).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(5));
-    let (keep_path, mut keep_log) = new_session(&a);
-    checkpoint(&mut keep_log, tree(&a.store, &[("k.txt", b"kept")]));
-    push_session(&a.store, &a.remote, &keep_path).unwrap();
-    assert_eq!(gc::run(&a.remote, &gc_params(1)).unwrap().marked, 1);
+    let (remote_dir, url, a, shared) = old_session_marked();
     let marks: Vec<_> = std::fs::read_dir(remote_dir.path().join("packs"))
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -29,6 +29,18 @@ impl Drop for Machine {
 }
 
 impl Machine {
+    /// A machine whose seeded project recorded one turn and pushed its
+    /// session to `origin` (the test's bucket); the session's id.
+    fn pushed(garage: &Garage) -> (Machine, String) {
+        let m = Machine::new(garage);
+        seed(&m);
+        m.turn("true", None);
+        m.ok(&["remote", "add", "origin", &url(garage)]);
+        m.ok(&["push"]);
+        let id = session_id(&m.session_files()[0]);
+        (m, id)
+    }
+
     fn new(garage: &Garage) -> Machine {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
@@ -230,11 +242,7 @@ fn a_small_turn_is_a_few_requests() {
     let Some(garage) = Garage::start() else {
         return;
     };
-    let a = Machine::new(&garage);
-    seed(&a);
-    a.turn("true", None);
-    a.ok(&["remote", "add", "origin", &url(&garage)]);
-    a.ok(&["push"]);
+    let (a, _) = Machine::pushed(&garage);
     a.turn(
         "echo x >> a.txt; echo y > src/f1.txt; echo z > src/new.txt",
         None,
@@ -256,12 +264,7 @@ fn an_altered_object_is_refused_and_nothing_is_written() {
     let Some(garage) = Garage::start() else {
         return;
     };
-    let a = Machine::new(&garage);
-    seed(&a);
-    a.ok(&["remote", "add", "origin", &url(&garage)]);
-    a.turn("echo two >> a.txt", None);
-    a.ok(&["push"]);
-    let id = session_id(&a.session_files()[0]);
+    let (_a, id) = Machine::pushed(&garage);
 
     // Flip a byte in the middle of the first record of every pack.
     let client = garage::client(&garage);
@@ -686,12 +689,7 @@ fn two_stores_pushing_one_session_at_once_lose_nothing() {
     let Some(garage) = Garage::start() else {
         return;
     };
-    let a = Machine::new(&garage);
-    seed(&a);
-    a.turn("true", None);
-    a.ok(&["remote", "add", "origin", &url(&garage)]);
-    a.ok(&["push"]);
-    let id = session_id(&a.session_files()[0]);
+    let (a, id) = Machine::pushed(&garage);
     let b = Machine::new(&garage);
     b.ok(&["remote", "add", "origin", &url(&garage)]);
     b.ok(&["pull", &id]);
