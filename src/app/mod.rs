@@ -97,36 +97,33 @@ pub fn main() -> ExitCode {
             max_age_days,
             budget_bytes,
             grace_seconds,
-            remote: Some(remote),
-        } => cli::maintenance::gc_remote(
-            at,
-            &remote,
-            rewind::remote::gc::RemoteGcParams {
-                keep_last,
-                max_age_days,
-                grace: std::time::Duration::from_secs(grace_seconds),
-                dry_run,
-            },
-            budget_bytes,
-        ),
-        Command::Gc {
-            at,
-            dry_run,
-            keep_last,
-            max_age_days,
-            budget_bytes,
-            grace_seconds,
-            remote: None,
-        } => cli::maintenance::gc(
-            at,
-            std::time::Duration::from_secs(grace_seconds),
-            rewind::engine::api::GcParams {
-                dry_run: Some(dry_run),
-                keep_last,
-                max_age_days,
-                budget_bytes,
-            },
-        ),
+            remote,
+        } => {
+            let grace = std::time::Duration::from_secs(grace_seconds);
+            match remote {
+                Some(remote) => cli::maintenance::gc_remote(
+                    at,
+                    &remote,
+                    rewind::remote::gc::RemoteGcParams {
+                        keep_last,
+                        max_age_days,
+                        grace,
+                        dry_run,
+                    },
+                    budget_bytes,
+                ),
+                None => cli::maintenance::gc(
+                    at,
+                    grace,
+                    rewind::engine::api::GcParams {
+                        dry_run: Some(dry_run),
+                        keep_last,
+                        max_age_days,
+                        budget_bytes,
+                    },
+                ),
+            }
+        }
         Command::Verify { at } => cli::maintenance::verify(at),
         Command::Hook { agent, plugin } => {
             cli::agents::hook(&agent, plugin);

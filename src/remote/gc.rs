@@ -213,23 +213,7 @@ fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
             if m.updated > s.updated {
                 s.updated = m.updated.clone();
             }
-            let mut file = Vec::new();
-            for c in &m.chunks {
-                if !chunks.contains_key(&c.hash) {
-                    let piece = remote
-                        .backend
-                        .get(&keys::chunk(&s.id, &c.hash))?
-                        .ok_or_else(|| damaged(format!("chunk {} is missing", c.hash)))?;
-                    if ObjectId::of(&piece).to_hex() != c.hash {
-                        return Err(damaged(format!(
-                            "chunk {} does not hash to its name",
-                            c.hash
-                        )));
-                    }
-                    chunks.insert(c.hash.clone(), piece);
-                }
-                file.extend_from_slice(&chunks[&c.hash]);
-            }
+            let file = super::pull::assemble(remote, &s.id, &m, &mut chunks)?;
             let (_, index) = parse_copy(Path::new(key.as_ref()), &file)?;
             s.protected |= crate::gc::kept_for(&index).is_some();
             for e in index.entries() {

@@ -14,7 +14,7 @@ use super::manifest::{Manifest, MANIFEST_FORMAT};
 use super::state::{write_file, Pushed};
 use super::{keys, Remote};
 use crate::session::records::{Navigation, Record};
-use crate::session::{parse_copy, Entry, EntryId, SessionIndex, SessionLog};
+use crate::session::{parse_copy, Entry, EntryId, Header, SessionIndex, SessionLog};
 use crate::store::{empty_tree_id, EntryKind, Layout, ObjectId, Store, Tree};
 
 /// What one pull did.
@@ -36,6 +36,7 @@ pub struct PullReport {
 /// One copy of the session on the remote, fetched and checked.
 struct Copy {
     manifest: Manifest,
+    header: Header,
     bytes: Vec<u8>,
     index: SessionIndex,
 }
@@ -58,7 +59,7 @@ pub fn pull_session(
     let copies = fetch_copies(remote, session_id, local_bytes.as_deref())?;
 
     // The base: the local file, else the copy with the most entries.
-    let base_copy = match local_bytes {
+    let base_copy = match &local_bytes {
         Some(_) => None,
         None => copies
             .iter()
@@ -66,10 +67,10 @@ pub fn pull_session(
             .max_by_key(|(_, c)| (c.index.len(), c.manifest.writer == remote.writer))
             .map(|(i, _)| i),
     };
-    let base_index: SessionIndex = match (&local_file, base_copy) {
-        (Some(path), _) => SessionLog::open_read_only(path)?.index().clone(),
-        (None, Some(i)) => copies[i].index.clone(),
-        (None, None) => return Err(no_such(remote, session_id)),
+    let base_index: SessionIndex = match (&local_file, &local_bytes, base_copy) {
+        (Some(path), Some(bytes), _) => parse_copy(path, bytes)?.1,
+        (_, _, Some(i)) => copies[i].index.clone(),
+        _ => return Err(no_such(remote, session_id)),
     };
 
     // Entries the base lacks, each copy's in its own order (parents first).
@@ -125,10 +126,9 @@ pub fn pull_session(
         (Some(path), _) => path.clone(),
         (None, Some(i)) => {
             let copy = &copies[i];
-            let header = parse_copy(Path::new(session_id), &copy.bytes)?.0;
             let path = store
                 .layout()
-                .new_session_file(&header.timestamp, &header.id);
+                .new_session_file(&copy.header.timestamp, &copy.header.id);
             write_file(&path, &copy.bytes)?;
             // Its chunks are this store's first lines: a push sends only what follows.
             remote.state.save_pushed(
@@ -183,7 +183,7 @@ pub(super) fn find_local(
     session_id: &str,
 ) -> Result<Option<PathBuf>, RemoteError> {
     let dir = layout.sessions_dir();
-    let suffix = format!("_{session_id}.jsonl");
+
     let entries = match fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -191,7 +191,7 @@ pub(super) fn find_local(
     };
     for entry in entries {
         let entry = entry.map_err(|e| RemoteError::io("listing", &dir, e))?;
-        if entry.file_name().to_string_lossy().ends_with(&suffix) {
+        if Layout::session_id_of(&entry.path()) == Some(session_id) {
             return Ok(Some(entry.path()));
         }
     }
@@ -240,36 +240,11 @@ fn fetch_copies(
                 ),
             ));
         }
-        let mut file = Vec::with_capacity(manifest.bytes as usize);
-        for c in &manifest.chunks {
-            if !keys::is_hash(&c.hash) {
-                return Err(damaged(
-                    format!("manifest {}", l.key),
-                    format!("bad chunk name {:?}", c.hash),
-                ));
-            }
-            let piece = match known.get(&c.hash) {
-                Some(p) => p.clone(),
-                None => {
-                    let key = keys::chunk(session_id, &c.hash);
-                    let piece = remote.backend.get(&key)?.ok_or_else(|| {
-                        damaged(format!("log chunk {}", c.hash), "missing".into())
-                    })?;
-                    if piece.len() as u64 != c.bytes || ObjectId::of(&piece).to_hex() != c.hash {
-                        return Err(damaged(
-                            format!("log chunk {}", c.hash),
-                            "its bytes do not hash to its name".into(),
-                        ));
-                    }
-                    known.insert(c.hash.clone(), piece.clone());
-                    piece
-                }
-            };
-            file.extend_from_slice(&piece);
-        }
-        let (_, index) = parse_copy(Path::new(&l.key.to_string()), &file)?;
+        let file = assemble(remote, session_id, &manifest, &mut known)?;
+        let (header, index) = parse_copy(Path::new(&l.key.to_string()), &file)?;
         copies.push(Copy {
             manifest,
+            header,
             bytes: file,
             index,
         });
@@ -278,6 +253,47 @@ fn fetch_copies(
         return Err(no_such(remote, session_id));
     }
     Ok(copies)
+}
+
+/// The session file `manifest` describes: its chunks in order, each
+/// fetched once (`known` holds those already here, by hash) and checked
+/// against its name and length.
+pub(super) fn assemble(
+    remote: &Remote,
+    session_id: &str,
+    manifest: &Manifest,
+    known: &mut HashMap<String, Vec<u8>>,
+) -> Result<Vec<u8>, RemoteError> {
+    let damaged = |what: String, reason: String| RemoteError::Damaged {
+        session: session_id.to_owned(),
+        what,
+        reason,
+    };
+    let mut file = Vec::with_capacity(manifest.bytes as usize);
+    for c in &manifest.chunks {
+        if !keys::is_hash(&c.hash) {
+            return Err(damaged(
+                format!("the manifest of writer {}", manifest.writer),
+                format!("bad chunk name {:?}", c.hash),
+            ));
+        }
+        if !known.contains_key(&c.hash) {
+            let key = keys::chunk(session_id, &c.hash);
+            let piece = remote
+                .backend
+                .get(&key)?
+                .ok_or_else(|| damaged(format!("log chunk {}", c.hash), "missing".into()))?;
+            if piece.len() as u64 != c.bytes || ObjectId::of(&piece).to_hex() != c.hash {
+                return Err(damaged(
+                    format!("log chunk {}", c.hash),
+                    "its bytes do not hash to its name".into(),
+                ));
+            }
+            known.insert(c.hash.clone(), piece);
+        }
+        file.extend_from_slice(&known[&c.hash]);
+    }
+    Ok(file)
 }
 
 /// Downloads what the trees `roots` reach that this store lacks, level by

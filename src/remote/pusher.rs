@@ -219,15 +219,7 @@ pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteE
     let mut out = Vec::new();
     for entry in listing.flatten() {
         let path = entry.path();
-        if !Layout::is_session_file(&path) {
-            continue;
-        }
-        let Some(session_id) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|s| s.rsplit_once('_'))
-            .map(|(_, id)| id.to_owned())
-        else {
+        let Some(session_id) = Layout::session_id_of(&path).map(str::to_owned) else {
             continue;
         };
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);

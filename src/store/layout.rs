@@ -116,6 +116,16 @@ impl Layout {
             .join(format!("{stamp}_{session_id}.{SESSION_EXTENSION}"))
     }
 
+    /// The session id in the name of a file [`Layout::new_session_file`]
+    /// named (`<timestamp>_<sessionId>.jsonl`).
+    pub fn session_id_of(path: &Path) -> Option<&str> {
+        if !Layout::is_session_file(path) {
+            return None;
+        }
+        let (_, id) = path.file_stem()?.to_str()?.rsplit_once('_')?;
+        Some(id)
+    }
+
     /// Whether a file in `sessions/` is a session file (`*.jsonl`).
     pub fn is_session_file(path: &Path) -> bool {
         path.extension().is_some_and(|x| x == SESSION_EXTENSION)
@@ -307,6 +317,12 @@ mod tests {
         assert_eq!(
             l.new_session_file("2026-11-21T19:24:13.116Z", "abc"),
             Path::new("/s/sessions/2026-11-21T19-24-13-116Z_abc.jsonl")
+        );
+        let named = l.new_session_file("2026-11-21T19:24:13.116Z", "4f0e-77aa");
+        assert_eq!(Layout::session_id_of(&named), Some("4f0e-77aa"));
+        assert_eq!(
+            Layout::session_id_of(Path::new("/s/sessions/x_abc.jsonl.journal")),
+            None
         );
         let journal = Layout::session_journal(Path::new("/x/a.jsonl"));
         assert_eq!(journal, Path::new("/x/a.jsonl.journal"));

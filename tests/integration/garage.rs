@@ -133,17 +133,7 @@ api_bind_addr = "127.0.0.1:{admin_port}"
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let child = Command::new(bin)
-            .arg("-c")
-            .arg(&config_path)
-            .arg("server")
-            .env("RUST_LOG", "garage=info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+        let child = server(bin, &config_path, log);
         let mut garage = Garage {
             child,
             bin: bin.to_path_buf(),
@@ -312,17 +302,7 @@ api_bind_addr = "127.0.0.1:{admin_port}"
             .append(true)
             .open(self.dir.path().join("server.log"))
             .unwrap();
-        self.child = Command::new(&self.bin)
-            .arg("-c")
-            .arg(&self.config)
-            .arg("server")
-            .env("RUST_LOG", "garage=info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        self.child = server(&self.bin, &self.config, log);
         let s3 = SocketAddr::from(([127, 0, 0, 1], self.s3_port));
         let deadline = Instant::now() + BOOT_TIMEOUT;
         while TcpStream::connect_timeout(&s3, Duration::from_millis(200)).is_err() {
@@ -373,6 +353,21 @@ impl Drop for Garage {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `garage -c CONFIG server`, its output into `log`.
+fn server(bin: &Path, config: &Path, log: std::fs::File) -> Child {
+    Command::new(bin)
+        .arg("-c")
+        .arg(config)
+        .arg("server")
+        .env("RUST_LOG", "garage=info")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()))
 }
 
 /// Three distinct ports free on 127.0.0.1 (all held until all are found).
