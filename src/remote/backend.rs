@@ -74,6 +74,11 @@ impl Backend {
             url: url.to_owned(),
             reason,
         };
+        // TLS (https endpoints) goes through rustls with ring, the one
+        // provider compiled in (Cargo.toml says why not aws-lc-rs); reqwest
+        // needs it installed as the process's. Installing it again fails
+        // harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(one_line(&e)))?;
         let retry = RetryConfig {

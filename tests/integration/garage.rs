@@ -386,6 +386,9 @@ pub fn client(garage: &Garage) -> AmazonS3 {
 }
 
 fn client_in(garage: &Garage, region: &str) -> AmazonS3 {
+    // reqwest is built without a TLS provider of its own (Cargo.toml): the
+    // process installs ring's, as rewind's remote backend does.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     AmazonS3Builder::new()
         .with_endpoint(garage.endpoint())
         .with_region(region)

@@ -342,6 +342,30 @@ fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
         "took {:?}",
         started.elapsed()
     );
+
+    // An https endpoint: the client must speak TLS (rustls with ring, the
+    // one provider built in; without it installed no request is ever
+    // sent). The listener takes the first bytes, a TLS handshake record,
+    // and hangs up: one line again.
+    let tls = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    a.set(
+        "AWS_ENDPOINT",
+        &format!("https://127.0.0.1:{}", tls.local_addr().unwrap().port()),
+    );
+    let first_bytes = std::thread::spawn(move || {
+        let (mut conn, _) = tls.accept().unwrap();
+        let mut buf = [0u8; 1];
+        std::io::Read::read_exact(&mut conn, &mut buf).map(|()| buf[0])
+    });
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert_eq!(
+        first_bytes.join().unwrap().unwrap(),
+        0x16,
+        "a TLS handshake record"
+    );
+
     let before = a.ok(&["log"]).lines().count();
     a.turn("echo on >> a.txt", None);
     assert_eq!(
