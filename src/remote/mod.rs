@@ -28,14 +28,16 @@ mod pull;
 mod push;
 mod pusher;
 mod state;
+mod upload;
 
 pub use backend::Traffic;
 pub use config::RemoteSpec;
 pub use error::RemoteError;
 pub use list::{list_sessions, RemoteCopy};
 pub use pull::{pull_session, PullReport};
-pub use push::{push_session, PushReport, REMOTE_PACK_BYTES};
+pub use push::{push_session, PushReport};
 pub use pusher::{behind, last_error, Behind, Pusher};
+pub use upload::REMOTE_PACK_BYTES;
 
 use crate::store::Layout;
 

@@ -3,9 +3,9 @@
 //! (docs/remote.md "Crash consistency"):
 //!
 //! 1. the objects its checkpoints reach that no remote index names, in
-//!    packs of up to [`REMOTE_PACK_BYTES`], children before their trees,
-//!    each pack before its index; so a tree the remote indexes has its
-//!    whole subtree there;
+//!    packs, children before their trees, each pack's index after the pack
+//!    and after every index before it ([`super::upload`]); so a tree the
+//!    remote indexes has its whole subtree there;
 //! 2. the session file's lines not yet pushed, as one immutable chunk;
 //! 3. the manifest naming every chunk, last.
 //!
@@ -19,17 +19,10 @@ use std::path::Path;
 use super::error::RemoteError;
 use super::index::RemoteIndex;
 use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
+use super::upload::upload_objects;
 use super::{keys, Remote};
 use crate::session::{now_iso, SessionLog};
-use crate::store::{
-    empty_tree_id, encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store,
-    PACK_HEADER_LEN,
-};
-
-/// Packs on the remote close at this size: two requests (pack and index)
-/// per 32 MiB of packed data, and a pull that needs one object of a pack
-/// downloads at most this much for it.
-pub const REMOTE_PACK_BYTES: usize = 32 << 20;
+use crate::store::{empty_tree_id, EntryKind, ObjectId, Store};
 
 /// What one push did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -100,9 +93,13 @@ pub fn push_session(
             }
         }
     }
-    let missing = missing_closure(store, &roots, &index)?;
+    let uploaded = upload_objects(store, remote, |emit| {
+        missing_closure(store, &roots, &index, emit)
+    })?;
     drop(index);
-    upload_objects(store, remote, &missing, &mut report)?;
+    report.objects = uploaded.objects;
+    report.packs = uploaded.packs;
+    report.packed_bytes = uploaded.packed_bytes;
 
     // 2. The new lines, as one chunk.
     let from = pushed.bytes() as usize;
@@ -163,20 +160,20 @@ fn leaf_of(file: &[u8]) -> Option<String> {
     v.get("id")?.as_str().map(str::to_owned)
 }
 
-/// Every object the trees `roots` reach that the remote lacks, children
-/// before the trees that name them. A tree the remote has is not walked:
-/// its subtree is there (see the module docs).
+/// Every object the trees `roots` reach that the remote lacks, given to
+/// `emit` children before the trees that name them (each once). A tree the
+/// remote has is not walked: its subtree is there (see the module docs).
 fn missing_closure(
     store: &Store,
     roots: &[ObjectId],
     remote: &RemoteIndex,
-) -> Result<Vec<ObjectId>, RemoteError> {
-    let mut out = Vec::new();
+    emit: &mut dyn FnMut(ObjectId) -> Result<(), RemoteError>,
+) -> Result<(), RemoteError> {
     let mut seen = HashSet::new();
     for root in roots {
-        visit_tree(store, *root, remote, &mut seen, &mut out)?;
+        visit_tree(store, *root, remote, &mut seen, emit)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn visit_tree(
@@ -184,7 +181,7 @@ fn visit_tree(
     id: ObjectId,
     remote: &RemoteIndex,
     seen: &mut HashSet<ObjectId>,
-    out: &mut Vec<ObjectId>,
+    emit: &mut dyn FnMut(ObjectId) -> Result<(), RemoteError>,
 ) -> Result<(), RemoteError> {
     // The empty tree is never uploaded: every session names it (its first
     // record's baseline), so the pack holding it would stay referenced by
@@ -198,115 +195,10 @@ fn visit_tree(
             continue;
         }
         if entry.kind == EntryKind::Tree {
-            visit_tree(store, entry.id, remote, seen, out)?;
+            visit_tree(store, entry.id, remote, seen, emit)?;
         } else if !remote.has(&entry.id) && seen.insert(entry.id) {
-            out.push(entry.id);
+            emit(entry.id)?;
         }
     }
-    out.push(id);
-    Ok(())
-}
-
-/// A pack being put together in memory, in the local pack format.
-struct PackBuilder {
-    bytes: Vec<u8>,
-    entries: Vec<IndexEntry>,
-}
-
-impl PackBuilder {
-    fn new() -> PackBuilder {
-        PackBuilder {
-            bytes: pack_header().to_vec(),
-            entries: Vec::new(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn count(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn append(&mut self, id: ObjectId, record: &[u8]) {
-        self.entries.push(IndexEntry {
-            id,
-            offset: self.bytes.len() as u64,
-            len: record.len() as u64,
-        });
-        self.bytes.extend_from_slice(record);
-    }
-}
-
-/// Reads the records of `missing` into packs while the pack before is
-/// uploading (one pack in flight, so memory stays at two packs), keeping
-/// the order the module docs need: each pack's index after the pack, the
-/// next pack after both.
-fn upload_objects(
-    store: &Store,
-    remote: &Remote,
-    missing: &[ObjectId],
-    report: &mut PushReport,
-) -> Result<(), RemoteError> {
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<PackBuilder>(1);
-        let uploader = scope.spawn(move || {
-            let mut done = PushReport::default();
-            for pack in rx {
-                upload_pack(remote, pack, &mut done)?;
-            }
-            Ok::<PushReport, RemoteError>(done)
-        });
-        let built = (|| {
-            let mut pack = PackBuilder::new();
-            for id in missing {
-                let record = store.read_record(id)?;
-                if pack.len() > PACK_HEADER_LEN as usize
-                    && pack.len() + record.len() > remote.pack_bytes
-                    && tx
-                        .send(std::mem::replace(&mut pack, PackBuilder::new()))
-                        .is_err()
-                {
-                    // The uploader failed: its error is the push's.
-                    return Ok(());
-                }
-                pack.append(*id, &record);
-            }
-            if pack.count() > 0 {
-                let _ = tx.send(pack);
-            }
-            Ok::<(), RemoteError>(())
-        })();
-        drop(tx);
-        let uploaded = uploader.join().map_err(|_| RemoteError::Backend {
-            url: remote.backend.url().to_owned(),
-            message: "the upload thread panicked".into(),
-        })??;
-        built?;
-        report.objects += uploaded.objects;
-        report.packs += uploaded.packs;
-        report.packed_bytes += uploaded.packed_bytes;
-        Ok(())
-    })
-}
-
-/// Uploads a pack, then its index; from then on the remote has its
-/// objects (and the index is kept here: indexes never change).
-fn upload_pack(
-    remote: &Remote,
-    mut pack: PackBuilder,
-    report: &mut PushReport,
-) -> Result<(), RemoteError> {
-    // A name of its own, never its content's: a pack pushed again (the
-    // same objects, after gc marked the first copy) must not land on the
-    // key a gc may be deleting at that moment.
-    let name = format!("{:032x}", rand::random::<u128>());
-    let idx = encode_index(&mut pack.entries);
-    report.objects += pack.entries.len() as u64;
-    report.packs += 1;
-    report.packed_bytes += pack.bytes.len() as u64;
-    remote.backend.put(&keys::pack(&name), pack.bytes)?;
-    remote.backend.put(&keys::pack_index(&name), idx.clone())?;
-    super::state::write_file(&remote.state.packs_dir().join(format!("{name}.idx")), &idx)
+    emit(id)
 }
