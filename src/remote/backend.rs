@@ -97,14 +97,17 @@ impl Backend {
                         .with_automatic_cleanup(true),
                 )
             }
-            ObjectStoreScheme::AmazonS3 => prefixed(
-                AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .with_retry(retry)
-                    .build()
-                    .map_err(|e| bad(one_line(&e)))?,
-                prefix,
-            ),
+            ObjectStoreScheme::AmazonS3 => {
+                let env = |name: &str| std::env::var(name).ok();
+                prefixed(
+                    super::aws_profile::apply(AmazonS3Builder::from_env(), &env)?
+                        .with_url(url)
+                        .with_retry(retry)
+                        .build()
+                        .map_err(|e| bad(one_line(&e)))?,
+                    prefix,
+                )
+            }
             ObjectStoreScheme::GoogleCloudStorage => prefixed(
                 GoogleCloudStorageBuilder::from_env()
                     .with_url(url)

@@ -26,6 +26,10 @@ pub enum RemoteError {
     #[error("not a remote URL {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
 
+    /// The AWS shared files (`~/.aws/credentials`, `~/.aws/config`).
+    #[error("AWS profile: {reason}")]
+    AwsProfile { reason: String },
+
     #[error("session {session} is not on remote {url}")]
     NoSuchSession { session: String, url: String },
 

@@ -16,6 +16,7 @@
 //!   name; `index.rs`: which objects the remote holds; `state.rs`: what
 //!   this store knows of a remote; `manifest.rs`: one copy of a session.
 
+mod aws_profile;
 mod backend;
 pub mod config;
 mod error;

@@ -17,6 +17,8 @@ use crate::garage::{self, Garage};
 struct Machine {
     dir: tempfile::TempDir,
     env: Vec<(String, String)>,
+    /// Variables taken out of the environment the test runs in.
+    unset: Vec<String>,
 }
 
 /// A hook server a test's hooks started is stopped with the machine.
@@ -58,7 +60,11 @@ impl Machine {
             ("AWS_REGION".into(), garage.region().into()),
             ("AWS_ALLOW_HTTP".into(), "true".into()),
         ];
-        Machine { dir, env }
+        Machine {
+            dir,
+            env,
+            unset: Vec::new(),
+        }
     }
 
     fn project(&self) -> PathBuf {
@@ -72,14 +78,15 @@ impl Machine {
 
     /// `rewind ARGS` in the project; (status, stdout, stderr).
     fn rewind(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(bin())
-            .args(args)
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
             .current_dir(self.project())
             .env_remove("REWIND_REMOTE")
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .env("RUST_LOG", "warn")
-            .output()
-            .unwrap();
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        for k in &self.unset {
+            cmd.env_remove(k);
+        }
+        let out = cmd.env("RUST_LOG", "warn").output().unwrap();
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -373,6 +380,68 @@ fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
         before + 2,
         "checkpoints go on"
     );
+}
+
+/// What the AWS CLI's users have — keys in `~/.aws/credentials`, region and
+/// endpoint in `~/.aws/config`, the profile named by `AWS_PROFILE` — and
+/// nothing in the environment: enough to push. A profile neither file has
+/// is one line.
+#[test]
+fn an_aws_cli_profile_is_enough_to_push() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let mut m = Machine::new(&garage);
+    let home = m.dir.path().join("user-home");
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(
+        home.join(".aws/credentials"),
+        format!(
+            "[default]\naws_access_key_id = not-this-one\naws_secret_access_key = nor-this\n\n\
+             [team]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+            garage.access_key_id(),
+            garage.secret_access_key()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".aws/config"),
+        format!(
+            "[profile team]\nregion = {}\nendpoint_url = {}\n",
+            garage.region(),
+            garage.endpoint()
+        ),
+    )
+    .unwrap();
+    m.env
+        .retain(|(k, _)| !k.starts_with("AWS_") || k == "AWS_ALLOW_HTTP");
+    for k in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT",
+        "AWS_ENDPOINT_URL",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_CONFIG_FILE",
+    ] {
+        m.unset.push(k.into());
+    }
+    m.set("HOME", &home.display().to_string());
+    m.set("AWS_PROFILE", "team");
+    seed(&m);
+    m.turn("true", None);
+    m.ok(&["remote", "add", "origin", &url(&garage)]);
+    let out = m.ok(&["push"]);
+    assert!(out.contains("pushed to origin"), "{out}");
+
+    m.turn("echo more >> a.txt", None);
+    m.set("AWS_PROFILE", "nobody");
+    let (code, _, err) = m.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("\"nobody\""), "{err}");
 }
 
 impl Machine {
