@@ -267,10 +267,17 @@ fn restore_takes_on_conflict() {
     );
     let mut args = restore("abort");
     args["confirmToken"] = plan["structuredContent"]["confirmToken"].clone();
+    // The model gets a tool error it can read (MCP: errors a tool meets go
+    // in its result), naming the conflict; not a protocol error.
     let r = mcp.request("tools/call", json!({"name": "restore", "arguments": args}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let error = &r["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], 1002, "{r}");
+    assert_eq!(error["data"]["conflicts"][0]["path"], "b.txt", "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
-        r.get("error").is_some() || r["result"]["isError"] == true,
-        "{r}"
+        text.contains("restore aborted") && text.contains("b.txt"),
+        "{text}"
     );
     assert_eq!(
         (read("a.txt"), read("b.txt")),

@@ -130,15 +130,22 @@ impl RewindMcp {
         access: Access,
         f: impl FnOnce(&mut Engine) -> Result<CallToolResult, ErrorData> + Send + 'static,
     ) -> Result<CallToolResult, ErrorData> {
+        // What the tool met — bad arguments, a conflict that aborted a
+        // restore, an unknown entry, a locked session, a failed read — is the
+        // tool's answer (isError), which the model reads and can act on; a
+        // protocol error is for what went wrong with the call itself (MCP's
+        // "Error Handling"), here only a failure inside rewind.
         match self.with_engine(access, f).await {
-            Err(e)
-                if e.code == ErrorCode::INVALID_PARAMS
-                    || e.code == ErrorCode(rewind::server::rpc::codes::LOCKED) =>
-            {
-                let mut r = CallToolResult::error(vec![ContentBlock::text(format!(
-                    "invalid arguments: {}",
-                    e.message
-                ))]);
+            Err(e) if e.code != ErrorCode::INTERNAL_ERROR => {
+                let mut text = if e.code == ErrorCode::INVALID_PARAMS {
+                    format!("invalid arguments: {}", e.message)
+                } else {
+                    e.message.to_string()
+                };
+                if let Some(data) = &e.data {
+                    text.push_str(&format!("\n{data}"));
+                }
+                let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(json!({ "error": e }));
                 Ok(r)
             }
