@@ -9,6 +9,7 @@ mod common;
 
 mod agents_e2e;
 mod agents_mcp;
+mod azurite;
 mod bad_input;
 mod capture;
 mod cli;
