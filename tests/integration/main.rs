@@ -29,6 +29,7 @@ mod mcp;
 mod plugin;
 mod races;
 mod remote;
+mod remote_azure;
 mod revert;
 mod rollback;
 mod rollback_model;
