@@ -9,6 +9,7 @@ mod common;
 
 mod agents_e2e;
 mod agents_mcp;
+mod azurite;
 mod bad_input;
 mod capture;
 mod cli;
@@ -28,6 +29,7 @@ mod mcp;
 mod plugin;
 mod races;
 mod remote;
+mod remote_azure;
 mod revert;
 mod rollback;
 mod rollback_model;

@@ -14,7 +14,8 @@ use crate::common::{bin, disk_state};
 use crate::garage::{self, Garage};
 
 /// One machine: its own rewind home (so its own store) and project directory.
-struct Machine {
+/// remote_azure.rs runs the same machines against Azurite.
+pub(crate) struct Machine {
     dir: tempfile::TempDir,
     env: Vec<(String, String)>,
     /// Variables taken out of the environment the test runs in.
@@ -44,13 +45,7 @@ impl Machine {
     }
 
     fn new(garage: &Garage) -> Machine {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        let env = vec![
-            (
-                "REWIND_HOME".into(),
-                dir.path().join("home").display().to_string(),
-            ),
+        Machine::with_env(vec![
             ("AWS_ACCESS_KEY_ID".into(), garage.access_key_id().into()),
             (
                 "AWS_SECRET_ACCESS_KEY".into(),
@@ -59,7 +54,18 @@ impl Machine {
             ("AWS_ENDPOINT".into(), garage.endpoint()),
             ("AWS_REGION".into(), garage.region().into()),
             ("AWS_ALLOW_HTTP".into(), "true".into()),
-        ];
+        ])
+    }
+
+    /// A machine whose `rewind` runs with `env` (a remote's credentials
+    /// and endpoint) set, and its own `REWIND_HOME`.
+    pub(crate) fn with_env(mut env: Vec<(String, String)>) -> Machine {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        env.push((
+            "REWIND_HOME".into(),
+            dir.path().join("home").display().to_string(),
+        ));
         Machine {
             dir,
             env,
@@ -67,17 +73,17 @@ impl Machine {
         }
     }
 
-    fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.dir.path().join("project")
     }
 
-    fn set(&mut self, key: &str, value: &str) {
+    pub(crate) fn set(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.into(), value.into()));
     }
 
     /// `rewind ARGS` in the project; (status, stdout, stderr).
-    fn rewind(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn rewind(&self, args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(bin());
         cmd.args(args)
             .current_dir(self.project())
@@ -94,14 +100,14 @@ impl Machine {
         )
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let (code, out, err) = self.rewind(args);
         assert_eq!(code, 0, "rewind {args:?}: {out}\n{err}");
         out
     }
 
     /// `rewind run -- sh -c SCRIPT`: one turn; the id of its checkpoint.
-    fn turn(&self, script: &str, session: Option<&Path>) -> String {
+    pub(crate) fn turn(&self, script: &str, session: Option<&Path>) -> String {
         let mut args = vec!["run".to_string()];
         if let Some(s) = session {
             args.push("--session".into());
@@ -116,7 +122,7 @@ impl Machine {
         err[at..at + 8].to_string()
     }
 
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let projects = self.dir.path().join("home/projects");
         let mut out = Vec::new();
         for p in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
@@ -138,14 +144,14 @@ fn url(garage: &Garage) -> String {
     format!("s3://{}/team-a", garage.bucket())
 }
 
-fn session_id(file: &Path) -> String {
+pub(crate) fn session_id(file: &Path) -> String {
     let name = file.file_stem().unwrap().to_string_lossy().into_owned();
     name.rsplit('_').next().unwrap().to_string()
 }
 
 /// A project with what a restore must bring back exactly: an executable,
 /// a symlink, a binary file, a nested directory.
-fn seed(m: &Machine) {
+pub(crate) fn seed(m: &Machine) {
     let p = m.project();
     std::fs::write(p.join("a.txt"), "one\n").unwrap();
     std::fs::create_dir_all(p.join("src/deep")).unwrap();

@@ -1,0 +1,200 @@
+//! The remote store on Azure Blob Storage (`az://CONTAINER/PREFIX`), end to
+//! end with the real binary against Azurite on 127.0.0.1
+//! (tests/integration/azurite.rs): the S3 tests' machines
+//! (tests/integration/remote.rs), configured as a user of the emulator
+//! configures rewind, through the environment object_store's Azure
+//! builder reads (`AZURE_STORAGE_USE_EMULATOR`, `AZURITE_BLOB_STORAGE_URL`).
+
+use std::time::{Duration, Instant};
+
+use futures_util::TryStreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::azurite::{self, Azurite};
+use crate::common::disk_state;
+use crate::garage;
+use crate::remote::{seed, session_id, Machine};
+
+fn url(azurite: &Azurite) -> String {
+    format!("az://{}/team-a", azurite.container())
+}
+
+/// A machine whose seeded project recorded one turn and pushed its session
+/// to `origin` (the test's container); the session's id.
+fn pushed(azurite: &Azurite) -> (Machine, String) {
+    let m = Machine::with_env(azurite.env());
+    seed(&m);
+    m.turn("true", None);
+    m.ok(&["remote", "add", "origin", &url(azurite)]);
+    m.ok(&["push"]);
+    let id = session_id(&m.session_files()[0]);
+    (m, id)
+}
+
+/// Machine A records turns and pushes them to a container; machine B (its
+/// own store, an empty directory) lists the session, pulls it and restores
+/// turn 1 byte for byte: the executable bit, the symlink and the binary
+/// file that turn 2 changed come back.
+#[test]
+fn two_machines_share_a_session_through_azure() {
+    let Some(azurite) = Azurite::start() else {
+        return;
+    };
+    let a = Machine::with_env(azurite.env());
+    seed(&a);
+    let turn1 = a.turn("echo two >> a.txt; echo new > src/new.txt", None);
+    let at_turn1 = disk_state(&a.project());
+    a.turn(
+        "rm link src/f3.txt; chmod 644 run.sh; printf '\\000x' > src/deep/bin.dat",
+        None,
+    );
+    a.ok(&["remote", "add", "origin", &url(&azurite)]);
+    let pushed = a.ok(&["push"]);
+    assert!(pushed.contains("pushed to origin"), "{pushed}");
+    assert!(a.ok(&["push"]).contains("up to date"));
+    let id = session_id(&a.session_files()[0]);
+
+    // What the push left in the container, under the URL's prefix.
+    let listed: Vec<String> = garage::runtime().block_on(async {
+        azurite::client(&azurite)
+            .list(None)
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await
+            .unwrap()
+    });
+    assert!(
+        listed.iter().any(|key| key.starts_with("team-a/packs/"))
+            && listed.iter().all(|key| key.starts_with("team-a/")),
+        "{listed:?}"
+    );
+
+    let b = Machine::with_env(azurite.env());
+    let sessions = b.ok(&["sessions", "--remote", &url(&azurite)]);
+    assert!(sessions.contains(&id), "{sessions}");
+    let pulled = b.ok(&["pull", "--remote", &url(&azurite), &id]);
+    assert!(pulled.contains("pulled into"), "{pulled}");
+    let file_b = b.session_files().remove(0);
+    b.ok(&[
+        "restore",
+        "--session",
+        &file_b.display().to_string(),
+        &turn1,
+        "--yes",
+    ]);
+    assert_eq!(
+        disk_state(&b.project()),
+        at_turn1,
+        "turn 1, byte for byte, modes and links"
+    );
+    let verified = b.ok(&["verify"]);
+    assert!(verified.contains("no problems"), "{verified}");
+}
+
+/// An object altered in the container is found on arrival: the pull fails
+/// naming the session, the checkpoint and the object, and writes no session.
+#[test]
+fn an_altered_blob_is_refused_and_nothing_is_written() {
+    let Some(azurite) = Azurite::start() else {
+        return;
+    };
+    let (_a, id) = pushed(&azurite);
+
+    // Flip a byte in the middle of the first record of every pack.
+    let client = azurite::client(&azurite);
+    garage::runtime().block_on(async {
+        let packs: Vec<_> = client
+            .list(Some(&ObjectPath::from("team-a/packs")))
+            .try_collect()
+            .await
+            .unwrap();
+        let packs: Vec<_> = packs
+            .iter()
+            .filter(|p| p.location.as_ref().ends_with(".pack"))
+            .collect();
+        assert!(!packs.is_empty(), "{packs:?}");
+        for p in packs {
+            let mut bytes = client
+                .get(&p.location)
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+                .to_vec();
+            let at = 8 + 16 + 1; // the first record's payload
+            bytes[at] ^= 0x55;
+            client
+                .put(&p.location, PutPayload::from(bytes))
+                .await
+                .unwrap();
+        }
+    });
+
+    let b = Machine::with_env(azurite.env());
+    let (code, out, err) = b.rewind(&["pull", "--remote", &url(&azurite), &id]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&id) && err.contains("checkpoint") && err.contains("altered"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(b.session_files().is_empty(), "no session written");
+}
+
+/// A wrong account key and an unreachable server: one clear line each,
+/// within seconds, and local checkpoints go on.
+#[test]
+fn a_wrong_account_key_is_one_line_and_checkpoints_go_on() {
+    let Some(azurite) = Azurite::start() else {
+        return;
+    };
+    let mut a = Machine::with_env(azurite.env());
+    seed(&a);
+    a.turn("true", None);
+    a.ok(&["remote", "add", "origin", &url(&azurite)]);
+
+    // A well-formed key (base64, as account keys are) of the right
+    // account, but not its key: the server refuses the signature (403
+    // AuthorizationFailure, "Server failed to authenticate the request").
+    a.set(
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "bm90LXRoZS1rZXktb2YtZGV2c3RvcmVhY2NvdW50MS1ub3QtdGhlLWtleS1vZi1kZXZzdG9yZWFjY291bnQx",
+    );
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("permission denied") && err.contains("AuthorizationFailure"),
+        "{err}"
+    );
+
+    // The right key again (the emulators' own), and a port nothing
+    // listens on.
+    a.set("AZURE_STORAGE_ACCOUNT_KEY", azurite::KEY);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    a.set(
+        "AZURITE_BLOB_STORAGE_URL",
+        &format!("http://127.0.0.1:{port}"),
+    );
+    let started = Instant::now();
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+
+    let before = a.ok(&["log"]).lines().count();
+    a.turn("echo on >> a.txt", None);
+    assert_eq!(
+        a.ok(&["log"]).lines().count(),
+        before + 2,
+        "checkpoints go on"
+    );
+}
