@@ -74,6 +74,13 @@ impl Backend {
             url: url.to_owned(),
             reason,
         };
+        // The URL parsed; what a cloud's builder refuses may be the URL's
+        // rest or the settings it read beside it (a key that is not base64):
+        // not called a bad URL, which would send the user to the wrong place.
+        let settings = |reason: String| RemoteError::Settings {
+            url: url.to_owned(),
+            reason,
+        };
         // TLS (https endpoints) goes through rustls with ring, the one
         // provider compiled in (Cargo.toml says why not aws-lc-rs); reqwest
         // needs it installed as the process's. Installing it again fails
@@ -104,7 +111,7 @@ impl Backend {
                         .with_url(url)
                         .with_retry(retry)
                         .build()
-                        .map_err(|e| bad(one_line(&e)))?,
+                        .map_err(|e| settings(one_line(&e)))?,
                     prefix,
                 )
             }
@@ -113,7 +120,7 @@ impl Backend {
                     .with_url(url)
                     .with_retry(retry)
                     .build()
-                    .map_err(|e| bad(one_line(&e)))?,
+                    .map_err(|e| settings(one_line(&e)))?,
                 prefix,
             ),
             ObjectStoreScheme::MicrosoftAzure => prefixed(
@@ -121,7 +128,7 @@ impl Backend {
                     .with_url(url)
                     .with_retry(retry)
                     .build()
-                    .map_err(|e| bad(one_line(&e)))?,
+                    .map_err(|e| settings(one_line(&e)))?,
                 prefix,
             ),
             other => return Err(bad(format!("{other:?} is not a supported store"))),

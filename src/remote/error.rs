@@ -26,6 +26,14 @@ pub enum RemoteError {
     #[error("not a remote URL {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
 
+    /// The cloud's client refused the URL together with the credentials and
+    /// settings read from the environment (or the AWS files) for it: a key
+    /// that is not base64, a bucket missing from an https URL.
+    #[error(
+        "remote {url}: cannot be set up from the URL and the environment's settings: {reason}"
+    )]
+    Settings { url: String, reason: String },
+
     /// The AWS shared files (`~/.aws/credentials`, `~/.aws/config`).
     #[error("AWS profile: {reason}")]
     AwsProfile { reason: String },

@@ -170,6 +170,19 @@ fn a_wrong_account_key_is_one_line_and_checkpoints_go_on() {
         "{err}"
     );
 
+    // A mistyped key that is not base64 at all: the client refuses it
+    // before any request, and the line says where to look (the settings),
+    // not that the URL is bad.
+    a.set("AZURE_STORAGE_ACCOUNT_KEY", "not-base64-!");
+    let (code, _, err) = a.rewind(&["push"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("cannot be set up from the URL and the environment's settings")
+            && !err.contains("not a remote URL"),
+        "{err}"
+    );
+
     // The right key again (the emulators' own), and a port nothing
     // listens on.
     a.set("AZURE_STORAGE_ACCOUNT_KEY", azurite::KEY);
