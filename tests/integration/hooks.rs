@@ -674,6 +674,39 @@ fn a_killed_server_loses_nothing_and_is_replaced() {
     assert!(p.cli(&["status"]).contains("no failures recorded"));
 }
 
+/// The store deleted under a running server (`rm -rf` of rewind's data)
+/// takes its socket along: the server exits within seconds instead of
+/// idling for half an hour, and the next event records into a new store
+/// through a new server.
+#[test]
+fn a_server_whose_store_is_deleted_exits_and_the_next_event_starts_over() {
+    let p = Project::with_server();
+    seed(&p);
+    let start = p.payload("d", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    let first = status_field(&status_once_up(&p), "pid").unwrap();
+    std::fs::remove_dir_all(store_dir(&p)).unwrap();
+    let gone = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_or(true, |s| s.contains("zombie"))
+    };
+    let deleted = std::time::Instant::now();
+    while !gone(&first) {
+        assert!(
+            deleted.elapsed() < std::time::Duration::from_secs(30),
+            "server {first} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    p.write("after.txt", "x");
+    let prompt = p.payload("d", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let status = status_once_up(&p);
+    let second = status_field(&status, "pid").unwrap();
+    assert_ne!(first, second, "{status}");
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
+}
+
 #[test]
 fn a_server_of_another_build_gives_way() {
     let p = Project::with_server();

@@ -27,6 +27,9 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
 /// How long a server being replaced may take to let go of the lock.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
+/// How often an idle server looks whether its socket is still its own.
+const CHECK_EVERY: Duration = Duration::from_secs(2);
+
 /// How long a client may take to send its request line.
 const READ_REQUEST: Duration = Duration::from_secs(5);
 
@@ -90,6 +93,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         .with_context(|| format!("listening on {}", socket.display()))?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
         .context("making the socket private")?;
+    let ours = identity(&socket).context("looking at the new socket")?;
     let build = build_id();
     tracing::info!(project = %place.project.display(), pid = std::process::id(), "hook server started");
     let (jobs, next) = mpsc::channel::<Job>();
@@ -105,15 +109,29 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         failed: 0,
         sessions: Default::default(),
     };
+    let mut last_event = Instant::now();
     loop {
-        let job = match next.recv_timeout(idle) {
+        let wait = idle.saturating_sub(last_event.elapsed()).min(CHECK_EVERY);
+        let job = match next.recv_timeout(wait) {
             Ok(job) => job,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(mpsc::RecvTimeoutError::Timeout) if last_event.elapsed() >= idle => {
                 tracing::info!(idle_secs = idle.as_secs(), "hook server idle: exiting");
                 break;
             }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // The store deleted (`rm -rf` of rewind's data, a cleanup
+                // tool) takes the socket with it: no hook can reach this
+                // server again, and what it would push or record belongs to
+                // a store nobody will read. Hooks start a new server.
+                if identity(&socket).ok() != Some(ours) {
+                    tracing::info!("the server's socket is gone or replaced: exiting");
+                    break;
+                }
+                continue;
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        last_event = Instant::now();
         match job {
             Job::Event {
                 stream,
@@ -156,14 +174,23 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         }
     }
     // New hooks find no socket and start a server of their own; the lock
-    // goes with this process.
-    let _ = std::fs::remove_file(&socket);
+    // goes with this process. A socket that is no longer ours is another
+    // server's: left alone.
+    if identity(&socket).ok() == Some(ours) {
+        let _ = std::fs::remove_file(&socket);
+    }
     drop(warm);
     if let Some(p) = pusher {
         p.stop(PUSH_FLUSH);
     }
     drop(lock);
     Ok(())
+}
+
+/// Which file a path names now (device and inode).
+fn identity(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).map(|m| (m.dev(), m.ino()))
 }
 
 /// How long an exiting server waits for its last background push.
