@@ -750,6 +750,10 @@ fn second_pass(
     }
 
     let mut done: HashSet<String> = HashSet::new();
+    // Whether a directory's parents are all real directories, asked once
+    // per directory: the files of one ignored directory (a tracked `build/`)
+    // share the answer, and each asking opens every component.
+    let mut blocked_dirs: HashMap<String, bool> = HashMap::new();
     for rel in candidates {
         if sink.out.files.contains_key(&rel)
             || untracked.contains(&rel)
@@ -762,8 +766,19 @@ fn second_pass(
         // cannot hold a file below a symlink, so capturing `lnk/f` would
         // record the link as deleted and restore a directory in its place
         // (issue 10, found 8).
-        if RepoPath::parse(&rel).is_err() || super::checkout::blocking_parent(root, &rel).is_some()
-        {
+        if RepoPath::parse(&rel).is_err() {
+            continue;
+        }
+        let parent = rel.rsplit_once('/').map_or("", |(d, _)| d);
+        let blocked = match blocked_dirs.get(parent) {
+            Some(&b) => b,
+            None => {
+                let b = super::checkout::blocking_parent(root, &rel).is_some();
+                blocked_dirs.insert(parent.to_string(), b);
+                b
+            }
+        };
+        if blocked {
             continue;
         }
         let abs = crate::repo_path::join(root, &rel);

@@ -535,3 +535,41 @@ fn stat_cache_hits_read_nothing() {
     assert_eq!(second.files_hashed, 0);
     assert_eq!(second.files, first.files);
 }
+
+/// Tracked files inside a default-excluded directory are captured by name
+/// (the second pass), each checked for a parent that is not a real
+/// directory; the answer is kept per directory, so it must hold for every
+/// file of it: two files below a directory replaced by a symlink are both
+/// left out, two below a real one both captured.
+#[test]
+fn tracked_files_below_an_excluded_directory_are_checked_per_directory() {
+    let e = Env::new();
+    for f in [
+        "real/build/a.txt",
+        "real/build/b.txt",
+        "other/build/x.txt",
+        "other/build/y.txt",
+    ] {
+        e.write(f, f);
+    }
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(e.dir.path())
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-f", "real", "other"]);
+    std::fs::remove_dir_all(e.dir.path().join("other")).unwrap();
+    std::os::unix::fs::symlink("real", e.dir.path().join("other")).unwrap();
+    let files = e.files_by_rules();
+    assert!(files.contains(&"real/build/a.txt".to_string()), "{files:?}");
+    assert!(files.contains(&"real/build/b.txt".to_string()), "{files:?}");
+    assert!(
+        !files.iter().any(|f| f.starts_with("other/build/")),
+        "{files:?}"
+    );
+}
