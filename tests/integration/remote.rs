@@ -82,6 +82,39 @@ impl Machine {
         self.env.push((key.into(), value.into()));
     }
 
+    /// As another machine: finds session `id` listed on `url`, pulls it,
+    /// restores its checkpoint `entry` and checks the project is `expected`
+    /// byte for byte (modes and links too) and the store verifies; the
+    /// pulled session file.
+    pub(crate) fn pull_and_restore(
+        &self,
+        url: &str,
+        id: &str,
+        entry: &str,
+        expected: &std::collections::BTreeMap<String, crate::common::Node>,
+    ) -> PathBuf {
+        let listed = self.ok(&["sessions", "--remote", url]);
+        assert!(listed.contains(id), "{listed}");
+        let pulled = self.ok(&["pull", "--remote", url, id]);
+        assert!(pulled.contains("pulled into"), "{pulled}");
+        let file = self.session_files().remove(0);
+        self.ok(&[
+            "restore",
+            "--session",
+            &file.display().to_string(),
+            entry,
+            "--yes",
+        ]);
+        assert_eq!(
+            &disk_state(&self.project()),
+            expected,
+            "{entry}, byte for byte, modes and links"
+        );
+        let verified = self.ok(&["verify"]);
+        assert!(verified.contains("no problems"), "{verified}");
+        file
+    }
+
     /// `rewind ARGS` in the project; (status, stdout, stderr).
     pub(crate) fn rewind(&self, args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(bin());
@@ -191,25 +224,7 @@ fn two_machines_share_a_session_through_s3() {
     let id = session_id(&file_a);
 
     let b = Machine::new(&garage);
-    let listed = b.ok(&["sessions", "--remote", &url(&garage)]);
-    assert!(listed.contains(&id), "{listed}");
-    let pulled = b.ok(&["pull", "--remote", &url(&garage), &id]);
-    assert!(pulled.contains("pulled into"), "{pulled}");
-    let file_b = b.session_files().remove(0);
-    b.ok(&[
-        "restore",
-        "--session",
-        &file_b.display().to_string(),
-        &turn2,
-        "--yes",
-    ]);
-    assert_eq!(
-        disk_state(&b.project()),
-        at_turn2,
-        "turn 2, byte for byte, modes and links"
-    );
-    let verified = b.ok(&["verify"]);
-    assert!(verified.contains("no problems"), "{verified}");
+    let file_b = b.pull_and_restore(&url(&garage), &id, &turn2, &at_turn2);
 
     let from_b = b.turn("echo from-b > b.txt", Some(&file_b));
     let pushed_b = b.ok(&[

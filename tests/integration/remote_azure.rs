@@ -71,25 +71,7 @@ fn two_machines_share_a_session_through_azure() {
     );
 
     let b = Machine::with_env(azurite.env());
-    let sessions = b.ok(&["sessions", "--remote", &url(&azurite)]);
-    assert!(sessions.contains(&id), "{sessions}");
-    let pulled = b.ok(&["pull", "--remote", &url(&azurite), &id]);
-    assert!(pulled.contains("pulled into"), "{pulled}");
-    let file_b = b.session_files().remove(0);
-    b.ok(&[
-        "restore",
-        "--session",
-        &file_b.display().to_string(),
-        &turn1,
-        "--yes",
-    ]);
-    assert_eq!(
-        disk_state(&b.project()),
-        at_turn1,
-        "turn 1, byte for byte, modes and links"
-    );
-    let verified = b.ok(&["verify"]);
-    assert!(verified.contains("no problems"), "{verified}");
+    b.pull_and_restore(&url(&azurite), &id, &turn1, &at_turn1);
 }
 
 /// An object altered in the container is found on arrival: the pull fails
