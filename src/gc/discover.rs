@@ -28,8 +28,16 @@ pub(crate) enum Protection {
 }
 
 /// What in a session's own entries keeps retention from removing it: a
-/// labelled checkpoint (a `label` entry still in force, or a snapshot taken
-/// with a label), else an approval. The remote's gc keeps the same rule.
+/// labelled checkpoint (a `label` entry still in force, or a `manual`
+/// snapshot taken with a label), else an approval. The remote's gc keeps
+/// the same rule.
+///
+/// A label is protection when someone put it there to keep a checkpoint: the
+/// `label` method, or a checkpoint asked for by name (`manual`). The label an
+/// automatic checkpoint carries (hooks and `rewind run` label every turn's
+/// `message` snapshot with the prompt or command) describes it: counting it
+/// made every hook session protected, so `--keep-last` never freed anything
+/// for people who record through their agent's hooks.
 pub(crate) fn kept_for(index: &SessionIndex) -> Option<Protection> {
     let mut labelled = false;
     for e in index.entries() {
@@ -37,8 +45,10 @@ pub(crate) fn kept_for(index: &SessionIndex) -> Option<Protection> {
             let target = label.target_id;
             labelled |= target.is_some_and(|t| index.label_of(&t).is_some());
         }
-        // A snapshot taken with a label is a labelled checkpoint too.
-        labelled |= e.is_tree_recording() && e.snapshot_label().is_some();
+        // A checkpoint asked for by name is a labelled checkpoint too.
+        labelled |= e.is_tree_recording()
+            && e.record_kind() == Some("manual")
+            && e.snapshot_label().is_some();
     }
     if labelled {
         Some(Protection::Labelled)

@@ -6,7 +6,7 @@
 //!    removed; registered files elsewhere just keep their objects alive.
 //! 2. **Protection**: a session is never removed when a sidecar holds its lock, when it
 //!    holds a labelled checkpoint (a `label` entry whose latest label is non-null, or a
-//!    snapshot taken with a label) or an approval, when a restore journal sits beside it
+//!    `manual` snapshot taken with a label) or an approval, when a restore journal sits beside it
 //!    (crash recovery needs it), or when it cannot be parsed.
 //! 3. **Retention**: with `keepLast` / `maxAgeDays`, every unprotected session under
 //!    `sessions/` that is neither among the newest `keepLast` (ranked among the files

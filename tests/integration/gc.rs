@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use rewind::engine::api::{GcParams, GcResult, LabelParams, SnapshotParams, VerifyProblemKind};
+use rewind::engine::api::{
+    GcParams, GcResult, LabelParams, SnapshotKind, SnapshotParams, VerifyProblemKind,
+};
 use rewind::engine::{Engine, EngineConfig};
 use rewind::gc::{self, GcError, GcOptions};
 use rewind::session::{NewEntry, SessionLog};
@@ -500,7 +502,24 @@ fn protected_sessions_are_never_pruned() {
         let mut e = fx.open(&project);
         write(&project, "x.txt", b"y\n");
         e.snapshot(SnapshotParams {
+            kind: Some(SnapshotKind::Manual),
             label: Some("milestone".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        e.session_file().to_path_buf()
+    };
+
+    // A turn's snapshot labelled with its prompt, as hooks and `rewind run`
+    // record every turn: a description, not a keep mark (it goes).
+    let prompt_labelled = {
+        let project = fx.new_project();
+        write(&project, "p.txt", b"p\n");
+        let mut e = fx.open(&project);
+        write(&project, "p.txt", b"q\n");
+        e.snapshot(SnapshotParams {
+            kind: Some(SnapshotKind::Message),
+            label: Some("fix the bug".into()),
             ..Default::default()
         })
         .unwrap();
@@ -529,6 +548,7 @@ fn protected_sessions_are_never_pruned() {
         &labelled,
         &cleared,
         &snap_labelled,
+        &prompt_labelled,
         &approved,
         &plain,
     ] {
@@ -543,7 +563,11 @@ fn protected_sessions_are_never_pruned() {
     let r = run_later(&store, params);
     let mut pruned = r.pruned_sessions.clone();
     pruned.sort();
-    let mut want = vec![cleared.display().to_string(), plain.display().to_string()];
+    let mut want = vec![
+        cleared.display().to_string(),
+        prompt_labelled.display().to_string(),
+        plain.display().to_string(),
+    ];
     want.sort();
     assert_eq!(pruned, want);
     assert!(!r.budget_met);

@@ -707,6 +707,32 @@ fn a_server_whose_store_is_deleted_exits_and_the_next_event_starts_over() {
     assert!(p.cli(&["status"]).contains("no failures recorded"));
 }
 
+/// Sessions recorded through hooks go when the keep rules say so: their
+/// turns carry the prompt as a label, which describes them and does not
+/// keep them (a checkpoint labelled by someone does).
+#[test]
+fn keep_rules_prune_old_hook_sessions() {
+    let p = Project::new();
+    seed(&p);
+    for s in ["s1", "s2", "s3"] {
+        for (event, extra) in [
+            ("SessionStart", json!({})),
+            ("UserPromptSubmit", json!({"prompt": format!("work {s}")})),
+        ] {
+            assert_eq!(
+                p.hook("claude-code", &p.payload(s, event, extra)),
+                (0, String::new())
+            );
+        }
+        p.write("a.txt", s);
+        let stop = p.payload(s, "Stop", json!({}));
+        assert_eq!(p.hook("claude-code", &stop), (0, String::new()));
+    }
+    let out = p.cli(&["gc", "--keep-last", "1"]);
+    assert!(out.contains("2 session(s) pruned"), "{out}");
+    assert!(p.cli(&["log"]).contains("work s3"));
+}
+
 #[test]
 fn a_server_of_another_build_gives_way() {
     let p = Project::with_server();
