@@ -10,13 +10,14 @@ use crate::session::records::{Record, StepSnapshot};
 use crate::session::{EntryId, Header, SessionLog};
 use crate::store::{build_tree, flatten, EntryKind, Store, TreeEntry};
 
-struct Side {
-    _dir: tempfile::TempDir,
-    store: Store,
-    remote: Remote,
+pub(super) struct Side {
+    pub(super) _dir: tempfile::TempDir,
+    pub(super) store: Store,
+    pub(super) remote: Remote,
 }
 
-fn side(url: &str) -> Side {
+/// A store of its own with `url` as its remote.
+pub(super) fn side(url: &str) -> Side {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("store"), false).unwrap();
     let remote = Remote::open(store.layout(), Some(url)).unwrap();
@@ -25,6 +26,19 @@ fn side(url: &str) -> Side {
         store,
         remote,
     }
+}
+
+/// `len` bytes no compressor shrinks (xorshift, `state` carried over
+/// calls), for tests that need objects to fill packs.
+pub(super) fn incompressible(len: usize, state: &mut u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            *state as u8
+        })
+        .collect()
 }
 
 /// A tree of `files` (path → content) stored in `store`.
@@ -252,17 +266,7 @@ fn a_session_spanning_many_packs_pulls_every_object() {
     // its own, and the directory's tree shares the last pack with the root.
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let files: Vec<(String, Vec<u8>)> = (0..40)
-        .map(|i| {
-            let content: Vec<u8> = (0..3000)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            (format!("d/f{i}.bin"), content)
-        })
+        .map(|i| (format!("d/f{i}.bin"), incompressible(3000, &mut x)))
         .collect();
     let t = tree(&a.store, &as_refs(&files));
     checkpoint(&mut log, t);

@@ -253,14 +253,7 @@ fn publish_indexes(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn remote() -> (tempfile::TempDir, Remote) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store"), false).unwrap();
-        let url = format!("file://{}", dir.path().join("remote").display());
-        let remote = Remote::open(store.layout(), Some(&url)).unwrap();
-        (dir, remote)
-    }
+    use crate::remote::tests::{incompressible, side, Side};
 
     fn landed(name: &str) -> Landed {
         Landed {
@@ -269,6 +262,14 @@ mod tests {
             objects: 1,
             bytes: 10,
         }
+    }
+
+    /// A store and its `file://` remote in a directory of their own (both
+    /// directories removed when dropped: bind them for the test's length).
+    fn remote_dir() -> (tempfile::TempDir, Side) {
+        let dir = tempfile::tempdir().unwrap();
+        let side = side(&format!("file://{}", dir.path().display()));
+        (dir, side)
     }
 
     fn published(remote: &Remote, name: &str) -> bool {
@@ -281,7 +282,7 @@ mod tests {
 
     #[test]
     fn a_pack_that_lands_early_is_indexed_once_the_earlier_ones_are() {
-        let (_dir, remote) = remote();
+        let (_remote_dir, Side { _dir, remote, .. }) = remote_dir();
         let (tx, rx) = channel();
         tx.send((1, Ok(landed("b")))).unwrap();
         tx.send((0, Ok(landed("a")))).unwrap();
@@ -295,7 +296,7 @@ mod tests {
     /// indexed: its trees' children may be in the pack that failed.
     #[test]
     fn a_failed_pack_keeps_every_later_index_unpublished() {
-        let (_dir, remote) = remote();
+        let (_remote_dir, Side { _dir, remote, .. }) = remote_dir();
         let (tx, rx) = channel();
         tx.send((1, Ok(landed("b")))).unwrap();
         tx.send((
@@ -319,26 +320,20 @@ mod tests {
     /// pack passes the pack size by more than its last record.
     #[test]
     fn every_object_emitted_is_in_exactly_one_indexed_pack() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store"), false).unwrap();
-        let url = format!("file://{}", dir.path().join("remote").display());
-        let remote = Remote::open(store.layout(), Some(&url))
-            .unwrap()
-            .with_pack_bytes(64 << 10);
+        let (
+            _remote_dir,
+            Side {
+                _dir,
+                store,
+                remote,
+            },
+        ) = remote_dir();
+        let remote = remote.with_pack_bytes(64 << 10);
         // Incompressible 8 KiB objects: about 8 per 64 KiB pack.
-        let mut ids = Vec::new();
         let mut x = 0x9e3779b97f4a7c15u64;
-        for _ in 0..60 {
-            let bytes: Vec<u8> = (0..8192)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            ids.push(store.put(&bytes).unwrap().id);
-        }
+        let ids: Vec<ObjectId> = (0..60)
+            .map(|_| store.put(&incompressible(8192, &mut x)).unwrap().id)
+            .collect();
         store.sync().unwrap();
         let done = upload_objects(&store, &remote, |emit| {
             ids.iter().try_for_each(|id| emit(*id))

@@ -115,6 +115,54 @@ impl Machine {
         file
     }
 
+    /// `rewind ARGS`, which must fail (exit 1) saying why in one line;
+    /// that line.
+    pub(crate) fn fails_in_one_line(&self, args: &[&str]) -> String {
+        let (code, _, err) = self.rewind(args);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        err
+    }
+
+    /// A push to a local port nothing listens on, named by the endpoint
+    /// variable `var`: one line, within a minute (the retries are bounded).
+    pub(crate) fn push_to_nothing_fails_quickly(&mut self, var: &str) {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        self.set(var, &format!("http://127.0.0.1:{port}"));
+        let started = Instant::now();
+        self.fails_in_one_line(&["push"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+
+    /// After the remote failed: a turn is still recorded.
+    pub(crate) fn checkpoints_go_on(&self) {
+        let before = self.ok(&["log"]).lines().count();
+        self.turn("echo on >> a.txt", None);
+        assert_eq!(
+            self.ok(&["log"]).lines().count(),
+            before + 2,
+            "checkpoints go on"
+        );
+    }
+
+    /// The pull of session `id` from `url`, whose packs were altered
+    /// ([`alter_every_pack`]): refused in one line naming the session, a
+    /// checkpoint and the damage, and no session file written.
+    pub(crate) fn pull_is_refused_as_altered(&self, url: &str, id: &str) {
+        let err = self.fails_in_one_line(&["pull", "--remote", url, id]);
+        assert!(
+            err.contains(id) && err.contains("checkpoint") && err.contains("altered"),
+            "{err}"
+        );
+        assert!(self.session_files().is_empty(), "no session written");
+    }
+
     /// `rewind ARGS` in the project; (status, stdout, stderr).
     pub(crate) fn rewind(&self, args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(bin());
@@ -285,29 +333,22 @@ fn a_small_turn_is_a_few_requests() {
     assert!(requests <= 5, "{out}");
 }
 
-/// An object altered on the remote is found on arrival: the pull fails
-/// naming the session, the checkpoint and the object, and writes no session.
-#[test]
-fn an_altered_object_is_refused_and_nothing_is_written() {
-    let Some(garage) = Garage::start() else {
-        return;
-    };
-    let (_a, id) = Machine::pushed(&garage);
-
-    // Flip a byte in the middle of the first record of every pack.
-    let client = garage::client(&garage);
-    let rt = garage::runtime();
-    rt.block_on(async {
+/// Flips a byte in the middle of the first record of every pack under
+/// `team-a/` (the tests' prefix) that `client` reaches.
+pub(crate) fn alter_every_pack(client: &dyn ObjectStore) {
+    garage::runtime().block_on(async {
         use futures_util::TryStreamExt;
-        let packs: Vec<_> = client
+        let listed: Vec<_> = client
             .list(Some(&ObjectPath::from("team-a/packs")))
             .try_collect()
             .await
             .unwrap();
-        for p in packs
+        let packs: Vec<_> = listed
             .iter()
             .filter(|p| p.location.as_ref().ends_with(".pack"))
-        {
+            .collect();
+        assert!(!packs.is_empty(), "{listed:?}");
+        for p in packs {
             let mut bytes = client
                 .get(&p.location)
                 .await
@@ -324,16 +365,19 @@ fn an_altered_object_is_refused_and_nothing_is_written() {
                 .unwrap();
         }
     });
+}
 
-    let b = Machine::new(&garage);
-    let (code, out, err) = b.rewind(&["pull", "--remote", &url(&garage), &id]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        err.contains(&id) && err.contains("checkpoint") && err.contains("altered"),
-        "{err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(b.session_files().is_empty(), "no session written");
+/// An object altered on the remote is found on arrival: the pull fails
+/// naming the session, the checkpoint and the object, and writes no session.
+#[test]
+fn an_altered_object_is_refused_and_nothing_is_written() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let (_a, id) = Machine::pushed(&garage);
+
+    alter_every_pack(&garage::client(&garage));
+    Machine::new(&garage).pull_is_refused_as_altered(&url(&garage), &id);
 }
 
 /// Wrong credentials and an unreachable server: one clear line each, within
@@ -348,28 +392,13 @@ fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
     a.turn("true", None);
     a.ok(&["remote", "add", "origin", &url(&garage)]);
     a.set("AWS_SECRET_ACCESS_KEY", "not-the-secret");
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let err = a.fails_in_one_line(&["push"]);
     assert!(
         err.contains("permission denied") || err.contains("authenticated"),
         "{err}"
     );
 
-    // A port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
-    a.set("AWS_ENDPOINT", &format!("http://127.0.0.1:{port}"));
-    let started = Instant::now();
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "took {:?}",
-        started.elapsed()
-    );
+    a.push_to_nothing_fails_quickly("AWS_ENDPOINT");
 
     // An https endpoint: the client must speak TLS (rustls with ring, the
     // one provider built in; without it installed no request is ever
@@ -385,22 +414,14 @@ fn bad_credentials_and_no_server_are_one_line_and_checkpoints_go_on() {
         let mut buf = [0u8; 1];
         std::io::Read::read_exact(&mut conn, &mut buf).map(|()| buf[0])
     });
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    a.fails_in_one_line(&["push"]);
     assert_eq!(
         first_bytes.join().unwrap().unwrap(),
         0x16,
         "a TLS handshake record"
     );
 
-    let before = a.ok(&["log"]).lines().count();
-    a.turn("echo on >> a.txt", None);
-    assert_eq!(
-        a.ok(&["log"]).lines().count(),
-        before + 2,
-        "checkpoints go on"
-    );
+    a.checkpoints_go_on();
 }
 
 /// What the AWS CLI's users have — keys in `~/.aws/credentials`, region and
@@ -459,9 +480,7 @@ fn an_aws_cli_profile_is_enough_to_push() {
 
     m.turn("echo more >> a.txt", None);
     m.set("AWS_PROFILE", "nobody");
-    let (code, _, err) = m.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let err = m.fails_in_one_line(&["push"]);
     assert!(err.contains("\"nobody\""), "{err}");
 }
 

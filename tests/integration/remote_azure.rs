@@ -5,16 +5,13 @@
 //! configures rewind, through the environment object_store's Azure
 //! builder reads (`AZURE_STORAGE_USE_EMULATOR`, `AZURITE_BLOB_STORAGE_URL`).
 
-use std::time::{Duration, Instant};
-
 use futures_util::TryStreamExt;
-use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::ObjectStore;
 
 use crate::azurite::{self, Azurite};
 use crate::common::disk_state;
 use crate::garage;
-use crate::remote::{seed, session_id, Machine};
+use crate::remote::{alter_every_pack, seed, session_id, Machine};
 
 fn url(azurite: &Azurite) -> String {
     format!("az://{}/team-a", azurite.container())
@@ -83,46 +80,8 @@ fn an_altered_blob_is_refused_and_nothing_is_written() {
     };
     let (_a, id) = pushed(&azurite);
 
-    // Flip a byte in the middle of the first record of every pack.
-    let client = azurite::client(&azurite);
-    garage::runtime().block_on(async {
-        let packs: Vec<_> = client
-            .list(Some(&ObjectPath::from("team-a/packs")))
-            .try_collect()
-            .await
-            .unwrap();
-        let packs: Vec<_> = packs
-            .iter()
-            .filter(|p| p.location.as_ref().ends_with(".pack"))
-            .collect();
-        assert!(!packs.is_empty(), "{packs:?}");
-        for p in packs {
-            let mut bytes = client
-                .get(&p.location)
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap()
-                .to_vec();
-            let at = 8 + 16 + 1; // the first record's payload
-            bytes[at] ^= 0x55;
-            client
-                .put(&p.location, PutPayload::from(bytes))
-                .await
-                .unwrap();
-        }
-    });
-
-    let b = Machine::with_env(azurite.env());
-    let (code, out, err) = b.rewind(&["pull", "--remote", &url(&azurite), &id]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        err.contains(&id) && err.contains("checkpoint") && err.contains("altered"),
-        "{err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(b.session_files().is_empty(), "no session written");
+    alter_every_pack(&azurite::client(&azurite));
+    Machine::with_env(azurite.env()).pull_is_refused_as_altered(&url(&azurite), &id);
 }
 
 /// A wrong account key and an unreachable server: one clear line each,
@@ -144,9 +103,7 @@ fn a_wrong_account_key_is_one_line_and_checkpoints_go_on() {
         "AZURE_STORAGE_ACCOUNT_KEY",
         "bm90LXRoZS1rZXktb2YtZGV2c3RvcmVhY2NvdW50MS1ub3QtdGhlLWtleS1vZi1kZXZzdG9yZWFjY291bnQx",
     );
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let err = a.fails_in_one_line(&["push"]);
     assert!(
         err.contains("permission denied") && err.contains("AuthorizationFailure"),
         "{err}"
@@ -156,9 +113,7 @@ fn a_wrong_account_key_is_one_line_and_checkpoints_go_on() {
     // before any request, and the line says where to look (the settings),
     // not that the URL is bad.
     a.set("AZURE_STORAGE_ACCOUNT_KEY", "not-base64-!");
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let err = a.fails_in_one_line(&["push"]);
     assert!(
         err.contains("cannot be set up from the URL and the environment's settings")
             && !err.contains("not a remote URL"),
@@ -168,28 +123,6 @@ fn a_wrong_account_key_is_one_line_and_checkpoints_go_on() {
     // The right key again (the emulators' own), and a port nothing
     // listens on.
     a.set("AZURE_STORAGE_ACCOUNT_KEY", azurite::KEY);
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
-    a.set(
-        "AZURITE_BLOB_STORAGE_URL",
-        &format!("http://127.0.0.1:{port}"),
-    );
-    let started = Instant::now();
-    let (code, _, err) = a.rewind(&["push"]);
-    assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "took {:?}",
-        started.elapsed()
-    );
-
-    let before = a.ok(&["log"]).lines().count();
-    a.turn("echo on >> a.txt", None);
-    assert_eq!(
-        a.ok(&["log"]).lines().count(),
-        before + 2,
-        "checkpoints go on"
-    );
+    a.push_to_nothing_fails_quickly("AZURITE_BLOB_STORAGE_URL");
+    a.checkpoints_go_on();
 }
