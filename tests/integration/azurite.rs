@@ -79,22 +79,9 @@ impl Azurite {
         // The port is found free and then given to azurite, so another
         // process may take it in between: azurite then exits (EADDRINUSE),
         // and another port is tried.
-        let mut attempt = 1;
-        loop {
-            match Azurite::spawn(&bin) {
-                Ok(azurite) => {
-                    azurite.create_container();
-                    return Some(azurite);
-                }
-                Err(log) if attempt < 3 => {
-                    eprintln!(
-                        "azurite did not start (attempt {attempt}), again on another port:\n{log}"
-                    );
-                    attempt += 1;
-                }
-                Err(log) => panic!("azurite did not start, 3 times:\n{log}"),
-            }
-        }
+        let azurite = crate::garage::start_on_free_ports("azurite", || Azurite::spawn(&bin));
+        azurite.create_container();
+        Some(azurite)
     }
 
     /// Start `azurite-blob` on a free port and wait until it accepts

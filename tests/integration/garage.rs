@@ -83,19 +83,7 @@ impl Garage {
         // process may take one in between: garage then exits (RPC port) or
         // runs without that server (S3, admin), and another set of ports is
         // tried.
-        let mut attempt = 1;
-        loop {
-            match Garage::spawn(&bin) {
-                Ok(garage) => return Some(garage),
-                Err(log) if attempt < 3 => {
-                    eprintln!(
-                        "garage did not start (attempt {attempt}), again on other ports:\n{log}"
-                    );
-                    attempt += 1;
-                }
-                Err(log) => panic!("garage did not start, 3 times:\n{log}"),
-            }
-        }
+        Some(start_on_free_ports("garage", || Garage::spawn(&bin)))
     }
 
     /// Write a config on free ports, start `garage server`, wait until it
@@ -400,6 +388,25 @@ fn client_in(garage: &Garage, region: &str) -> AmazonS3 {
         .with_virtual_hosted_style_request(false)
         .build()
         .unwrap()
+}
+
+/// Starts a test server (`spawn`, on ports it finds free; Garage here,
+/// Azurite in azurite.rs) up to 3 times:
+/// a port found free may be taken by another process before the server
+/// binds it, and the server then exits. `spawn`'s `Err` is the server's log;
+/// after the third failure this panics with it.
+pub fn start_on_free_ports<T>(name: &str, mut spawn: impl FnMut() -> Result<T, String>) -> T {
+    let mut attempt = 1;
+    loop {
+        match spawn() {
+            Ok(server) => return server,
+            Err(log) if attempt < 3 => {
+                eprintln!("{name} did not start (attempt {attempt}), again on other ports:\n{log}");
+                attempt += 1;
+            }
+            Err(log) => panic!("{name} did not start, 3 times:\n{log}"),
+        }
+    }
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {

@@ -495,36 +495,25 @@ fn protected_sessions_are_never_pruned() {
         }
     }
 
-    // A snapshot taken with a label.
-    let snap_labelled = {
+    // A session whose one change is a snapshot of `kind` with `label`.
+    let mut labelled_snapshot = |kind: SnapshotKind, label: &str| {
         let project = fx.new_project();
         write(&project, "x.txt", b"x\n");
         let mut e = fx.open(&project);
         write(&project, "x.txt", b"y\n");
         e.snapshot(SnapshotParams {
-            kind: Some(SnapshotKind::Manual),
-            label: Some("milestone".into()),
+            kind: Some(kind),
+            label: Some(label.into()),
             ..Default::default()
         })
         .unwrap();
         e.session_file().to_path_buf()
     };
-
+    // A checkpoint asked for by name.
+    let snap_labelled = labelled_snapshot(SnapshotKind::Manual, "milestone");
     // A turn's snapshot labelled with its prompt, as hooks and `rewind run`
     // record every turn: a description, not a keep mark (it goes).
-    let prompt_labelled = {
-        let project = fx.new_project();
-        write(&project, "p.txt", b"p\n");
-        let mut e = fx.open(&project);
-        write(&project, "p.txt", b"q\n");
-        e.snapshot(SnapshotParams {
-            kind: Some(SnapshotKind::Message),
-            label: Some("fix the bug".into()),
-            ..Default::default()
-        })
-        .unwrap();
-        e.session_file().to_path_buf()
-    };
+    let prompt_labelled = labelled_snapshot(SnapshotKind::Message, "fix the bug");
 
     // An approval, appended as the engine's approve does.
     let (approved, approved_blob) = fx.session_with_unique(100);

@@ -35,13 +35,18 @@ impl Machine {
     /// A machine whose seeded project recorded one turn and pushed its
     /// session to `origin` (the test's bucket); the session's id.
     fn pushed(garage: &Garage) -> (Machine, String) {
-        let m = Machine::new(garage);
-        seed(&m);
-        m.turn("true", None);
-        m.ok(&["remote", "add", "origin", &url(garage)]);
-        m.ok(&["push"]);
-        let id = session_id(&m.session_files()[0]);
-        (m, id)
+        Machine::new(garage).pushed_to(&url(garage))
+    }
+
+    /// This (new) machine, its project seeded and one turn recorded, with
+    /// that session pushed to `url` as `origin`; the session's id.
+    pub(crate) fn pushed_to(self, url: &str) -> (Machine, String) {
+        seed(&self);
+        self.turn("true", None);
+        self.ok(&["remote", "add", "origin", url]);
+        self.ok(&["push"]);
+        let id = session_id(&self.session_files()[0]);
+        (self, id)
     }
 
     fn new(garage: &Garage) -> Machine {

@@ -20,13 +20,7 @@ fn url(azurite: &Azurite) -> String {
 /// A machine whose seeded project recorded one turn and pushed its session
 /// to `origin` (the test's container); the session's id.
 fn pushed(azurite: &Azurite) -> (Machine, String) {
-    let m = Machine::with_env(azurite.env());
-    seed(&m);
-    m.turn("true", None);
-    m.ok(&["remote", "add", "origin", &url(azurite)]);
-    m.ok(&["push"]);
-    let id = session_id(&m.session_files()[0]);
-    (m, id)
+    Machine::with_env(azurite.env()).pushed_to(&url(azurite))
 }
 
 /// Machine A records turns and pushes them to a container; machine B (its
