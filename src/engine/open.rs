@@ -100,7 +100,7 @@ impl Warm {
             return;
         }
         self.store.publish_pending();
-        self.working_copy.save_stat_cache();
+        self.working_copy.save_caches();
         std::mem::forget(self);
     }
 

@@ -162,9 +162,8 @@ pub(crate) fn decode_index(bytes: &[u8], pack_len: u64) -> Result<Vec<IndexEntry
     Ok(out)
 }
 
-/// Reads one record (object header and payload) from a pack.
-pub(crate) fn read_record(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    let file = File::open(path)?;
+/// Reads one record (object header and payload) from an open pack.
+pub(crate) fn read_record(file: &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
     let len = usize::try_from(len)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "record too long"))?;
     let mut buf = vec![0u8; len];
@@ -294,9 +293,12 @@ mod tests {
         assert_eq!(b.offset, PACK_HEADER_LEN + 6);
         assert_eq!(w.len(), PACK_HEADER_LEN + 6 + 13);
         assert!(!w.is_unlinked().unwrap());
-        assert_eq!(read_record(&w.path, a.offset, a.len).unwrap(), b"head-a");
         assert_eq!(
-            read_record(&w.path, b.offset, b.len).unwrap(),
+            read_record(&File::open(&w.path).unwrap(), a.offset, a.len).unwrap(),
+            b"head-a"
+        );
+        assert_eq!(
+            read_record(&File::open(&w.path).unwrap(), b.offset, b.len).unwrap(),
             b"second record"
         );
         let bytes = fs::read(&w.path).unwrap();

@@ -33,7 +33,7 @@ pub struct WorkingCopy {
     /// Sync restored files before a restore's journal is removed.
     pub(super) fsync: bool,
     pub(super) stat_cache: StatCache,
-    stat_cache_path: PathBuf,
+    pub(super) stat_cache_path: PathBuf,
     stat_cache_saved: Instant,
     pub(super) staged: BTreeSet<String>,
     /// The paths the user's git index tracks, kept while `.git/index` is
@@ -51,6 +51,24 @@ pub struct WorkingCopy {
     pub(super) watcher: Option<super::watch::Watcher>,
     /// How the scans went (the hook server's status shows them).
     pub(super) counts: ScanCounts,
+    /// Without a watcher: the last scan as the next process will find it
+    /// (`saved_scan.rs`).
+    pub(super) saved: SavedState,
+}
+
+/// What a working copy without a watcher knows of the saved scan.
+#[derive(Default)]
+pub(super) struct SavedState {
+    pub(super) path: PathBuf,
+    /// The saved scan was looked for (once per process).
+    pub(super) loaded: bool,
+    /// Every walked directory's stat, while the last scan is one the next
+    /// process may trust.
+    pub(super) dirs: Option<super::saved_scan::DirStats>,
+    /// When the full scan the last scan descends from began.
+    pub(super) full_scan_ns: i128,
+    /// Changed since loaded or saved.
+    pub(super) dirty: bool,
 }
 
 /// What a checkout writes and deletes, and what it was planned against.
@@ -74,8 +92,7 @@ pub struct CheckoutOutcome {
 
 impl Drop for WorkingCopy {
     fn drop(&mut self) {
-        // Scans between periodic saves are kept for the next start.
-        self.save_stat_cache();
+        self.save_caches();
     }
 }
 
@@ -90,6 +107,7 @@ impl WorkingCopy {
         stat_cache_path: PathBuf,
         staged: BTreeSet<String>,
     ) -> WorkingCopy {
+        let saved_path = super::saved_scan::path_beside(&stat_cache_path);
         WorkingCopy {
             root,
             options,
@@ -104,6 +122,10 @@ impl WorkingCopy {
             tracked_seen: 0,
             watcher: None,
             counts: ScanCounts::default(),
+            saved: SavedState {
+                path: saved_path,
+                ..SavedState::default()
+            },
         }
     }
 
@@ -152,6 +174,13 @@ impl WorkingCopy {
     /// to the next session it serves).
     pub fn set_staged(&mut self, staged: BTreeSet<String>) {
         self.staged = staged;
+    }
+
+    /// Scans between periodic saves are kept for the next start: the stat
+    /// cache, then the saved scan that goes with it.
+    pub(crate) fn save_caches(&mut self) {
+        self.save_stat_cache();
+        self.save_scan();
     }
 
     pub(crate) fn save_stat_cache(&mut self) {

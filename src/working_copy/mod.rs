@@ -11,9 +11,11 @@ mod copy;
 mod git;
 mod ignored;
 mod options;
+mod saved_scan;
 mod scan;
 mod scan_tree;
 mod stat_cache;
+mod stat_changes;
 mod watch;
 
 pub use checkout::CheckoutError;

@@ -112,6 +112,11 @@ pub struct ScanOutput {
     pub scan_start_ns: i128,
     /// The directories the walk went into (a watcher watches them).
     pub dirs: Vec<String>,
+    /// Those directories' stats as the walk saw them (just after listing
+    /// them, so only one older than the scan vouches for the listing:
+    /// `saved_scan::trusted`); a process without a watcher compares them
+    /// next time.
+    pub dir_stats: Vec<(String, FileStat)>,
 }
 
 pub(super) enum Outcome {
@@ -125,6 +130,8 @@ pub(super) enum Outcome {
     /// symlinks it holds when they were counted for [`super::ignored`].
     Directory {
         files: Option<usize>,
+        /// Its stat as the walk saw it.
+        stat: Option<FileStat>,
     },
     /// Gone between the walk finding it and reading it: deleted, which is
     /// what the checkpoint then says.
@@ -315,7 +322,10 @@ fn capture_once(
     let done = |o| Ok(Attempt::Done(o));
     let ft = meta.file_type();
     if ft.is_dir() {
-        return done(Outcome::Directory { files: None });
+        return done(Outcome::Directory {
+            files: None,
+            stat: None,
+        });
     }
     if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
         return done(Outcome::Untracked(UntrackedReason::Special));
@@ -444,9 +454,12 @@ impl Sink {
                 path: RepoPath::from_walk(rel),
                 reason,
             }),
-            Outcome::Directory { files } => {
+            Outcome::Directory { files, stat } => {
                 if let Some(n) = files {
                     self.listed.insert(rel.clone(), n);
+                }
+                if let Some(stat) = stat {
+                    self.out.dir_stats.push((rel.clone(), stat));
                 }
                 self.out.dirs.push(rel)
             }
@@ -597,8 +610,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
                     // Counted here, on the walker threads, so the ignored
                     // pass lists again only directories with files the
                     // walk did not produce.
-                    if let Outcome::Directory { files } = &mut o {
+                    if let Outcome::Directory { files, stat } = &mut o {
                         *files = count_files(req, abs, &rel, &meta);
+                        *stat = Some(FileStat::from_metadata(&meta));
                     }
                     flush.local.push((rel, o));
                     if flush.local.len() >= 256 {

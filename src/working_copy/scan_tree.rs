@@ -56,7 +56,10 @@ pub struct ScanContext<'a> {
 /// git index (tracked files) and `.git/info/exclude`. Neither lives where
 /// the watcher looks, so a change to either means a full scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RulesFingerprint(Option<FileIdentity>, Option<(u64, i128)>);
+pub(crate) struct RulesFingerprint(
+    pub(super) Option<FileIdentity>,
+    pub(super) Option<(u64, i128)>,
+);
 
 impl RulesFingerprint {
     /// Stats `.git/index` and `.git/info/exclude` (once per scan: the
@@ -246,6 +249,9 @@ impl WorkingCopy {
             );
         }
         self.last_scan = None;
+        // A saved scan may name objects gc took: not taken up after this.
+        self.saved.dirs = None;
+        self.saved.loaded = true;
         trees.clear();
         if let Some(w) = self.watcher.as_mut() {
             w.invalidate();
@@ -276,14 +282,20 @@ impl WorkingCopy {
     /// watcher can say; else why everything must be scanned
     /// (docs/architecture.md rule 12).
     fn watched_changes(&mut self, rules: &RulesFingerprint) -> Result<BTreeSet<String>, FullScan> {
-        let Some(w) = self.watcher.as_mut() else {
-            return Err(if self.counts.watch_limit_reached {
-                FullScan::WatchLimit
-            } else {
-                FullScan::NoWatcher
-            });
+        let changes = match self.watcher.as_mut() {
+            Some(w) => w.drain(),
+            // No watcher: what the saved scan's stats say, if it holds.
+            None => match self.saved_changes() {
+                Some(changes) => changes,
+                None => {
+                    return Err(if self.counts.watch_limit_reached {
+                        FullScan::WatchLimit
+                    } else {
+                        FullScan::NoWatcher
+                    })
+                }
+            },
         };
-        let changes = w.drain();
         match &changes {
             super::watch::Changes::Paths(p) => {
                 tracing::debug!(paths = p.len(), "watcher drained")
@@ -325,8 +337,22 @@ impl WorkingCopy {
         if gc_guard.stale || self.stat_cache.generation() != Some(gc_guard.generation) {
             self.revalidate_after_gc(store, ctx.trees, gc_guard.generation)?;
         }
+        // The root's stat before anything lists it, for the saved scan.
+        let root_stat = match self.watcher {
+            None => std::fs::symlink_metadata(&self.root)
+                .ok()
+                .map(|m| super::FileStat::from_metadata(&m)),
+            Some(_) => None,
+        };
+        self.take_up_saved_scan(store, ctx.trees);
         let rules = RulesFingerprint::of(&self.root);
-        let watched = self.watched_changes(&rules);
+        let watched = match (&self.watcher, scope) {
+            // Without a watcher, a host's paths are the only ones looked at
+            // (docs/protocol.md `snapshot`): statting every file would cost
+            // the fast path what it saves.
+            (None, Some(_)) => Err(FullScan::NoWatcher),
+            _ => self.watched_changes(&rules),
+        };
         self.counts.scans += 1;
         let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
             match (watched, self.last_scan.clone()) {
@@ -385,8 +411,10 @@ impl WorkingCopy {
             if let Some(w) = self.watcher.as_mut() {
                 w.invalidate();
             }
+            self.saved.dirs = None;
         }
         let (mut state, dirs, files) = result?;
+        self.note_scan_for_saving(&state.scan, scan_scope.as_deref(), root_stat);
         state.gc_guard = Some(gc_guard);
         // A scan that wrote a pack publishes it now, also when no snapshot
         // follows (a query of `@working`), so it never sits unpublished for

@@ -143,11 +143,39 @@ pub struct StatCache {
     /// generation may vouch for objects gc deleted since
     /// (docs/architecture.md rule 10).
     generation: Option<u64>,
+    /// The file this cache was last loaded from or saved to, as it was
+    /// then: a saved scan is trusted only beside the very cache it was
+    /// saved with (`saved_scan.rs`).
+    file: Option<CacheFileId>,
+}
+
+/// Inode, size and mtime (ns) of a saved stat cache. Each save writes a new
+/// file (temp + rename), so another process's save shows as another
+/// identity; the ctime is left out because a rename may move it.
+pub type CacheFileId = (u64, u64, i128);
+
+fn file_id(m: &std::fs::Metadata) -> CacheFileId {
+    (
+        m.ino(),
+        m.size(),
+        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+    )
 }
 
 impl StatCache {
     pub fn get(&self, path: &str) -> Option<&CachedFile> {
         self.entries.get(path)
+    }
+
+    /// The file this cache was last loaded from or saved to (see the field).
+    pub fn file(&self) -> Option<CacheFileId> {
+        self.file
+    }
+
+    /// Whether the saved file is still the one this cache last loaded or
+    /// saved: no other process saved its own since.
+    pub fn file_is_current(&self, path: &Path) -> bool {
+        self.file.is_some() && std::fs::metadata(path).ok().map(|m| file_id(&m)) == self.file
     }
 
     /// Every object the cache vouches for (gc keeps them: a scan reuses a
@@ -227,8 +255,12 @@ impl StatCache {
     /// cache (it is only an optimisation — the worst case is re-hashing).
     pub fn load(path: &Path) -> StatCache {
         match std::fs::File::open(path) {
-            Ok(f) => match decode(&mut BufReader::new(f)) {
-                Ok((entries, dirs, generation)) => StatCache {
+            Ok(f) => match f
+                .metadata()
+                .map_err(|e| e.to_string())
+                .and_then(|m| Ok((file_id(&m), decode(&mut BufReader::new(f))?)))
+            {
+                Ok((file, (entries, dirs, generation))) => StatCache {
                     entries,
                     dirs: DirListings {
                         by_dir: Mutex::new(dirs),
@@ -236,6 +268,7 @@ impl StatCache {
                     },
                     dirty: false,
                     generation,
+                    file: Some(file),
                 },
                 Err(why) => {
                     tracing::warn!(path = %path.display(), %why, "ignoring unreadable stat cache");
@@ -258,11 +291,16 @@ impl StatCache {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
+        let mut written = None;
         atomic_write(path, &Layout::stat_cache_temp(path), false, |f| {
-            let mut w = BufWriter::new(f);
+            let mut w = BufWriter::new(&mut *f);
             encode(&self.entries, &self.dirs.lock(), self.generation, &mut w)?;
-            w.flush()
+            w.flush()?;
+            drop(w);
+            written = Some(file_id(&f.metadata()?));
+            Ok(())
         })?;
+        self.file = written;
         self.dirty = false;
         self.dirs.changed.store(0, Ordering::Relaxed);
         Ok(())

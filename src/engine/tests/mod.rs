@@ -13,6 +13,7 @@ use crate::store::TreeEntry;
 use crate::working_copy::ScanOptions;
 
 mod rollback;
+mod saved_scan;
 mod uncaptured;
 mod watch;
 
@@ -73,6 +74,25 @@ fn nav_to(target: EntryId) -> NavigateTreeParams {
 
 fn snap(e: &mut Engine) -> SnapshotResult {
     e.snapshot(SnapshotParams::default()).unwrap()
+}
+
+/// The tree of a fresh full scan of `e`'s project built from scratch (no
+/// stat cache, no earlier tree): what every incremental scan must equal.
+fn rebuilt(e: &Engine) -> crate::store::ObjectId {
+    let out = crate::working_copy::scan(&crate::working_copy::ScanRequest {
+        root: e.working_copy.root(),
+        options: e.working_copy.options(),
+        store: &e.store,
+        cache: &crate::working_copy::StatCache::default(),
+        prior: &FlatTree::new(),
+        staged: e.working_copy.staged(),
+        scope: None,
+        tracked: &[],
+        progress: None,
+        listings: None,
+    })
+    .unwrap();
+    crate::store::build_tree(&e.store, &out.files).unwrap()
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn a_rewritten_git_index_with_the_same_paths_needs_no_full_scan() {
     );
 }
 
-mod watched_equals_full_scan {
+pub(super) mod watched_equals_full_scan {
     //! With the watcher, a snapshot merges only the changed paths into the
     //! last scan's files and tree. Whatever the changes, the result must be
     //! the tree a full scan of the same disk makes.
@@ -96,16 +96,17 @@ mod watched_equals_full_scan {
 
     /// Names whose byte order interleaves a directory's descendants with
     /// its siblings ("a" < "a-b" < "a.txt" < "a/b" < "ab").
-    const NAMES: &[&str] = &["a", "a-b", "a.txt", "a/b", "a/b/c", "a/c", "ab", "ab/x"];
+    pub(in crate::engine::tests) const NAMES: &[&str] =
+        &["a", "a-b", "a.txt", "a/b", "a/b/c", "a/c", "ab", "ab/x"];
 
     #[derive(Debug, Clone)]
-    enum Op {
+    pub(in crate::engine::tests) enum Op {
         Write(usize, u8),
         Remove(usize),
         RemoveDir(usize),
     }
 
-    fn op() -> impl Strategy<Value = Op> {
+    pub(in crate::engine::tests) fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             3 => (0..NAMES.len(), any::<u8>()).prop_map(|(i, b)| Op::Write(i, b)),
             1 => (0..NAMES.len()).prop_map(Op::Remove),
@@ -113,7 +114,7 @@ mod watched_equals_full_scan {
         ]
     }
 
-    fn apply(root: &Path, op: &Op) {
+    pub(in crate::engine::tests) fn apply(root: &Path, op: &Op) {
         match op {
             Op::Write(i, b) => {
                 let p = root.join(NAMES[*i]);
@@ -140,25 +141,6 @@ mod watched_equals_full_scan {
                 let _ = std::fs::remove_dir_all(root.join(NAMES[*i]));
             }
         }
-    }
-
-    /// The tree of a fresh full scan built from scratch (no stat cache, no
-    /// earlier tree).
-    fn rebuilt(e: &Engine) -> crate::store::ObjectId {
-        let out = crate::working_copy::scan(&crate::working_copy::ScanRequest {
-            root: e.working_copy.root(),
-            options: e.working_copy.options(),
-            store: &e.store,
-            cache: &crate::working_copy::StatCache::default(),
-            prior: &FlatTree::new(),
-            staged: e.working_copy.staged(),
-            scope: None,
-            tracked: &[],
-            progress: None,
-            listings: None,
-        })
-        .unwrap();
-        crate::store::build_tree(&e.store, &out.files).unwrap()
     }
 
     proptest! {

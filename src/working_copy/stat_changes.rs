@@ -1,0 +1,254 @@
+//! What changed since a saved scan, found by stat alone — what a watcher
+//! would have said, for a process that had none running
+//! (docs/architecture.md "Hooks without a server: the saved scan"):
+//!
+//! - a captured file whose stat is not the one the stat cache holds for it
+//!   (edited, replaced, its mode changed, deleted);
+//! - in a directory whose stat moved (a name added, removed or renamed
+//!   moves it), each name that is new or gone;
+//! - every path the scan recorded as present but not captured, and every
+//!   untracked one: nothing vouches for them, and they are few;
+//! - a walked directory that is gone or no longer a directory.
+//!
+//! The paths are then scanned as a watcher's would be, against the saved
+//! tree.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+
+use super::saved_scan::{trusted, DirStats};
+use super::scan::{now_ns, Untracked};
+use super::stat_cache::{FileStat, StatCache};
+use crate::store::FlatTree;
+
+/// A directory listed again, with its stat as it was before the listing
+/// (`None`: too recent to vouch for the names next time).
+pub(super) type Relisted = (String, Option<FileStat>);
+
+pub(super) struct StatChanges {
+    pub paths: BTreeSet<String>,
+    pub relisted: Vec<Relisted>,
+}
+
+/// Why the saved scan cannot say what changed: the project is walked.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Unknown {
+    /// The root is gone or not a directory.
+    Root,
+    /// A name the walk would report but no path can hold (not UTF-8).
+    OddName(String),
+}
+
+fn join(root: &Path, rel: &str) -> std::path::PathBuf {
+    if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        crate::repo_path::join(root, rel)
+    }
+}
+
+fn lstat(root: &Path, rel: &str) -> Option<FileStat> {
+    std::fs::symlink_metadata(join(root, rel))
+        .ok()
+        .map(|m| FileStat::from_metadata(&m))
+}
+
+fn is_dir(stat: &FileStat) -> bool {
+    stat.mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// The captured files of `files` whose stat on disk is not the stat cache's
+/// (or that the cache does not hold), looked at on up to `threads` threads:
+/// one `lstat` each, as `git status` refreshes its index.
+fn changed_files(root: &Path, files: &FlatTree, cache: &StatCache, threads: usize) -> Vec<String> {
+    let mut captured: Vec<&String> = Vec::with_capacity(files.len());
+    let mut out = Vec::new();
+    for (path, entry) in files.iter() {
+        if entry.has_object() {
+            captured.push(path);
+        } else {
+            // Present but not captured: nothing vouches for it.
+            out.push(path.clone());
+        }
+    }
+    let check = |chunk: &[&String]| -> Vec<String> {
+        chunk
+            .iter()
+            .filter(|p| {
+                let now = lstat(root, p);
+                now.is_none() || cache.get(p).map(|c| c.stat) != now
+            })
+            .map(|p| (*p).clone())
+            .collect()
+    };
+    let per = captured.len().div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || captured.len() < 2048 {
+        out.extend(check(&captured));
+        return out;
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = captured
+            .chunks(per)
+            .map(|chunk| s.spawn(move || check(chunk)))
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                // A panicked checker vouches for nothing: look at them all.
+                Err(_) => out.extend(captured.iter().map(|p| (*p).clone())),
+            }
+        }
+    });
+    out
+}
+
+/// The names directly in `dir` that the saved scan knows: the first
+/// component below `dir` of every file, walked directory and untracked path.
+fn known_names<'a>(
+    dir: &str,
+    files: &'a FlatTree,
+    dirs: &'a DirStats,
+    untracked: &'a [Untracked],
+) -> HashSet<&'a str> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let first = |p: &'a str| -> Option<&'a str> {
+        let rest = p.strip_prefix(prefix.as_str())?;
+        (!rest.is_empty()).then(|| rest.split('/').next().unwrap_or(rest))
+    };
+    let mut names = HashSet::new();
+    for (p, _) in files.range(prefix.clone()..) {
+        if !p.starts_with(prefix.as_str()) {
+            break;
+        }
+        names.extend(first(p));
+    }
+    for (p, _) in dirs.range(prefix.clone()..) {
+        if !p.starts_with(prefix.as_str()) {
+            break;
+        }
+        names.extend(first(p));
+    }
+    for u in untracked {
+        names.extend(first(u.path.as_str()));
+    }
+    names
+}
+
+/// What changed on disk since the saved scan whose tree holds `files`,
+/// whose walk went into `dirs` and which saw `untracked`; `cache` is the
+/// stat cache saved with it.
+pub(super) fn since_saved(
+    root: &Path,
+    files: &FlatTree,
+    untracked: &[Untracked],
+    dirs: &DirStats,
+    cache: &StatCache,
+    threads: usize,
+) -> Result<StatChanges, Unknown> {
+    let started = now_ns();
+    let mut paths: BTreeSet<String> = BTreeSet::new();
+    let mut relisted = Vec::new();
+    for (dir, saved) in dirs {
+        let Some(now) = lstat(root, dir).filter(is_dir) else {
+            if dir.is_empty() {
+                return Err(Unknown::Root);
+            }
+            // Gone, or something else now: scanned as a path.
+            paths.insert(dir.clone());
+            continue;
+        };
+        if saved.as_ref() == Some(&now) {
+            continue;
+        }
+        // Names added or removed: list it (after the stat above, so a name
+        // added since moves the stat again) and compare.
+        let listing = match std::fs::read_dir(join(root, dir)) {
+            Ok(l) => l,
+            Err(_) => {
+                paths.insert(dir.clone());
+                continue;
+            }
+        };
+        let known = known_names(dir, files, dirs, untracked);
+        let mut seen: HashSet<String> = HashSet::new();
+        for e in listing {
+            let Ok(e) = e else {
+                paths.insert(dir.clone());
+                break;
+            };
+            let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                return Err(Unknown::OddName(
+                    e.file_name().to_string_lossy().into_owned(),
+                ));
+            };
+            if name == ".git" || name.starts_with(super::checkout::TEMP_PREFIX) {
+                continue;
+            }
+            if !known.contains(name.as_str()) {
+                paths.insert(child(dir, &name));
+            }
+            seen.insert(name);
+        }
+        for name in known {
+            if !seen.contains(name) {
+                paths.insert(child(dir, name));
+            }
+        }
+        relisted.push((dir.clone(), trusted(now, started)));
+    }
+    paths.extend(changed_files(root, files, cache, threads));
+    paths.extend(untracked.iter().map(|u| u.path.to_string()));
+    Ok(StatChanges { paths, relisted })
+}
+
+fn child(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo_path::RepoPath;
+    use crate::store::{ObjectId, TreeEntry, UntrackedReason};
+
+    fn entry(b: &[u8]) -> TreeEntry {
+        TreeEntry {
+            kind: crate::store::EntryKind::File,
+            id: ObjectId::of(b),
+            size: b.len() as u64,
+        }
+    }
+
+    #[test]
+    fn known_names_are_the_first_components_below_the_directory() {
+        let files: FlatTree = ["a/b/c", "a/d", "ab", "e"]
+            .iter()
+            .map(|p| (p.to_string(), entry(p.as_bytes())))
+            .collect();
+        let dirs: DirStats = [("".to_string(), None), ("a/x".to_string(), None)]
+            .into_iter()
+            .collect();
+        let untracked = vec![Untracked {
+            path: RepoPath::from_walk("a/big".into()),
+            reason: UntrackedReason::TooLarge,
+        }];
+        let mut got: Vec<&str> = known_names("a", &files, &dirs, &untracked)
+            .into_iter()
+            .collect();
+        got.sort();
+        assert_eq!(got, ["b", "big", "d", "x"]);
+        let mut root: Vec<&str> = known_names("", &files, &dirs, &untracked)
+            .into_iter()
+            .collect();
+        root.sort();
+        assert_eq!(root, ["a", "ab", "e"]);
+    }
+}
