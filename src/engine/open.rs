@@ -12,7 +12,7 @@ use super::{Engine, EngineError, EventSink, Result};
 use crate::session::records::StepSnapshot;
 use crate::session::{self, Header, ParkedLog, SessionLog, CUSTOM_STEP_SNAPSHOT};
 use crate::store::{FlatCache, Home, Layout, Store};
-use crate::working_copy::{ScanOptions, WorkingCopy};
+use crate::working_copy::{CachePaths, ScanOptions, WorkingCopy};
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineConfig {
@@ -329,6 +329,8 @@ impl Engine {
         warm: Option<(WorkingCopy, FlatCache, Vec<ParkedLog>)>,
     ) -> Engine {
         let stat_cache_path = store.layout().stat_cache(&root);
+        let flat_path = store.layout().saved_flat(&root);
+        let scan_path = store.layout().saved_scan(&root);
         // The staged set survives restarts through the latest snapshot
         // that recorded it.
         let staged: BTreeSet<String> = log
@@ -351,10 +353,14 @@ impl Engine {
                     root,
                     config.scan.clone(),
                     config.fsync,
-                    stat_cache_path,
+                    CachePaths {
+                        stat: stat_cache_path,
+                        scan: scan_path,
+                        flat: flat_path.clone(),
+                    },
                     staged,
                 ),
-                FlatCache::default(),
+                FlatCache::with_saved(flat_path),
                 Vec::new(),
             ),
         };

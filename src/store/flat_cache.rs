@@ -14,9 +14,21 @@ const FLAT_CACHE_TREES: usize = 16;
 #[derive(Default)]
 pub struct FlatCache {
     trees: VecDeque<(ObjectId, FlatTree)>,
+    /// A tree's files kept on disk by the last process without a watcher
+    /// (`saved_flat.rs`), read instead of the tree's objects when asked
+    /// for that tree.
+    saved: Option<std::path::PathBuf>,
 }
 
 impl FlatCache {
+    /// A cache that also looks in the saved flat tree at `path`.
+    pub fn with_saved(path: std::path::PathBuf) -> FlatCache {
+        FlatCache {
+            saved: Some(path),
+            ..FlatCache::default()
+        }
+    }
+
     /// The files of `tree` (none for `None`). A copy is O(1).
     pub fn files(&mut self, store: &Store, tree: Option<ObjectId>) -> Result<FlatTree, StoreError> {
         let Some(tree) = tree else {
@@ -24,6 +36,16 @@ impl FlatCache {
         };
         if let Some(f) = self.cached(&tree) {
             return Ok(f);
+        }
+        // The saved files stand for the tree only while the store holds it,
+        // as walking its objects would have required.
+        if let Some(path) = &self.saved {
+            if super::saved_flat::tree_at(path) == Some(tree) && store.contains(&tree) {
+                if let Some(flat) = super::saved_flat::load(path, &tree) {
+                    self.remember(tree, flat.clone());
+                    return Ok(flat);
+                }
+            }
         }
         let flat = flatten(store, &tree)?;
         self.remember(tree, flat.clone());

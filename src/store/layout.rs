@@ -191,6 +191,20 @@ impl Layout {
         ))
     }
 
+    /// `cache/scan-<project hash>.json`: the last scan of a process without
+    /// a watcher (docs/format.md "Saved scan").
+    pub fn saved_scan(&self, project_root: &Path) -> PathBuf {
+        self.cache_dir()
+            .join(format!("scan-{}.json", project_hash(project_root)))
+    }
+
+    /// `cache/flat-<project hash>.bin`: the files of that scan's tree
+    /// (docs/format.md "Saved flat tree").
+    pub fn saved_flat(&self, project_root: &Path) -> PathBuf {
+        self.cache_dir()
+            .join(format!("flat-{}.bin", project_hash(project_root)))
+    }
+
     /// Whether a file name in `cache/` is a stat cache's.
     pub fn is_stat_cache_name(name: &str) -> bool {
         name.starts_with(STAT_CACHE_PREFIX) && name.ends_with(STAT_CACHE_SUFFIX)

@@ -20,6 +20,7 @@ mod object_id;
 mod objects;
 mod pack;
 mod pack_set;
+pub(crate) mod saved_flat;
 mod tree;
 
 pub use diff::{

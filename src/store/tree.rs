@@ -79,7 +79,7 @@ impl UntrackedReason {
         UntrackedReason::IgnoredOverCap,
     ];
 
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             UntrackedReason::TooLarge => 0,
             UntrackedReason::Special => 1,
@@ -139,7 +139,7 @@ pub enum EntryKind {
 const UNCAPTURED_BASE: u8 = 0x10;
 
 impl EntryKind {
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             EntryKind::File => 1,
             EntryKind::Executable => 2,
@@ -149,7 +149,7 @@ impl EntryKind {
         }
     }
 
-    fn from_code(code: u8) -> Option<EntryKind> {
+    pub(crate) fn from_code(code: u8) -> Option<EntryKind> {
         match code {
             1 => Some(EntryKind::File),
             2 => Some(EntryKind::Executable),

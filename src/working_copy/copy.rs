@@ -56,10 +56,20 @@ pub struct WorkingCopy {
     pub(super) saved: SavedState,
 }
 
+/// Where a working copy keeps what outlives its process (docs/format.md
+/// "Stat cache", "Saved scan", "Saved flat tree").
+pub struct CachePaths {
+    pub stat: PathBuf,
+    pub scan: PathBuf,
+    pub flat: PathBuf,
+}
+
 /// What a working copy without a watcher knows of the saved scan.
 #[derive(Default)]
 pub(super) struct SavedState {
     pub(super) path: PathBuf,
+    /// Where the saved scan's tree's files are kept.
+    pub(super) flat: PathBuf,
     /// The saved scan was looked for (once per process).
     pub(super) loaded: bool,
     /// Every walked directory's stat, while the last scan is one the next
@@ -97,17 +107,21 @@ impl Drop for WorkingCopy {
 }
 
 impl WorkingCopy {
-    /// The project at `root`, its stat cache loaded from `stat_cache_path`,
+    /// The project at `root`, its stat cache loaded from `cache.stat`,
     /// `staged` as the session last recorded it. No watcher until
     /// [`WorkingCopy::watch`].
     pub fn new(
         root: PathBuf,
         options: ScanOptions,
         fsync: bool,
-        stat_cache_path: PathBuf,
+        cache: CachePaths,
         staged: BTreeSet<String>,
     ) -> WorkingCopy {
-        let saved_path = super::saved_scan::path_beside(&stat_cache_path);
+        let CachePaths {
+            stat: stat_cache_path,
+            scan,
+            flat,
+        } = cache;
         WorkingCopy {
             root,
             options,
@@ -123,7 +137,8 @@ impl WorkingCopy {
             watcher: None,
             counts: ScanCounts::default(),
             saved: SavedState {
-                path: saved_path,
+                path: scan,
+                flat,
                 ..SavedState::default()
             },
         }

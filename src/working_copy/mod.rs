@@ -19,7 +19,7 @@ mod stat_changes;
 mod watch;
 
 pub use checkout::CheckoutError;
-pub use copy::{CheckoutOutcome, CheckoutPlan, WorkingCopy};
+pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
 pub use scan_tree::{FullScan, ScanContext, ScanCounts, WorkingCopyError, WorkingState};

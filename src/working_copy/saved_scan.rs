@@ -14,7 +14,7 @@
 //! from.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -72,20 +72,6 @@ pub(super) fn options_digest(options: &ScanOptions) -> u64 {
 /// so only an older stat vouches for the names.
 pub(super) fn trusted(stat: FileStat, scan_start_ns: i128) -> Option<FileStat> {
     (stat.mtime_ns.max(stat.ctime_ns) + RACY_WINDOW_NS < scan_start_ns).then_some(stat)
-}
-
-/// `cache/scan-<project hash>.json`, beside the stat cache
-/// `cache/stat-<project hash>.bin`.
-pub(super) fn path_beside(stat_cache: &Path) -> PathBuf {
-    let name = stat_cache
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("stat-.bin");
-    let hash = name
-        .strip_prefix("stat-")
-        .and_then(|n| n.strip_suffix(".bin"))
-        .unwrap_or(name);
-    stat_cache.with_file_name(format!("scan-{hash}.json"))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -363,6 +349,14 @@ impl WorkingCopy {
             untracked: last.untracked.to_vec(),
             dirs: dirs.clone(),
         };
+        // Its tree's files, unless the file already holds them.
+        if crate::store::saved_flat::tree_at(&self.saved.flat) != Some(last.tree) {
+            if let Err(err) =
+                crate::store::saved_flat::save(&self.saved.flat, &last.tree, &last.files)
+            {
+                tracing::warn!(%err, path = %self.saved.flat.display(), "could not save the last scan's files");
+            }
+        }
         match saved.save(&self.saved.path) {
             Ok(()) => self.saved.dirty = false,
             Err(err) => {
@@ -441,13 +435,5 @@ mod tests {
         let mut late_ctime = stat(start - 5_000_000_000);
         late_ctime.ctime_ns = start;
         assert_eq!(trusted(late_ctime, start), None);
-    }
-
-    #[test]
-    fn it_lives_beside_the_stat_cache() {
-        assert_eq!(
-            path_beside(Path::new("/s/cache/stat-ab12.bin")),
-            PathBuf::from("/s/cache/scan-ab12.json")
-        );
     }
 }

@@ -14,11 +14,15 @@
 //! tree.
 
 use std::collections::{BTreeSet, HashSet};
+use std::os::fd::OwnedFd;
 use std::path::Path;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::saved_scan::{trusted, DirStats};
 use super::scan::{now_ns, Untracked};
 use super::stat_cache::{FileStat, StatCache};
+use crate::repo_path::decode_name;
 use crate::store::FlatTree;
 
 /// A directory listed again, with its stat as it was before the listing
@@ -57,9 +61,53 @@ fn is_dir(stat: &FileStat) -> bool {
     stat.mode & libc::S_IFMT == libc::S_IFDIR
 }
 
-/// The captured files of `files` whose stat on disk is not the stat cache's
-/// (or that the cache does not hold), looked at on up to `threads` threads:
-/// one `lstat` each, as `git status` refreshes its index.
+/// A file's `lstat` by its name in the open directory `dir`.
+fn stat_at(dir: &OwnedFd, name: &str) -> Option<FileStat> {
+    let name: &std::ffi::OsStr = &decode_name(name);
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(FileStat {
+        size: st.st_size as u64,
+        mtime_ns: st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
+        ctime_ns: st.st_ctime as i128 * 1_000_000_000 + st.st_ctime_nsec as i128,
+        ino: st.st_ino,
+        mode: st.st_mode,
+    })
+}
+
+/// The paths of `sorted` whose `lstat` is not the stat cache's entry (or
+/// that the cache does not hold). Each directory is opened once for the
+/// files in it and each file looked up by name there: one path component
+/// per file instead of its whole path, whose walk was a seventh of a
+/// one-shot hook's time. A directory that does not open as one (gone, or a
+/// symlink now) vouches for none of its files.
+fn changed_in(root: &Path, sorted: &[&String], cache: &StatCache) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dir: Option<(&str, Option<OwnedFd>)> = None;
+    for path in sorted {
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
+        if dir.as_ref().map(|(d, _)| *d) != Some(parent) {
+            let fd = rustix::fs::open(
+                join(root, parent),
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok();
+            dir = Some((parent, fd));
+        }
+        let now = match &dir {
+            Some((_, Some(fd))) => stat_at(fd, name),
+            _ => None,
+        };
+        if now.is_none() || cache.get(path).map(|c| c.stat) != now {
+            out.push((*path).clone());
+        }
+    }
+    out
+}
+
+/// The files of `files` the stat cache no longer vouches for, looked at on
+/// up to `threads` threads, as `git status` refreshes its index; a path
+/// present but not captured is always among them (nothing vouches for it).
 fn changed_files(root: &Path, files: &FlatTree, cache: &StatCache, threads: usize) -> Vec<String> {
     let mut captured: Vec<&String> = Vec::with_capacity(files.len());
     let mut out = Vec::new();
@@ -67,29 +115,18 @@ fn changed_files(root: &Path, files: &FlatTree, cache: &StatCache, threads: usiz
         if entry.has_object() {
             captured.push(path);
         } else {
-            // Present but not captured: nothing vouches for it.
             out.push(path.clone());
         }
     }
-    let check = |chunk: &[&String]| -> Vec<String> {
-        chunk
-            .iter()
-            .filter(|p| {
-                let now = lstat(root, p);
-                now.is_none() || cache.get(p).map(|c| c.stat) != now
-            })
-            .map(|p| (*p).clone())
-            .collect()
-    };
-    let per = captured.len().div_ceil(threads.max(1)).max(1);
     if threads <= 1 || captured.len() < 2048 {
-        out.extend(check(&captured));
+        out.extend(changed_in(root, &captured, cache));
         return out;
     }
+    let per = captured.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = captured
             .chunks(per)
-            .map(|chunk| s.spawn(move || check(chunk)))
+            .map(|chunk| s.spawn(move || changed_in(root, chunk, cache)))
             .collect();
         for h in handles {
             match h.join() {

@@ -20,7 +20,7 @@ fn full_scans(e: &Engine) -> u64 {
     e.working_copy.scan_counts().full.values().sum()
 }
 
-fn scan_file(t: &T) -> Option<std::path::PathBuf> {
+fn cache_file(t: &T, prefix: &str) -> Option<std::path::PathBuf> {
     std::fs::read_dir(t.store.path().join("cache"))
         .ok()?
         .flatten()
@@ -28,8 +28,12 @@ fn scan_file(t: &T) -> Option<std::path::PathBuf> {
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("scan-"))
+                .is_some_and(|n| n.starts_with(prefix) && !n.contains(".tmp"))
         })
+}
+
+fn scan_file(t: &T) -> Option<std::path::PathBuf> {
+    cache_file(t, "scan-")
 }
 
 /// Directory and file stats vouch for nothing within the racy window
@@ -183,4 +187,26 @@ mod one_shot_equals_full_scan {
             }
         }
     }
+}
+
+#[test]
+fn a_damaged_saved_flat_tree_is_walked_from_the_store_instead() {
+    let t = T::new();
+    t.write("a.txt", "a");
+    t.write("dir/b.txt", "b");
+    settle();
+    let e = one_shot(&t);
+    let tree = e.baseline().unwrap().recorded_tree().unwrap();
+    drop(e);
+    let flat = cache_file(&t, "flat-").unwrap();
+    assert_eq!(crate::store::saved_flat::tree_at(&flat), Some(tree));
+    let bytes = std::fs::read(&flat).unwrap();
+    std::fs::write(&flat, &bytes[..bytes.len() - 5]).unwrap();
+    t.write("dir/c.txt", "c");
+    let mut e = one_shot(&t);
+    assert_eq!(full_scans(&e), 0);
+    let now = e.baseline().unwrap().recorded_tree().unwrap();
+    assert_eq!(now, rebuilt(&e));
+    let files = e.flat(Some(now)).unwrap();
+    assert!(files.get("dir/c.txt").is_some() && files.get("a.txt").is_some());
 }

@@ -1,0 +1,157 @@
+//! One flattened tree kept on disk (`cache/flat-<project hash>.bin`,
+//! docs/format.md "Saved flat tree"): the files of the last tree a process
+//! without a watcher scanned, so the next one does not walk that tree's
+//! objects again — decoding every directory of the parent checkpoint was a
+//! fifth of a one-shot hook's time. A tree id names its content, so the
+//! file is true for as long as it reads whole (a zstd checksum says so);
+//! anything else about it is only a miss.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::{EntryKind, FlatTree, ObjectId, TreeEntry};
+
+const MAGIC: &[u8; 8] = b"RWFLAT01";
+const HEADER: usize = 8 + 16;
+
+/// The tree whose files the file at `path` holds, read from its header.
+pub(crate) fn tree_at(path: &Path) -> Option<ObjectId> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut head = [0u8; HEADER];
+    f.read_exact(&mut head).ok()?;
+    if &head[..8] != MAGIC {
+        return None;
+    }
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&head[8..]);
+    Some(ObjectId::from_bytes(id))
+}
+
+/// The files of `tree`, when the file at `path` holds them whole.
+pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC || &bytes[8..HEADER] != tree.as_bytes() {
+        return None;
+    }
+    let raw = match zstd::stream::decode_all(&bytes[HEADER..]) {
+        Ok(raw) => raw,
+        Err(err) => {
+            tracing::debug!(%err, path = %path.display(), "ignoring a torn saved flat tree");
+            return None;
+        }
+    };
+    decode(&raw)
+}
+
+fn decode(raw: &[u8]) -> Option<FlatTree> {
+    let mut r = raw;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        if r.len() < n {
+            return None;
+        }
+        let (head, rest) = r.split_at(n);
+        r = rest;
+        Some(head)
+    };
+    let count = u64::from_le_bytes(take(8)?.try_into().ok()?);
+    let mut files = Vec::with_capacity(count.min(1 << 24) as usize);
+    for _ in 0..count {
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let path = std::str::from_utf8(take(len)?).ok()?.to_string();
+        let kind = EntryKind::from_code(take(1)?[0])?;
+        let size = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let id = ObjectId::from_bytes(take(16)?.try_into().ok()?);
+        files.push((path, TreeEntry { kind, id, size }));
+    }
+    Some(files.into_iter().collect())
+}
+
+/// Keep `files`, the files of `tree`, at `path` (temp file + rename; not
+/// synced: a lost one only means walking the tree's objects).
+pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::Result<()> {
+    let mut raw = Vec::with_capacity(files.len() * 64 + 8);
+    raw.extend_from_slice(&(files.len() as u64).to_le_bytes());
+    for (p, e) in files.iter() {
+        raw.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        raw.extend_from_slice(p.as_bytes());
+        raw.push(e.kind.code());
+        raw.extend_from_slice(&e.size.to_le_bytes());
+        raw.extend_from_slice(e.id.as_bytes());
+    }
+    let temp = super::Layout::stat_cache_temp(path);
+    crate::durability::atomic_write(path, &temp, false, |f| {
+        f.write_all(MAGIC)?;
+        f.write_all(tree.as_bytes())?;
+        let mut z = zstd::stream::write::Encoder::new(&mut *f, 1)?;
+        z.include_checksum(true)?;
+        z.write_all(&raw)?;
+        z.finish()?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::UntrackedReason;
+
+    fn sample() -> FlatTree {
+        [
+            (
+                "a.txt",
+                TreeEntry {
+                    kind: EntryKind::File,
+                    id: ObjectId::of(b"a"),
+                    size: 1,
+                },
+            ),
+            (
+                "bin/run",
+                TreeEntry {
+                    kind: EntryKind::Executable,
+                    id: ObjectId::of(b"#!"),
+                    size: 2,
+                },
+            ),
+            (
+                "link",
+                TreeEntry {
+                    kind: EntryKind::Symlink,
+                    id: ObjectId::of(b"a.txt"),
+                    size: 5,
+                },
+            ),
+            ("locked", TreeEntry::uncaptured(UntrackedReason::Unreadable)),
+        ]
+        .into_iter()
+        .map(|(p, e)| (p.to_string(), e))
+        .collect()
+    }
+
+    #[test]
+    fn a_saved_flat_tree_reads_back_only_for_its_own_tree() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("flat-x.bin");
+        let tree = ObjectId::of(b"tree");
+        save(&path, &tree, &sample()).expect("save");
+        assert_eq!(tree_at(&path), Some(tree));
+        assert_eq!(load(&path, &tree), Some(sample()));
+        assert_eq!(load(&path, &ObjectId::of(b"another")), None);
+    }
+
+    #[test]
+    fn a_torn_or_altered_file_is_a_miss() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("flat-x.bin");
+        let tree = ObjectId::of(b"tree");
+        save(&path, &tree, &sample()).expect("save");
+        let bytes = std::fs::read(&path).expect("read");
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).expect("write");
+        assert_eq!(load(&path, &tree), None);
+        let mut altered = bytes.clone();
+        let last = altered.len() - 6;
+        altered[last] ^= 0xff;
+        std::fs::write(&path, &altered).expect("write");
+        assert_eq!(load(&path, &tree), None);
+    }
+}
