@@ -9,7 +9,8 @@
 //!
 //! `cargo bench --bench hooks` (release build). `REWIND_BENCH_SIZES`
 //! (default `3000,20000,100000`) and `REWIND_BENCH_RUNS` (default 9)
-//! scale it, `REWIND_BENCH_MODES=server|one-shot` runs one mode; `cargo test
+//! scale it, `REWIND_BENCH_MODES=server|one-shot` runs one mode,
+//! `REWIND_BENCH_KEEP=1` keeps each tree and its store; `cargo test
 //! --benches` runs a small smoke version.
 
 use std::io::Write;
@@ -236,6 +237,10 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
     } else {
         None
     };
+    // REWIND_BENCH_KEEP=1 leaves the tree and its store to look at.
+    if std::env::var_os("REWIND_BENCH_KEEP").is_some() {
+        eprintln!("kept {}", dir.keep().display());
+    }
     Ok(Row {
         server,
         rss_mib,

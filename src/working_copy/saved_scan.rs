@@ -39,6 +39,11 @@ pub const FULL_SCAN_EVERY_NS: i128 = 10 * 60 * 1_000_000_000;
 
 const VERSION: u32 = 1;
 
+/// More changed paths than this are scanned by a full walk: a scoped walk
+/// checks each name against every scope path, and a branch switch can
+/// change thousands of files.
+const SCOPED_AT_MOST: usize = 512;
+
 /// A directory's stat as saved: `None` when it moved too close to the scan
 /// to be trusted (the racy rule), so the next process lists it again.
 pub(super) type DirStats = BTreeMap<String, Option<FileStat>>;
@@ -260,6 +265,10 @@ impl WorkingCopy {
             Ok(changes) => {
                 self.saved.dirty |= !changes.relisted.is_empty();
                 dirs.extend(changes.relisted);
+                if changes.paths.len() > SCOPED_AT_MOST {
+                    tracing::debug!(paths = changes.paths.len(), "too many changes to scope");
+                    return Some(Changes::Unknown);
+                }
                 Some(Changes::Paths(changes.paths))
             }
             Err(why) => {

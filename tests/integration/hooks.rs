@@ -1083,3 +1083,67 @@ fn a_server_killed_during_an_event_loses_nothing() {
     let verify = p.cli(&["verify"]);
     assert!(verify.contains("no problems"), "{verify}");
 }
+
+/// Hooks of their own (`REWIND_SERVER=0`) find what a shell command
+/// changed by stat, through the scan the previous hook saved
+/// (docs/architecture.md "Hooks without a server: the saved scan"): edits,
+/// a deletion, new files in old and new directories — and a project whose
+/// saved scan is torn is walked instead, with the same checkpoints.
+#[test]
+fn one_shot_hooks_find_a_shell_commands_changes_through_the_saved_scan() {
+    let run = |tear: bool| -> Vec<Value> {
+        let p = Project::new();
+        seed(&p);
+        p.write("deep/er/x.txt", "x\n");
+        // Settled: directory stats older than the racy window vouch for
+        // their names.
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        let bash = json!({"tool_name": "Bash", "tool_input": {"command": "edit.sh"}});
+        let ev = |event: &str, extra: Value| {
+            if tear && p.home.path().join("projects").exists() {
+                for f in std::fs::read_dir(store_dir(&p).join("cache"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                {
+                    if f.file_name().to_string_lossy().starts_with("scan-") {
+                        std::fs::write(f.path(), b"{\"version\":").unwrap();
+                    }
+                }
+            }
+            let (code, out) = p.hook("claude-code", &p.payload("s", event, extra));
+            assert_eq!((code, out.as_str()), (0, ""), "{event}");
+        };
+        ev("SessionStart", json!({}));
+        ev("UserPromptSubmit", json!({"prompt": "edit"}));
+        ev("PreToolUse", bash.clone());
+        let cache = store_dir(&p).join("cache");
+        let saved = std::fs::read_dir(&cache)
+            .unwrap()
+            .flatten()
+            .any(|f| f.file_name().to_string_lossy().starts_with("scan-"));
+        assert!(saved, "a one-shot hook saves its scan");
+        p.write("a.txt", "a2\n");
+        std::fs::remove_file(p.dir.path().join("c.txt")).unwrap();
+        p.write("src/new.rs", "fn y() {}\n");
+        p.write("deep/er/y.txt", "y\n");
+        p.write("fresh/dir/z.txt", "z\n");
+        ev("PostToolUse", bash);
+        let sessions = p.store_sessions();
+        entries(&sessions[0])
+            .into_iter()
+            .filter(|e| e["customType"] == "step-snapshot")
+            .map(|e| e["data"]["diff"].clone())
+            .collect()
+    };
+    let diffs = run(false);
+    let last = diffs.last().unwrap();
+    assert_eq!(
+        last["added"],
+        json!(["deep/er/y.txt", "fresh/dir/z.txt", "src/new.rs"]),
+        "{last}"
+    );
+    assert_eq!(last["modified"], json!(["a.txt"]), "{last}");
+    assert_eq!(last["deleted"], json!(["c.txt"]), "{last}");
+    assert_eq!(diffs, run(true));
+}

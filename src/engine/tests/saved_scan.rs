@@ -210,3 +210,26 @@ fn a_damaged_saved_flat_tree_is_walked_from_the_store_instead() {
     let files = e.flat(Some(now)).unwrap();
     assert!(files.get("dir/c.txt").is_some() && files.get("a.txt").is_some());
 }
+
+#[test]
+fn a_change_of_many_files_is_walked_in_full() {
+    let t = T::new();
+    t.write("a.txt", "a");
+    settle();
+    drop(one_shot(&t));
+    for i in 0..600 {
+        t.write(&format!("gen/f{i:03}.txt"), "g");
+        t.write(&format!("f{i:03}.txt"), "g");
+    }
+    let e = one_shot(&t);
+    assert_eq!(
+        e.working_copy
+            .scan_counts()
+            .full
+            .get(&FullScan::WatcherLostTrack),
+        Some(&1),
+        "{:?}",
+        e.working_copy.scan_counts()
+    );
+    assert_eq!(e.baseline().unwrap().recorded_tree().unwrap(), rebuilt(&e));
+}
