@@ -341,6 +341,7 @@ mod tests {
             tracked: &[],
             progress: None,
             listings: None,
+            known: None,
         })
         .unwrap()
     }
@@ -472,6 +473,7 @@ mod tests {
                 tracked: &[],
                 progress: None,
                 listings: Some(listings),
+                known: None,
             })
             .unwrap()
         };

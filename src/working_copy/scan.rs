@@ -64,6 +64,10 @@ pub struct ScanRequest<'a> {
     /// Directory listings remembered from earlier scans (see
     /// [`DirListings`]); `None` lists every directory afresh.
     pub listings: Option<&'a DirListings>,
+    /// The files of the scan a scoped scan updates: a scope path that it
+    /// captured as a file no ignore rule hides is captured by name, without
+    /// a walk ([`capture_known`]).
+    pub known: Option<&'a FlatTree>,
     /// Told how many paths the walk has looked at so far: first once the
     /// scan has run for [`PROGRESS_EVERY`], then at most that often.
     pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
@@ -488,6 +492,8 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     };
     let soft = Arc::new(matcher(root, &soft_lines)?);
 
+    let mut rewind = IgnoreFiles::new(root, REWINDIGNORE);
+    let (known, walk_scope) = capture_known(req, &hard, &soft, &mut rewind)?;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2);
@@ -507,7 +513,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         .threads(if req.scope.is_some() { 1 } else { threads });
     {
         let root = root.to_path_buf();
-        let scope: Option<Vec<RepoPath>> = req.scope.map(|s| s.to_vec());
+        let scope = walk_scope.clone();
         let (hard, soft) = (hard.clone(), soft.clone());
         wb.filter_entry(move |e| {
             if e.depth() == 0 {
@@ -549,6 +555,11 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         last: Mutex::new(std::time::Instant::now()),
         report: req.progress,
     };
+    // Nothing left to walk when every scope path was captured by name.
+    let walk = walk_scope.as_ref().is_none_or(|s| !s.is_empty());
+    if !walk {
+        wb.max_depth(Some(0));
+    }
     wb.build_parallel().run(|| {
         let sink = &sink;
         let failure = &failure;
@@ -637,7 +648,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         return Err(err);
     }
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut rewind = IgnoreFiles::new(root, REWINDIGNORE);
+    for (rel, outcome) in known {
+        sink.record(rel, outcome);
+    }
     second_pass(req, &hard, &mut rewind, &mut sink)?;
     let excluded = Excluded {
         hard: &hard,
@@ -652,6 +665,60 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     sink.out.untracked.dedup_by(|a, b| a.path == b.path);
     record_uncaptured(&mut sink.out);
     Ok(sink.out)
+}
+
+/// The scope paths of a scoped scan that need no walk, captured by name,
+/// and the rest of the scope, which does. A path qualifies when the scan
+/// being updated (`req.known`) captured it, it is still a regular file or
+/// a symlink below real directories, and no rule hides it now
+/// (`extraIgnores`, `.rewindignore`, and unless git tracks it the default
+/// excludes and the `.gitignore` chain): then the walk would find it and
+/// capture it the same way. A small gitignored file is walked, since its
+/// capture depends on its directory (docs/architecture.md rule 13). An
+/// edit reported by the watcher or found by stat is most often such a
+/// file, and a walk to it lists every directory on its way.
+fn capture_known(
+    req: &ScanRequest<'_>,
+    hard: &Gitignore,
+    soft: &Gitignore,
+    rewind: &mut IgnoreFiles,
+) -> Result<(Vec<(String, Outcome)>, Option<Vec<RepoPath>>), ScanError> {
+    let (Some(scope), Some(known)) = (req.scope, req.known) else {
+        return Ok((Vec::new(), req.scope.map(|s| s.to_vec())));
+    };
+    let root = req.root;
+    let mut git = req.options.use_gitignore.then(|| IgnoreFiles::git(root));
+    let mut direct = Vec::new();
+    let mut rest = Vec::new();
+    for s in scope {
+        let rel = s.as_str();
+        let by_name = known.get(rel).is_some_and(|e| e.has_object())
+            && !hard.matched_path_or_any_parents(rel, false).is_ignore()
+            && !rewind.ignores_path_or_parents(rel)
+            && (req
+                .tracked
+                .binary_search_by(|t| t.as_str().cmp(rel))
+                .is_ok()
+                || (!soft.matched_path_or_any_parents(rel, false).is_ignore()
+                    && !git
+                        .as_mut()
+                        .is_some_and(|g| g.ignores_path_or_parents(rel) || g.ignores_file(rel))))
+            && super::checkout::blocking_parent(root, rel).is_none();
+        let abs = crate::repo_path::join(root, rel);
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if by_name && (m.is_file() || m.file_type().is_symlink()) => m,
+            _ => {
+                rest.push(s.clone());
+                continue;
+            }
+        };
+        let outcome = capture(&abs, rel, &meta, req).map_err(|source| ScanError::Store {
+            path: rel.to_string(),
+            source,
+        })?;
+        direct.push((rel.to_string(), outcome));
+    }
+    Ok((direct, Some(rest)))
 }
 
 /// Put what the scan found but could not capture into its files as

@@ -513,6 +513,7 @@ impl WorkingCopy {
             tracked: &tracked,
             progress: Some(&report),
             listings: Some(self.stat_cache.dirs()),
+            known: base.as_ref().map(|b| &b.files),
         })?;
         // Moved, not copied: on a cold scan these are every path of the
         // project.

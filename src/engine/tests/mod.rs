@@ -90,6 +90,7 @@ fn rebuilt(e: &Engine) -> crate::store::ObjectId {
         tracked: &[],
         progress: None,
         listings: None,
+        known: None,
     })
     .unwrap();
     crate::store::build_tree(&e.store, &out.files).unwrap()

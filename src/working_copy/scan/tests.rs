@@ -82,6 +82,7 @@ impl Env {
             tracked: &git::tracked_paths(self.dir.path()),
             progress: None,
             listings: None,
+            known: None,
         })
         .unwrap()
     }
@@ -255,6 +256,7 @@ fn symlinks_exec_bits_special_and_too_large() {
             tracked: &[],
             progress: None,
             listings: None,
+            known: None,
         })
         .unwrap();
         again.files["big.bin"].has_object()
@@ -530,6 +532,7 @@ fn stat_cache_hits_read_nothing() {
         tracked: &[],
         progress: None,
         listings: None,
+        known: None,
     })
     .unwrap();
     assert_eq!(second.files_hashed, 0);
@@ -572,4 +575,56 @@ fn tracked_files_below_an_excluded_directory_are_checked_per_directory() {
         !files.iter().any(|f| f.starts_with("other/build/")),
         "{files:?}"
     );
+}
+
+/// A scoped scan over a known tree captures an edited file by name, with
+/// no walk; what a rule hides now, a small gitignored file, something that
+/// is no longer a file and a path the known tree lacks are walked; either
+/// way the files are what a full scan finds.
+#[test]
+fn scope_paths_known_as_plain_files_are_captured_without_a_walk() {
+    let e = Env::new();
+    e.write(".gitignore", "*.log\n");
+    e.write("src/a.rs", "a");
+    e.write("src/deep/b.rs", "b");
+    e.write("src/note.log", "small, ignored, captured");
+    e.write("src/was_file", "f");
+    let full = e.scan_with(&ScanOptions::default(), &[], None);
+    assert!(full.files.contains_key("src/note.log"));
+    let known: FlatTree = full.files.clone().into_iter().collect();
+    let scoped = |scope: &[&str]| {
+        let scope: Vec<RepoPath> = scope.iter().map(|p| RepoPath::parse(p).unwrap()).collect();
+        let staged = BTreeSet::new();
+        scan(&ScanRequest {
+            root: e.dir.path(),
+            options: &ScanOptions::default(),
+            store: &e.store,
+            cache: &StatCache::default(),
+            prior: &FlatTree::new(),
+            staged: &staged,
+            scope: Some(&scope),
+            tracked: &[],
+            progress: None,
+            listings: None,
+            known: Some(&known),
+        })
+        .unwrap()
+    };
+    e.write("src/deep/b.rs", "b2");
+    let out = scoped(&["src/deep/b.rs"]);
+    assert!(out.dirs.is_empty(), "walked {:?}", out.dirs);
+    assert_eq!(out.files.keys().collect::<Vec<_>>(), ["src/deep/b.rs"]);
+    assert_eq!(out.files["src/deep/b.rs"].id, ObjectId::of(b"b2"));
+
+    e.write("src/note.log", "grown");
+    std::fs::remove_file(e.dir.path().join("src/was_file")).unwrap();
+    std::fs::create_dir(e.dir.path().join("src/was_file")).unwrap();
+    e.write("src/was_file/inner.rs", "i");
+    e.write("src/new.rs", "n");
+    let out = scoped(&["src/note.log", "src/was_file", "src/new.rs"]);
+    assert!(!out.dirs.is_empty(), "these are walked");
+    let full = e.scan_with(&ScanOptions::default(), &[], None);
+    for p in ["src/note.log", "src/was_file/inner.rs", "src/new.rs"] {
+        assert_eq!(out.files.get(p), full.files.get(p), "{p}");
+    }
 }
