@@ -667,6 +667,9 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
     Ok(sink.out)
 }
 
+/// What is left for the walk: `None` is everything.
+type WalkScope = Option<Vec<RepoPath>>;
+
 /// The scope paths of a scoped scan that need no walk, captured by name,
 /// and the rest of the scope, which does. A path qualifies when the scan
 /// being updated (`req.known`) captured it, it is still a regular file or
@@ -682,7 +685,7 @@ fn capture_known(
     hard: &Gitignore,
     soft: &Gitignore,
     rewind: &mut IgnoreFiles,
-) -> Result<(Vec<(String, Outcome)>, Option<Vec<RepoPath>>), ScanError> {
+) -> Result<(Vec<(String, Outcome)>, WalkScope), ScanError> {
     let (Some(scope), Some(known)) = (req.scope, req.known) else {
         return Ok((Vec::new(), req.scope.map(|s| s.to_vec())));
     };
