@@ -74,7 +74,7 @@ pub(super) struct SavedState {
     pub(super) loaded: bool,
     /// Every walked directory's stat, while the last scan is one the next
     /// process may trust.
-    pub(super) dirs: Option<super::saved_scan::DirStats>,
+    pub(super) dirs: Option<super::stat_changes::DirStats>,
     /// When the full scan the last scan descends from began.
     pub(super) full_scan_ns: i128,
     /// Changed since loaded or saved.

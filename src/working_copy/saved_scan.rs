@@ -13,7 +13,6 @@
 //! not hold) and for [`FULL_SCAN_EVERY`] after the full scan it descends
 //! from.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -23,8 +22,8 @@ use std::sync::Arc;
 use super::copy::WorkingCopy;
 use super::scan::{now_ns, ScanOutput, Untracked};
 use super::scan_tree::{LastScan, RulesFingerprint};
-use super::stat_cache::{CacheFileId, FileStat, RACY_WINDOW_NS};
-use super::stat_changes::since_saved;
+use super::stat_cache::{CacheFileId, FileStat};
+use super::stat_changes::{since_saved, trusted, DirStats};
 use super::watch::Changes;
 use super::ScanOptions;
 use crate::repo_path::RepoPath;
@@ -43,10 +42,6 @@ const VERSION: u32 = 1;
 /// checks each name against every scope path, and a branch switch can
 /// change thousands of files.
 const SCOPED_AT_MOST: usize = 512;
-
-/// A directory's stat as saved: `None` when it moved too close to the scan
-/// to be trusted (the racy rule), so the next process lists it again.
-pub(super) type DirStats = BTreeMap<String, Option<FileStat>>;
 
 /// What one process's scans left for the next.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,14 +64,6 @@ pub(super) struct SavedScan {
 /// The options as one number: another configuration means a full scan.
 pub(super) fn options_digest(options: &ScanOptions) -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{options:?}").as_bytes())
-}
-
-/// `stat`, unless it moved within [`RACY_WINDOW_NS`] of `scan_start_ns`:
-/// the listing that went with it may have been taken before a change that
-/// the stat already shows (a walk lists a directory before it stats it),
-/// so only an older stat vouches for the names.
-pub(super) fn trusted(stat: FileStat, scan_start_ns: i128) -> Option<FileStat> {
-    (stat.mtime_ns.max(stat.ctime_ns) + RACY_WINDOW_NS < scan_start_ns).then_some(stat)
 }
 
 #[derive(Serialize, Deserialize)]

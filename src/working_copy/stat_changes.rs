@@ -13,17 +13,28 @@
 //! The paths are then scanned as a watcher's would be, against the saved
 //! tree.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::saved_scan::{trusted, DirStats};
 use super::scan::{now_ns, Untracked};
-use super::stat_cache::{FileStat, StatCache};
+use super::stat_cache::{FileStat, StatCache, RACY_WINDOW_NS};
 use crate::repo_path::decode_name;
 use crate::store::FlatTree;
+
+/// A directory's stat as saved: `None` when it moved too close to the scan
+/// to be trusted (the racy rule), so the next process lists it again.
+pub(super) type DirStats = BTreeMap<String, Option<FileStat>>;
+
+/// `stat`, unless it moved within [`RACY_WINDOW_NS`] of `scan_start_ns`:
+/// the listing that went with it may have been taken before a change that
+/// the stat already shows (a walk lists a directory before it stats it),
+/// so only an older stat vouches for the names.
+pub(super) fn trusted(stat: FileStat, scan_start_ns: i128) -> Option<FileStat> {
+    (stat.mtime_ns.max(stat.ctime_ns) + RACY_WINDOW_NS < scan_start_ns).then_some(stat)
+}
 
 /// A directory listed again, with its stat as it was before the listing
 /// (`None`: too recent to vouch for the names next time).
