@@ -40,11 +40,13 @@ impl FlatCache {
         // The saved files stand for the tree only while the store holds it,
         // as walking its objects would have required.
         if let Some(path) = &self.saved {
-            if super::saved_flat::tree_at(path) == Some(tree) && store.contains(&tree) {
-                if let Some(flat) = super::saved_flat::load(path, &tree) {
-                    self.remember(tree, flat.clone());
-                    return Ok(flat);
-                }
+            if let Some(flat) = store
+                .contains(&tree)
+                .then(|| super::saved_flat::load(path, &tree))
+                .flatten()
+            {
+                self.remember(tree, flat.clone());
+                return Ok(flat);
             }
         }
         let flat = flatten(store, &tree)?;

@@ -27,13 +27,18 @@ pub(crate) fn tree_at(path: &Path) -> Option<ObjectId> {
     Some(ObjectId::from_bytes(id))
 }
 
-/// The files of `tree`, when the file at `path` holds them whole.
+/// The files of `tree`, when the file at `path` holds them whole; a file
+/// of another tree is not read past its header.
 pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
-    let bytes = std::fs::read(path).ok()?;
-    if bytes.len() < HEADER || &bytes[..8] != MAGIC || &bytes[8..HEADER] != tree.as_bytes() {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut head = [0u8; HEADER];
+    f.read_exact(&mut head).ok()?;
+    if &head[..8] != MAGIC || &head[8..] != tree.as_bytes() {
         return None;
     }
-    let raw = match zstd::stream::decode_all(&bytes[HEADER..]) {
+    let mut rest = Vec::new();
+    f.read_to_end(&mut rest).ok()?;
+    let raw = match zstd::stream::decode_all(&rest[..]) {
         Ok(raw) => raw,
         Err(err) => {
             tracing::debug!(%err, path = %path.display(), "ignoring a torn saved flat tree");

@@ -10,17 +10,16 @@
 //! It is a cache: a missing, foreign or unreadable file only means a full
 //! scan. It is trusted only beside the stat cache it was saved with (another
 //! process's save of that cache may vouch for content this scan's tree does
-//! not hold) and for [`FULL_SCAN_EVERY`] after the full scan it descends
+//! not hold) and for [`FULL_SCAN_EVERY_NS`] after the full scan it descends
 //! from.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use std::sync::Arc;
-
 use super::copy::WorkingCopy;
-use super::scan::{now_ns, ScanOutput, Untracked};
+use super::scan::{now_ns, threads, ScanOutput, Untracked};
 use super::scan_tree::{LastScan, RulesFingerprint};
 use super::stat_cache::{CacheFileId, FileStat};
 use super::stat_changes::{since_saved, trusted, DirStats};
@@ -238,16 +237,13 @@ impl WorkingCopy {
     /// watcher; `None` when no saved scan vouches for the last one.
     pub(super) fn saved_changes(&mut self) -> Option<Changes> {
         let (dirs, last) = (self.saved.dirs.as_mut()?, self.last_scan.as_ref()?);
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2);
         match since_saved(
             &self.root,
             &last.files,
             &last.untracked,
             dirs,
             &self.stat_cache,
-            threads,
+            threads(),
         ) {
             Ok(changes) => {
                 self.saved.dirty |= !changes.relisted.is_empty();
@@ -418,18 +414,5 @@ mod tests {
             .replace("\"version\":1", "\"version\":2");
         std::fs::write(&path, other).expect("write");
         assert_eq!(SavedScan::load(&path), None);
-    }
-
-    #[test]
-    fn a_directory_stat_close_to_the_scan_is_not_trusted() {
-        let start = 100 * 1_000_000_000;
-        assert_eq!(
-            trusted(stat(start - 3_000_000_000), start),
-            Some(stat(start - 3_000_000_000))
-        );
-        assert_eq!(trusted(stat(start - 1_000_000_000), start), None);
-        let mut late_ctime = stat(start - 5_000_000_000);
-        late_ctime.ctime_ns = start;
-        assert_eq!(trusted(late_ctime, start), None);
     }
 }

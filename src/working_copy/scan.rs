@@ -218,6 +218,13 @@ fn rel_lossy(root: &Path, path: &Path) -> String {
     })
 }
 
+/// How many threads a walk or a stat pass over the project uses: one per core.
+pub(super) fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
+
 pub(super) fn now_ns() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -494,9 +501,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
 
     let mut rewind = IgnoreFiles::new(root, REWINDIGNORE);
     let (known, walk_scope) = capture_known(req, &hard, &soft, &mut rewind)?;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
+    let threads = threads();
     let mut wb = WalkBuilder::new(root);
     wb.standard_filters(false)
         .hidden(false)
@@ -707,9 +712,13 @@ fn capture_known(
                         .as_mut()
                         .is_some_and(|g| g.ignores_path_or_parents(rel) || g.ignores_file(rel))))
             && super::checkout::blocking_parent(root, rel).is_none();
+        if !by_name {
+            rest.push(s.clone());
+            continue;
+        }
         let abs = crate::repo_path::join(root, rel);
         let meta = match std::fs::symlink_metadata(&abs) {
-            Ok(m) if by_name && (m.is_file() || m.file_type().is_symlink()) => m,
+            Ok(m) if m.is_file() || m.file_type().is_symlink() => m,
             _ => {
                 rest.push(s.clone());
                 continue;

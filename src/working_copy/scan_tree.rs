@@ -339,9 +339,7 @@ impl WorkingCopy {
         }
         // The root's stat before anything lists it, for the saved scan.
         let root_stat = match self.watcher {
-            None => std::fs::symlink_metadata(&self.root)
-                .ok()
-                .map(|m| super::FileStat::from_metadata(&m)),
+            None => super::stat_changes::lstat(&self.root, ""),
             Some(_) => None,
         };
         self.take_up_saved_scan(store, ctx.trees);

@@ -155,11 +155,8 @@ pub struct StatCache {
 pub type CacheFileId = (u64, u64, i128);
 
 fn file_id(m: &std::fs::Metadata) -> CacheFileId {
-    (
-        m.ino(),
-        m.size(),
-        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-    )
+    let s = FileStat::from_metadata(m);
+    (s.ino, s.size, s.mtime_ns)
 }
 
 impl StatCache {

@@ -62,7 +62,8 @@ fn join(root: &Path, rel: &str) -> std::path::PathBuf {
     }
 }
 
-fn lstat(root: &Path, rel: &str) -> Option<FileStat> {
+/// The `lstat` of `rel` below `root` ("" is the root itself).
+pub(super) fn lstat(root: &Path, rel: &str) -> Option<FileStat> {
     std::fs::symlink_metadata(join(root, rel))
         .ok()
         .map(|m| FileStat::from_metadata(&m))
@@ -298,5 +299,28 @@ mod tests {
             .collect();
         root.sort();
         assert_eq!(root, ["a", "ab", "e"]);
+    }
+
+    fn dir_stat(t: i128) -> FileStat {
+        FileStat {
+            size: 4096,
+            mtime_ns: t,
+            ctime_ns: t,
+            ino: 7,
+            mode: 0o40755,
+        }
+    }
+
+    #[test]
+    fn a_directory_stat_close_to_the_scan_is_not_trusted() {
+        let start = 100 * 1_000_000_000;
+        assert_eq!(
+            trusted(dir_stat(start - 3_000_000_000), start),
+            Some(dir_stat(start - 3_000_000_000))
+        );
+        assert_eq!(trusted(dir_stat(start - 1_000_000_000), start), None);
+        let mut late_ctime = dir_stat(start - 5_000_000_000);
+        late_ctime.ctime_ns = start;
+        assert_eq!(trusted(late_ctime, start), None);
     }
 }

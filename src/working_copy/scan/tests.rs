@@ -69,6 +69,16 @@ impl Env {
         staged: &[&str],
         scope: Option<&[RepoPath]>,
     ) -> ScanOutput {
+        self.scan_over(options, staged, scope, None)
+    }
+    /// [`Env::scan_with`], updating the scan whose files are `known`.
+    fn scan_over(
+        &self,
+        options: &ScanOptions,
+        staged: &[&str],
+        scope: Option<&[RepoPath]>,
+        known: Option<&FlatTree>,
+    ) -> ScanOutput {
         let _ = self.store_dir.path();
         let staged: BTreeSet<String> = staged.iter().map(|s| s.to_string()).collect();
         scan(&ScanRequest {
@@ -82,7 +92,7 @@ impl Env {
             tracked: &git::tracked_paths(self.dir.path()),
             progress: None,
             listings: None,
-            known: None,
+            known,
         })
         .unwrap()
     }
@@ -594,21 +604,7 @@ fn scope_paths_known_as_plain_files_are_captured_without_a_walk() {
     let known: FlatTree = full.files.clone().into_iter().collect();
     let scoped = |scope: &[&str]| {
         let scope: Vec<RepoPath> = scope.iter().map(|p| RepoPath::parse(p).unwrap()).collect();
-        let staged = BTreeSet::new();
-        scan(&ScanRequest {
-            root: e.dir.path(),
-            options: &ScanOptions::default(),
-            store: &e.store,
-            cache: &StatCache::default(),
-            prior: &FlatTree::new(),
-            staged: &staged,
-            scope: Some(&scope),
-            tracked: &[],
-            progress: None,
-            listings: None,
-            known: Some(&known),
-        })
-        .unwrap()
+        e.scan_over(&ScanOptions::default(), &[], Some(&scope), Some(&known))
     };
     e.write("src/deep/b.rs", "b2");
     let out = scoped(&["src/deep/b.rs"]);
