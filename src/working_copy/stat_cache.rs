@@ -6,10 +6,10 @@
 //! the entry without reading the file — also after a restart, because the
 //! cache is saved in the store.
 //!
-//! The racy-timestamp rule: a file modified within [`RACY_WINDOW_NS`] of the
-//! moment the scan started could be modified again without its mtime moving
-//! (coarse timestamps), so such entries are not saved and get re-hashed by
-//! the next scan.
+//! The racy-timestamp rule: a file modified within its racy window
+//! ([`FileStat::is_racy`]) of the moment the scan started could be modified
+//! again without its stat moving (coarse timestamps), so such entries are
+//! not saved and get re-hashed by the next scan.
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -37,11 +37,28 @@ const MAGIC_V2: &[u8; 8] = b"RWSTAT02";
 /// The first format (uncompressed, hex ids), still read so that a cache
 /// written by an older build keeps vouching for its files.
 const MAGIC_V1: &[u8; 8] = b"RWSTAT01";
+/// At most this many changed file entries are left unsaved
+/// ([`StatCache::is_dirty`]): what the next process reads again in their
+/// place costs less than rewriting a large cache.
+const ENTRIES_WORTH_SAVING: usize = 256;
+/// Nor more than this many bytes of files to read again.
+const BYTES_WORTH_SAVING: u64 = 4 << 20;
 /// A cache is saved while a snapshot waits, so compress it fast.
 const ZSTD_LEVEL: i32 = 1;
-/// Filesystem timestamps can be as coarse as a second (and clocks drift a
-/// little between the kernel and us); two seconds errs on the safe side.
+/// The racy window of a stat whose timestamps may be whole seconds:
+/// filesystem timestamps can be as coarse as a second (two on FAT), and
+/// clocks drift a little between the kernel and us; two seconds errs on the
+/// safe side.
 pub const RACY_WINDOW_NS: i128 = 2_000_000_000;
+/// The racy window of a stat whose timestamps carry a fraction of a second
+/// (ext4, xfs, btrfs, tmpfs, APFS: nanoseconds). Such a filesystem stamps a
+/// change with the kernel's coarse clock, which lags the real one by at
+/// most a scheduler tick (1–10 ms), so a change made after a scan started
+/// gets a timestamp later than anything older than that tick; 100 ms is ten
+/// ticks of margin. Git's racy rule rests on the same fact. A scan at the
+/// pace of an agent's tool calls (a few a second) then re-reads only what
+/// changed since the last one, not everything of the last two seconds.
+pub const FINE_RACY_WINDOW_NS: i128 = 100_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileStat {
@@ -60,6 +77,29 @@ impl FileStat {
             ctime_ns: m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
             ino: m.ino(),
             mode: m.mode(),
+        }
+    }
+
+    /// Whether a change made after `scan_start_ns` could leave this stat as
+    /// it is (the racy rule, docs/architecture.md rule 5): its newest
+    /// timestamp is within [`Self::racy_window_ns`] of the scan's start (or
+    /// after it).
+    pub fn is_racy(&self, scan_start_ns: i128) -> bool {
+        self.mtime_ns.max(self.ctime_ns) + self.racy_window_ns() >= scan_start_ns
+    }
+
+    /// [`FINE_RACY_WINDOW_NS`] when both timestamps have a fraction of a
+    /// second (the filesystem keeps sub-second time), else
+    /// [`RACY_WINDOW_NS`]: a whole-second timestamp may come from a
+    /// filesystem that keeps only seconds (or from a tool that set it, as
+    /// tar does; the longer window is only slower there).
+    pub fn racy_window_ns(&self) -> i128 {
+        const SECOND: i128 = 1_000_000_000;
+        let fine = self.mtime_ns.rem_euclid(SECOND) != 0 && self.ctime_ns.rem_euclid(SECOND) != 0;
+        if fine {
+            FINE_RACY_WINDOW_NS
+        } else {
+            RACY_WINDOW_NS
         }
     }
 }
@@ -137,7 +177,13 @@ impl DirListings {
 pub struct StatCache {
     entries: HashMap<String, CachedFile>,
     dirs: DirListings,
+    /// Something that must be saved (the gc generation checked).
     dirty: bool,
+    /// File entries added, changed or removed since loaded or saved, and
+    /// the bytes the added and changed ones vouch for: what the next
+    /// process re-reads if this cache is not saved ([`Self::is_dirty`]).
+    unsaved: usize,
+    unsaved_bytes: u64,
     /// The store's gc generation at which every entry's object was known to
     /// exist (`None`: never checked). A cache checked at an older
     /// generation may vouch for objects gc deleted since
@@ -197,8 +243,7 @@ impl StatCache {
     /// Record what a scan saw. Racy entries are dropped so the next scan
     /// re-reads them.
     pub fn update(&mut self, path: String, file: CachedFile, scan_start_ns: i128) {
-        let racy = file.stat.mtime_ns + RACY_WINDOW_NS >= scan_start_ns;
-        if racy {
+        if file.stat.is_racy(scan_start_ns) {
             // Dropped here, but not a reason to save: the saved entry's stat
             // is the file's old one, which never comes back (its ctime is
             // older than the racy write's, and ctime cannot be set), so it
@@ -207,8 +252,9 @@ impl StatCache {
             // rewrite (megabytes at 100k files).
             self.entries.remove(&path);
         } else if self.entries.get(&path) != Some(&file) {
+            self.unsaved += 1;
+            self.unsaved_bytes += file.stat.size;
             self.entries.insert(path, file);
-            self.dirty = true;
         }
     }
 
@@ -217,13 +263,24 @@ impl StatCache {
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         let before = self.entries.len();
         self.entries.retain(|p, _| keep(p));
-        if self.entries.len() != before {
-            self.dirty = true;
-        }
+        self.unsaved += before - self.entries.len();
     }
 
+    /// Whether the cache is worth saving. A few changed entries are not:
+    /// a save rewrites the whole cache (milliseconds at 3,000 files, a
+    /// tenth of a second at 100,000), while an entry left unsaved costs
+    /// the next process one read of that file. Each hook of its own that
+    /// follows an edit would otherwise pay the rewrite; unsaved entries
+    /// pile up from process to process (each one reads them again) until
+    /// they are worth it. A cache never saved, or changed in a large part,
+    /// is saved at once.
     pub fn is_dirty(&self) -> bool {
-        self.dirty || self.dirs.is_dirty()
+        let worth = (self.entries.len() / 32).clamp(1, ENTRIES_WORTH_SAVING);
+        self.dirty
+            || (self.unsaved > 0 && self.file.is_none())
+            || self.unsaved >= worth
+            || self.unsaved_bytes >= BYTES_WORTH_SAVING
+            || self.dirs.is_dirty()
     }
 
     /// The gc generation the entries were checked at (see the field).
@@ -264,6 +321,8 @@ impl StatCache {
                         changed: AtomicUsize::new(0),
                     },
                     dirty: false,
+                    unsaved: 0,
+                    unsaved_bytes: 0,
                     generation,
                     file: Some(file),
                 },
@@ -299,6 +358,8 @@ impl StatCache {
         })?;
         self.file = written;
         self.dirty = false;
+        self.unsaved = 0;
+        self.unsaved_bytes = 0;
         self.dirs.changed.store(0, Ordering::Relaxed);
         Ok(())
     }
@@ -589,6 +650,64 @@ mod tests {
         assert!(c.get("old").is_some());
         assert!(c.get("racy").is_none());
         assert!(c.get("future").is_none());
+    }
+
+    /// The window follows the timestamps' precision: a stat with a fraction
+    /// of a second comes from a filesystem that keeps sub-second time and
+    /// is trusted 100 ms after it moved; a whole-second one (or one whose
+    /// ctime is whole: a tool set the mtime) waits two seconds.
+    #[test]
+    fn sub_second_timestamps_are_racy_for_a_tenth_of_a_second() {
+        let start: i128 = 100_000_000_000;
+        let fine = |ago: i128| file(1, start - ago).stat;
+        assert!(!fine(500_000_001).is_racy(start), "half a second ago");
+        assert!(!fine(100_000_001).is_racy(start));
+        assert!(fine(99_999_999).is_racy(start), "within 100 ms");
+        assert!(fine(-7).is_racy(start), "in the future");
+        let whole = file(1, start - 1_000_000_000).stat;
+        assert!(whole.is_racy(start), "a whole second: maybe a coarse clock");
+        assert!(!file(1, start - 3_000_000_000).stat.is_racy(start));
+        let mut set_by_a_tool = fine(500_000_001);
+        set_by_a_tool.mtime_ns = start - 1_000_000_000;
+        assert!(set_by_a_tool.is_racy(start));
+        let mut changed_since = fine(500_000_001);
+        changed_since.ctime_ns = start - 50_000_001;
+        assert!(
+            changed_since.is_racy(start),
+            "the newer of mtime and ctime counts"
+        );
+    }
+
+    /// A few changed entries are left to the next process to read again;
+    /// many, or large files, or a first cache are saved.
+    #[test]
+    fn a_few_changed_entries_are_not_worth_a_save() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("stat.bin");
+        let start = 100_000_000_000;
+        let old = start - 3_000_000_000;
+        let mut c = StatCache::default();
+        c.update("a".into(), file(1, old), start);
+        assert!(c.is_dirty(), "never saved");
+        for i in 0..3_200 {
+            c.update(format!("f{i}"), file(1, old), start);
+        }
+        c.save(&p).unwrap();
+        let mut back = StatCache::load(&p);
+        // 3,201 entries: a hundredth of them (100) is worth a save.
+        for i in 0..99 {
+            back.update(format!("f{i}"), file(2, old), start);
+        }
+        assert!(!back.is_dirty(), "99 changed of 3,201");
+        back.retain(|p| p != "f3000");
+        assert!(back.is_dirty(), "100 changed, one of them removed");
+        back.save(&p).unwrap();
+        let mut back = StatCache::load(&p);
+        assert_eq!(back.get("f1"), Some(&file(2, old)), "saved");
+        let mut big = file(3, old);
+        big.stat.size = BYTES_WORTH_SAVING;
+        back.update("big".into(), big, start);
+        assert!(back.is_dirty(), "a large file is not read again");
     }
 
     /// A file edited just now drops its entry, and that alone does not make

@@ -20,7 +20,7 @@ use std::path::Path;
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::scan::{now_ns, Untracked};
-use super::stat_cache::{FileStat, StatCache, RACY_WINDOW_NS};
+use super::stat_cache::{FileStat, StatCache};
 use crate::repo_path::decode_name;
 use crate::store::FlatTree;
 
@@ -28,12 +28,13 @@ use crate::store::FlatTree;
 /// to be trusted (the racy rule), so the next process lists it again.
 pub(super) type DirStats = BTreeMap<String, Option<FileStat>>;
 
-/// `stat`, unless it moved within [`RACY_WINDOW_NS`] of `scan_start_ns`:
+/// `stat`, unless it moved within its racy window of `scan_start_ns`
+/// ([`FileStat::is_racy`]):
 /// the listing that went with it may have been taken before a change that
 /// the stat already shows (a walk lists a directory before it stats it),
 /// so only an older stat vouches for the names.
 pub(super) fn trusted(stat: FileStat, scan_start_ns: i128) -> Option<FileStat> {
-    (stat.mtime_ns.max(stat.ctime_ns) + RACY_WINDOW_NS < scan_start_ns).then_some(stat)
+    (!stat.is_racy(scan_start_ns)).then_some(stat)
 }
 
 /// A directory listed again, with its stat as it was before the listing

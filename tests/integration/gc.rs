@@ -722,10 +722,10 @@ fn blobs_the_stat_cache_vouches_for_survive_pruning() {
     let content = random_bytes(2048);
     write(&project, "big.bin", &content);
     write(&project, "small.txt", b"small\n");
-    // Older than the racy window, so the scan caches them.
-    for f in ["big.bin", "small.txt"] {
-        age(&project.join(f), DAY);
-    }
+    // Older than the racy window (two seconds for whole-second
+    // timestamps; the ctime counts too, which nothing can set back), so
+    // the scan caches them.
+    std::thread::sleep(Duration::from_millis(2_100));
     let first = {
         let e = fx.open(&project);
         e.session_file().to_path_buf()

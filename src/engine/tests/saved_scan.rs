@@ -36,8 +36,9 @@ fn scan_file(t: &T) -> Option<std::path::PathBuf> {
     cache_file(t, "scan-")
 }
 
-/// Directory and file stats vouch for nothing within the racy window
-/// (2 s) of a scan: a project that settled before it.
+/// Directory and file stats vouch for nothing within the racy window of a
+/// scan (2 s for whole-second timestamps, `FileStat::is_racy`): a project
+/// that settled before it.
 fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(2_100));
 }
@@ -117,13 +118,7 @@ fn a_saved_scan_is_not_trusted_beside_another_stat_cache_or_other_options() {
     // A process with a watcher saves the stat cache (here with a file it
     // hashed), and no scan.
     t.write("b.txt", "b");
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(t.dir.path().join("b.txt"))
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    settle();
     let (watched, _) = Engine::open(t.config(None)).unwrap();
     drop(watched);
     let e = one_shot(&t);
