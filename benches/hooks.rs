@@ -89,7 +89,12 @@ fn hook(home: &Path, root: &Path, event: &str, extra: &str, server: bool) -> Res
 /// `n` `PreToolUse` hooks started at once (parallel tool calls of one
 /// session); each one's wall time.
 fn burst(home: &Path, root: &Path, n: usize, server: bool) -> Result<Vec<Duration>> {
-    let payload = payload(root, "PreToolUse", SHELL_TOOL)?;
+    burst_of(home, root, n, server, SHELL_TOOL)
+}
+
+/// `n` hooks of `tool` started at once; each one's wall time.
+fn burst_of(home: &Path, root: &Path, n: usize, server: bool, tool: &str) -> Result<Vec<Duration>> {
+    let payload = payload(root, "PreToolUse", tool)?;
     let mut running = Vec::new();
     for _ in 0..n {
         let start = Instant::now();
@@ -108,6 +113,12 @@ fn burst(home: &Path, root: &Path, n: usize, server: bool) -> Result<Vec<Duratio
 }
 
 const SHELL_TOOL: &str = r#","tool_name":"Bash","tool_input":{"command":"make"}"#;
+
+/// A read-only tool: the hook process parses the event and exits, with no
+/// store, server or engine. Eight of these at once against one alone is
+/// what eight process starts on this machine's cores cost by themselves:
+/// the floor under the "8 at once" ratio.
+const READ_TOOL: &str = r#","tool_name":"Read","tool_input":{"file_path":"README.md"}"#;
 
 fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
     let start = Instant::now();
@@ -153,6 +164,9 @@ struct Row {
     cold_hook: Duration,
     /// The median of 8 hook events started at once.
     burst: Duration,
+    /// 8 read-only events at once against one alone (the process floor).
+    noop_burst: Duration,
+    noop_one: Duration,
     /// The session's first event to the baseline recorded (with the
     /// server, SessionStart plus the first prompt, which waits for it).
     cold_baseline: Duration,
@@ -230,6 +244,12 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         hook_three.push(hook(&home, &root, "PreToolUse", SHELL_TOOL, server)?);
     }
     let burst = median_of(&burst(&home, &root, 8, server)?);
+    let mut noop_bursts = Vec::new();
+    let mut noop_ones = Vec::new();
+    for _ in 0..runs {
+        noop_ones.push(hook(&home, &root, "PreToolUse", READ_TOOL, server)?);
+        noop_bursts.push(median_of(&burst_of(&home, &root, 8, server, READ_TOOL)?));
+    }
     let rss_mib = if server {
         let rss = server_rss_mib(&home, &root).ok();
         server_cmd(&home, &root, "stop")?;
@@ -251,6 +271,8 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         hook_three: median_of(&hook_three),
         cold_hook,
         burst,
+        noop_burst: median_of(&noop_bursts),
+        noop_one: median_of(&noop_ones),
         cold_baseline,
         cold_shadow,
     })
@@ -277,7 +299,7 @@ fn main() -> Result<()> {
         .unwrap_or(if smoke { 2 } else { 9 });
     println!("rewind hook (a new process per event, payload on stdin) vs git status; medians of {runs} runs");
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14}",
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
         "mode",
         "files",
         "git status",
@@ -290,7 +312,8 @@ fn main() -> Result<()> {
         "shadow add+ci",
         "ratio",
         "RSS MiB",
-        "8 at once"
+        "8 at once",
+        "8 no-op"
     );
     // REWIND_BENCH_MODES=server (or one-shot) runs one of the two.
     let modes: Vec<bool> = match std::env::var("REWIND_BENCH_MODES").as_deref() {
@@ -307,14 +330,16 @@ fn main() -> Result<()> {
     println!(
         "targets: one-shot hook <= 1.5x git status (no change), <= 2x (3 changed); server hook <= 10 ms \
          at 100k and >= 10x faster than git status (no change), <= 0.5x (3 changed); first SessionStart \
-         with the server <= 200 ms; server RSS <= 150 MiB at 100k; shadow add+ci / the baseline >= 5x"
+         with the server <= 200 ms; server RSS <= 150 MiB at 100k; shadow add+ci / the baseline >= 5x; \
+         8 at once within 2x of one alone (8 no-op: the same ratio for a read-only event, which only \
+         starts a process)"
     );
     Ok(())
 }
 
 fn print_row(r: &Row) {
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14}",
+        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
         if r.server { "server" } else { "one-shot" },
         r.files,
         ms(r.status_same),
@@ -330,5 +355,6 @@ fn print_row(r: &Row) {
             .map(|m| format!("{m:.0}"))
             .unwrap_or_else(|| "-".into()),
         format!("{} {}", ms(r.burst), ratio(r.burst, r.hook_same)),
+        ratio(r.noop_burst, r.noop_one),
     );
 }

@@ -30,6 +30,13 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
 /// The per-project ignore file read in every directory, like `.gitignore`.
 pub const REWINDIGNORE: &str = ".rewindignore";
 
+/// Whether `path` names an ignore file, which changes what every scan
+/// captures below its directory (docs/architecture.md rule 12).
+pub(super) fn is_rules_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == ".gitignore" || name == REWINDIGNORE
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
     /// Files larger than this (bytes) that the parent checkpoint does not

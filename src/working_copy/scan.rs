@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::ignored::{capture_ignored, count_files, Excluded, IgnoreFiles};
@@ -847,6 +848,7 @@ fn second_pass(
     // per directory: the files of one ignored directory (a tracked `build/`)
     // share the answer, and each asking opens every component.
     let mut blocked_dirs: HashMap<String, bool> = HashMap::new();
+    let mut todo = Vec::new();
     for rel in candidates {
         if sink.out.files.contains_key(&rel)
             || untracked.contains(&rel)
@@ -874,21 +876,33 @@ fn second_pass(
         if blocked {
             continue;
         }
-        let abs = crate::repo_path::join(root, &rel);
-        let meta = match std::fs::symlink_metadata(&abs) {
-            Ok(m) => m,
-            // A tracked file deleted from the disk: not captured, rightly.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                sink.record(rel, Outcome::Untracked(unreadable(&e)));
-                continue;
-            }
-        };
-        let outcome = capture(&abs, &rel, &meta, req).map_err(|source| ScanError::Store {
-            path: rel.clone(),
-            source,
-        })?;
-        sink.record(rel, outcome);
+        todo.push(rel);
+    }
+    // Read on every core, as the walk does: a project that commits its
+    // `build/` or `dist/` has thousands of files here, and a cold scan
+    // compresses each one.
+    let captured =
+        todo.into_par_iter()
+            .map(|rel| {
+                let abs = crate::repo_path::join(root, &rel);
+                let outcome = match std::fs::symlink_metadata(&abs) {
+                    Ok(meta) => Some(capture(&abs, &rel, &meta, req).map_err(|source| {
+                        ScanError::Store {
+                            path: rel.clone(),
+                            source,
+                        }
+                    })?),
+                    // A tracked file deleted from the disk: not captured, rightly.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => Some(Outcome::Untracked(unreadable(&e))),
+                };
+                Ok((rel, outcome))
+            })
+            .collect::<Result<Vec<_>, ScanError>>()?;
+    for (rel, outcome) in captured {
+        if let Some(outcome) = outcome {
+            sink.record(rel, outcome);
+        }
     }
     // (One the main walk reported too is deduplicated with the rest.)
     for (rel, outcome) in failed {

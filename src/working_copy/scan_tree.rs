@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::copy::{FileIdentity, WorkingCopy};
+use super::options::is_rules_file;
 use super::{git, scan, ScanError, ScanOutput, ScanRequest};
 use crate::repo_path::RepoPath;
 use crate::store::{
@@ -102,11 +103,6 @@ fn tracked_digest(paths: &[String]) -> u64 {
         h.update(b"\0");
     }
     h.digest()
-}
-
-fn is_rules_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name == ".gitignore" || name == super::REWINDIGNORE
 }
 
 /// Why a scan looked at the whole project (docs/architecture.md rule 12):

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::options::is_rules_file;
 use crate::durability::atomic_write;
 use crate::store::{EntryKind, Layout, ObjectId, TreeEntry};
 
@@ -252,6 +253,11 @@ impl StatCache {
             // rewrite (megabytes at 100k files).
             self.entries.remove(&path);
         } else if self.entries.get(&path) != Some(&file) {
+            // An ignore file the saved cache does not vouch for reads as
+            // changed to the next process's stat pass, and a changed
+            // ignore file means a full scan (`scan_tree.rs`): never left
+            // unsaved.
+            self.dirty |= is_rules_file(&path);
             self.unsaved += 1;
             self.unsaved_bytes += file.stat.size;
             self.entries.insert(path, file);
@@ -708,6 +714,9 @@ mod tests {
         big.stat.size = BYTES_WORTH_SAVING;
         back.update("big".into(), big, start);
         assert!(back.is_dirty(), "a large file is not read again");
+        let mut back = StatCache::load(&p);
+        back.update("sub/.gitignore".into(), file(4, old), start);
+        assert!(back.is_dirty(), "an ignore file is never left unsaved");
     }
 
     /// A file edited just now drops its entry, and that alone does not make
