@@ -11,18 +11,6 @@ use std::path::Path;
 /// fsyncs before it can be skipped).
 pub const BATCH_SYNC: bool = cfg!(target_os = "linux");
 
-/// A batch of at most this many files is synced file by file even where
-/// [`BATCH_SYNC`] holds: a syncfs waits for everything any process left
-/// unwritten on the filesystem (a build's output, an editor's swap files),
-/// a few fsyncs only for these files.
-pub const SYNC_EACH_AT_MOST: usize = 32;
-
-/// Whether a batch of `files` is made durable by one [`sync_filesystem`]
-/// (no fsync of each file first) rather than file by file.
-pub fn batch_sync(files: usize) -> bool {
-    BATCH_SYNC && files > SYNC_EACH_AT_MOST
-}
-
 /// Flush everything written on the filesystem holding `path`: contents,
 /// renames and directory entries.
 #[cfg(target_os = "linux")]

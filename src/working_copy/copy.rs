@@ -333,7 +333,6 @@ impl WorkingCopy {
             done += 1;
             progress(done, total);
         }
-        let batch = durability::batch_sync(writes.len() + deletes_all.len());
         for (path, entry) in writes {
             let written = unchanged(path)
                 .and_then(|()| {
@@ -344,7 +343,7 @@ impl WorkingCopy {
                 })
                 .and_then(|content| {
                     // With a batch sync below, one syncfs covers every file.
-                    let fsync_each = self.fsync && !batch;
+                    let fsync_each = self.fsync && !durability::BATCH_SYNC;
                     checkout::write_entry(&self.root, path, entry, &content, fsync_each)
                 });
             match written {
@@ -360,10 +359,9 @@ impl WorkingCopy {
         // Contents, renames and unlinks must be durable before the caller
         // removes the journal, so a power loss cannot lose a restore the
         // journal no longer describes (until then, the next start rolls it
-        // forward). One syncfs for a large batch where there is one; else
-        // every directory (each file synced itself).
+        // forward). One syncfs where there is one; else every directory.
         if self.fsync {
-            if batch {
+            if durability::BATCH_SYNC {
                 if let Err(err) = durability::sync_filesystem(&self.root) {
                     tracing::warn!(%err, "could not sync the restored files");
                 }

@@ -129,24 +129,26 @@ impl Store {
         if !self.fsync {
             return Ok(());
         }
-        if BATCH_SYNC && self.unsynced.swap(false, Ordering::AcqRel) {
+        if BATCH_SYNC {
             // One syncfs covers the objects' contents, their renames and
             // the fan-out directories.
-            for f in self.dirty_dirs.iter() {
-                f.store(false, Ordering::Release);
-            }
-            self.objects_dirty.store(false, Ordering::Release);
-            if let Err(e) = syncfs(&self.objects) {
-                self.unsynced.store(true, Ordering::Release);
-                return Err(StoreError::io(
-                    "syncing the store's filesystem",
-                    &self.objects,
-                    e,
-                ));
+            let pending = self
+                .dirty_dirs
+                .iter()
+                .fold(false, |acc, f| f.swap(false, Ordering::AcqRel) | acc)
+                | self.objects_dirty.swap(false, Ordering::AcqRel);
+            if pending {
+                if let Err(e) = syncfs(&self.objects) {
+                    self.objects_dirty.store(true, Ordering::Release);
+                    return Err(StoreError::io(
+                        "syncing the store's filesystem",
+                        &self.objects,
+                        e,
+                    ));
+                }
             }
             return Ok(());
         }
-        // Each object synced itself: its directory entry is what is left.
         for (i, flag) in self.dirty_dirs.iter().enumerate() {
             if flag.swap(false, Ordering::AcqRel) {
                 let dir = self.objects.join(format!("{i:02x}"));
@@ -227,13 +229,16 @@ impl Store {
         if nth >= LOOSE_PER_BATCH && len <= MAX_PACKED_OBJECT {
             return Ok(Written::Packed(self.packs.append(*id, header, payload)?));
         }
-        let own_sync = self.own_sync(nth);
         let dir = path.parent().unwrap_or(&self.objects);
         let (mut file, temp) = self.create_temp(dir)?;
         let result = (|| {
             file.write_all(header)?;
             file.write_all(payload)?;
-            if own_sync {
+            // On Linux one syncfs in `sync` makes every object written
+            // since durable at once (a cold snapshot writes tens of
+            // thousands: one fsync each cost more than hashing and
+            // compressing them). Elsewhere each file is synced here.
+            if self.fsync && !BATCH_SYNC {
                 file.sync_all()?;
             }
             Ok::<(), io::Error>(())
@@ -250,28 +255,6 @@ impl Store {
             self.dirty_dirs[usize::from(id.as_bytes()[0])].store(true, Ordering::Release);
         }
         Ok(Written::Loose((HEADER_LEN + payload.len()) as u64))
-    }
-
-    /// Whether the `nth` object of a batch is synced on its own before it
-    /// is renamed into place, or left to one `syncfs` in [`Store::sync`]
-    /// (noted in `unsynced`). On Linux a batch's first
-    /// [`LOOSE_PER_BATCH`] objects sync themselves and the rest wait for
-    /// the syncfs: a cold snapshot writes tens of thousands (one fsync each
-    /// would cost more than hashing and compressing them), but a turn that
-    /// changed three files writes about a dozen, and a syncfs flushes
-    /// everything any process left unwritten on the filesystem (46 ms
-    /// against a few for the dozen fsyncs, measured on a 3,000-file
-    /// project's hook; far more beside a build writing gigabytes).
-    /// Elsewhere every object syncs itself.
-    pub(super) fn own_sync(&self, nth: usize) -> bool {
-        if !self.fsync {
-            return false;
-        }
-        if !BATCH_SYNC || nth < LOOSE_PER_BATCH {
-            return true;
-        }
-        self.unsynced.store(true, Ordering::Release);
-        false
     }
 
     /// Creates a uniquely named temp file in `dir`, creating `dir` on first use.

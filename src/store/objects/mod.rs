@@ -119,11 +119,6 @@ pub struct Store {
     dirty_dirs: Box<[AtomicBool]>,
     /// `objects/` itself gained a fan-out directory since the last sync.
     objects_dirty: AtomicBool,
-    /// Objects written since the last sync without an fsync of their own
-    /// (a large batch's, and packs): the next sync flushes the whole
-    /// filesystem at once (Linux) instead of each directory
-    /// ([`Store::own_sync`]).
-    unsynced: AtomicBool,
     /// Fan-out directories that may hold loose objects: those there when
     /// the store was opened, and those this process wrote into. A put whose
     /// fan-out directory is not one skips looking for a loose copy (an
@@ -192,7 +187,6 @@ impl Store {
             known: DashMap::new(),
             dirty_dirs: (0..256).map(|_| AtomicBool::new(false)).collect(),
             objects_dirty: AtomicBool::new(false),
-            unsynced: AtomicBool::new(false),
             loose_fanouts,
             trees: Mutex::new(HashMap::new()),
         })
@@ -573,7 +567,7 @@ impl Store {
                     .map_err(|e| StoreError::io("syncing pack", &self.objects, e))?;
             }
             if self.fsync && BATCH_SYNC && !sealed.is_empty() {
-                self.unsynced.store(true, Ordering::Release);
+                self.objects_dirty.store(true, Ordering::Release);
             }
             self.sync_loose()
         })();

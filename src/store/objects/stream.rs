@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use super::{PutOutcome, Store, STREAM_CHUNK};
-use crate::durability::rename_into_place;
+use crate::durability::{rename_into_place, BATCH_SYNC};
 use crate::store::codec::{self, Codec, HEADER_LEN};
 use crate::store::error::StoreError;
 use crate::store::object_id::{IdHasher, ObjectId};
@@ -162,7 +162,7 @@ impl Store {
     ) -> Result<u64, StreamFail> {
         // Counted as every written object is; larger than
         // MAX_PACKED_OBJECT, so never packed.
-        let own_sync = self.own_sync(self.batch_writes.fetch_add(1, Ordering::AcqRel));
+        self.batch_writes.fetch_add(1, Ordering::AcqRel);
         if buf.len() < STREAM_CHUNK && matches!(source, Source::File(_)) {
             buf.resize(STREAM_CHUNK, 0);
         }
@@ -213,8 +213,8 @@ impl Store {
                     len
                 }
             };
-            // As in write_object (`own_sync`).
-            if own_sync {
+            // As in write_object: one syncfs in `sync` where there is one.
+            if self.fsync && !BATCH_SYNC {
                 file.sync_all().map_err(store_err)?;
             }
             Ok(HEADER_LEN as u64 + payload)

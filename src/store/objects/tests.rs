@@ -438,30 +438,3 @@ fn concurrent_writers_of_same_object_across_stores() {
     assert_eq!(store.usage().unwrap().objects, 1);
     assert_eq!(store.remove_stale_temps(Duration::ZERO).unwrap(), 0);
 }
-
-/// A turn's dozen objects sync themselves (no flush of the whole
-/// filesystem, which waits for every other process's unwritten data); a
-/// batch past `LOOSE_PER_BATCH` leaves the rest to one syncfs in `sync` on
-/// Linux (packs too: `sync` flushes them so).
-#[test]
-fn a_small_batch_syncs_each_object_and_a_large_one_the_filesystem() {
-    use crate::store::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("s"), true).unwrap();
-    for _ in 0..12 {
-        store.put(&random_bytes(100)).unwrap();
-    }
-    assert!(!store.unsynced.load(Ordering::Acquire), "a dozen objects");
-    store.sync().unwrap();
-    // Large objects are never packed: past the batch's first ones, each
-    // waits for the syncfs.
-    let ids: Vec<ObjectId> = (0..LOOSE_PER_BATCH + 2)
-        .map(|_| store.put(&random_bytes(MAX_PACKED_OBJECT + 1)).unwrap().id)
-        .collect();
-    assert_eq!(store.unsynced.load(Ordering::Acquire), BATCH_SYNC);
-    store.sync().unwrap();
-    assert!(!store.unsynced.load(Ordering::Acquire), "flushed");
-    for id in ids {
-        assert!(store.contains(&id));
-    }
-}
