@@ -360,17 +360,8 @@ impl WorkingCopy {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stat_changes::dir_stat as stat;
     use super::*;
-
-    fn stat(t: i128) -> FileStat {
-        FileStat {
-            size: 4096,
-            mtime_ns: t,
-            ctime_ns: t,
-            ino: 7,
-            mode: 0o40755,
-        }
-    }
 
     fn sample() -> SavedScan {
         SavedScan {

@@ -37,6 +37,19 @@ pub(super) fn trusted(stat: FileStat, scan_start_ns: i128) -> Option<FileStat> {
     (!stat.is_racy(scan_start_ns)).then_some(stat)
 }
 
+/// A directory's stat whose timestamps are both `t`, for tests here and
+/// in `saved_scan.rs`.
+#[cfg(test)]
+pub(super) fn dir_stat(t: i128) -> FileStat {
+    FileStat {
+        size: 4096,
+        mtime_ns: t,
+        ctime_ns: t,
+        ino: 7,
+        mode: 0o40755,
+    }
+}
+
 /// A directory listed again, with its stat as it was before the listing
 /// (`None`: too recent to vouch for the names next time).
 pub(super) type Relisted = (String, Option<FileStat>);
@@ -300,16 +313,6 @@ mod tests {
             .collect();
         root.sort();
         assert_eq!(root, ["a", "ab", "e"]);
-    }
-
-    fn dir_stat(t: i128) -> FileStat {
-        FileStat {
-            size: 4096,
-            mtime_ns: t,
-            ctime_ns: t,
-            ino: 7,
-            mode: 0o40755,
-        }
     }
 
     #[test]
