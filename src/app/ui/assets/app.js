@@ -270,12 +270,18 @@ async function setPoints(a, b) {
   await loadFiles();
 }
 
-async function loadFiles(keepPath, keepTab) {
+// `keep`: a live update, which keeps the file and the tab (blame, history)
+// shown when its answer arrives, not those shown when it was asked: a click
+// on another file or tab meanwhile is not undone.
+async function loadFiles(keep) {
   let r;
   const seq = state.filesSeq = (state.filesSeq || 0) + 1;
   try { r = await rpc('get_modified_files', rangeParams()); } catch (e) { showError(e); return; }
   // A later call (other points picked meanwhile) has the say.
   if (seq !== state.filesSeq) return;
+  const shown = keep ? state.files[state.fileIndex] : null;
+  const keepPath = shown && shown.path;
+  const keepTab = keep ? state.tab : undefined;
   state.files = r.files;
   const ul = $('files');
   ul.replaceChildren();
@@ -742,9 +748,8 @@ async function refresh() {
       selectCheckpoint(state.selected);
       state.pinned = keepPinned;
     }
-    const f = state.files[state.fileIndex];
     // A live update keeps the file and the tab (blame, history) shown.
-    await loadFiles(f && f.path, state.tab);
+    await loadFiles(true);
   } catch (e) { showError(e); }
 }
 
