@@ -538,6 +538,9 @@ impl Watcher {
             {
                 continue;
             }
+            if !self.reported_by_a_watch(&rel) {
+                continue;
+            }
             if left {
                 // The directory (if it was one) left this name — for another
                 // name in the project (its arrival re-arms it there), outside
@@ -562,6 +565,26 @@ impl Watcher {
             }
             paths.insert(rel);
         }
+    }
+
+    /// Whether the event naming `rel` came from a directory still watched
+    /// under that name: its parent's watch, or its own (a `*_SELF` event).
+    /// A directory that left its name is forgotten at once (see `take`),
+    /// but `notify` drops the kernel's watches of it and of its
+    /// subdirectories only after the batch of events it read the move in:
+    /// a file written meanwhile where the directory went (outside the
+    /// project, say) would be reported under the old name. Such a path
+    /// would only be looked at for nothing, but it is not the project's.
+    #[cfg(target_os = "linux")]
+    fn reported_by_a_watch(&self, rel: &str) -> bool {
+        let parent = rel.rsplit_once('/').map_or("", |(p, _)| p);
+        self.watched.contains(parent) || self.watched.contains(rel)
+    }
+
+    /// Elsewhere the root's one recursive watch reports everything below it.
+    #[cfg(not(target_os = "linux"))]
+    fn reported_by_a_watch(&self, _rel: &str) -> bool {
+        true
     }
 
     /// Stop counting on the watches of `dir` and every directory below it.
@@ -667,13 +690,40 @@ mod tests {
         assert_eq!(paths(&mut w), vec!["a/b"]);
         // Nothing outside the project reports in.
         std::fs::write(parent.path().join("away/c/x"), "x").unwrap();
-        assert!(paths(&mut w).is_empty());
+        let outside = paths(&mut w);
+        assert!(outside.is_empty(), "{outside:?}");
         std::fs::create_dir(root.join("a/b")).unwrap();
         assert_eq!(paths(&mut w), vec!["a/b"]);
         std::fs::write(root.join("a/b/g.txt"), "v1").unwrap();
         assert_eq!(paths(&mut w), vec!["a/b/g.txt"]);
         std::fs::write(root.join("a/b/g.txt"), "v2").unwrap();
         assert_eq!(paths(&mut w), vec!["a/b/g.txt"]);
+    }
+
+    /// The race behind a rare failure of the test above under load: `notify`
+    /// drops a moved directory's watches only after the batch it read the move
+    /// in, so a file written where the directory went can still arrive, named
+    /// as if it were below the old name.
+    #[test]
+    fn an_event_from_a_forgotten_watch_names_no_project_path() {
+        use notify::Event;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        let mut w = Watcher::new(root).unwrap();
+        w.arm(["a", "a/b", "a/b/c"], true);
+        let mut got = BTreeSet::new();
+        let moved = Event::new(EventKind::Modify(ModifyKind::Name(RenameMode::From)))
+            .add_path(root.join("a/b"));
+        w.take(Ok(moved), &mut got);
+        let late = Event::new(EventKind::Create(CreateKind::File)).add_path(root.join("a/b/c/x"));
+        w.take(Ok(late), &mut got);
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), ["a/b"]);
+        // Its parent's watch still reports a name arriving under the old one.
+        let mut again = BTreeSet::new();
+        let back = Event::new(EventKind::Create(CreateKind::File)).add_path(root.join("a/b"));
+        w.take(Ok(back), &mut again);
+        assert_eq!(again.into_iter().collect::<Vec<_>>(), ["a/b"]);
     }
 
     /// The same when the directory is deleted while a process keeps it as its working
