@@ -1147,3 +1147,16 @@ fn one_shot_hooks_find_a_shell_commands_changes_through_the_saved_scan() {
     assert_eq!(last["deleted"], json!(["c.txt"]), "{last}");
     assert_eq!(diffs, run(true));
 }
+
+/// Every hook event is a new process, so the executable is linked at a
+/// fixed address (src/build.rs): the loader has no relocations to apply at
+/// each start. An ELF header's `e_type` (offset 16) is 2 for such an
+/// executable and 3 for a position-independent one.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_executable_needs_no_relocation_at_start() {
+    let bytes = std::fs::read(crate::common::bin()).expect("read the rewind executable");
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    assert_eq!(e_type, 2, "ET_EXEC expected, found e_type {e_type}");
+}
