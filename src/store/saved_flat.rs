@@ -3,7 +3,7 @@
 //! without a watcher scanned, so the next one does not walk that tree's
 //! objects again — decoding every directory of the parent checkpoint was a
 //! fifth of a one-shot hook's time. A tree id names its content, so the
-//! file is true for as long as it reads whole (a zstd checksum says so);
+//! file is true for as long as it reads whole (a checksum says so);
 //! anything else about it is only a miss.
 
 use std::io::{Read, Write};
@@ -11,7 +11,13 @@ use std::path::Path;
 
 use super::{EntryKind, FlatTree, ObjectId, TreeEntry};
 
-const MAGIC: &[u8; 8] = b"RWFLAT01";
+/// The format written: the header, an xxh3-64 checksum of the files, the
+/// files uncompressed. Every hook process of its own reads it whole, and
+/// decompressing it cost more than checking and copying it (20,000 files:
+/// 1.5 MB; docs/format.md "Saved flat tree").
+const MAGIC: &[u8; 8] = b"RWFLAT02";
+/// Version 1: the files as one zstd frame with its checksum.
+const MAGIC_V1: &[u8; 8] = b"RWFLAT01";
 const HEADER: usize = 8 + 16;
 
 /// The tree whose files the file at `path` holds, read from its header.
@@ -19,7 +25,7 @@ pub(crate) fn tree_at(path: &Path) -> Option<ObjectId> {
     let mut f = std::fs::File::open(path).ok()?;
     let mut head = [0u8; HEADER];
     f.read_exact(&mut head).ok()?;
-    if &head[..8] != MAGIC {
+    if &head[..8] != MAGIC && &head[..8] != MAGIC_V1 {
         return None;
     }
     let mut id = [0u8; 16];
@@ -33,10 +39,23 @@ pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
     let mut f = std::fs::File::open(path).ok()?;
     let mut head = [0u8; HEADER];
     f.read_exact(&mut head).ok()?;
-    if &head[..8] != MAGIC || &head[8..] != tree.as_bytes() {
+    if &head[8..] != tree.as_bytes() {
         return None;
     }
     let mut rest = Vec::new();
+    if &head[..8] == MAGIC {
+        let mut sum = [0u8; 8];
+        f.read_exact(&mut sum).ok()?;
+        f.read_to_end(&mut rest).ok()?;
+        if xxhash_rust::xxh3::xxh3_64(&rest) != u64::from_le_bytes(sum) {
+            tracing::debug!(path = %path.display(), "ignoring a torn or damaged saved flat tree");
+            return None;
+        }
+        return decode(&rest);
+    }
+    if &head[..8] != MAGIC_V1 {
+        return None;
+    }
     f.read_to_end(&mut rest).ok()?;
     let raw = match zstd::stream::decode_all(&rest[..]) {
         Ok(raw) => raw,
@@ -87,11 +106,8 @@ pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::R
     crate::durability::atomic_write(path, &temp, false, |f| {
         f.write_all(MAGIC)?;
         f.write_all(tree.as_bytes())?;
-        let mut z = zstd::stream::write::Encoder::new(&mut *f, 1)?;
-        z.include_checksum(true)?;
-        z.write_all(&raw)?;
-        z.finish()?;
-        Ok(())
+        f.write_all(&xxhash_rust::xxh3::xxh3_64(&raw).to_le_bytes())?;
+        f.write_all(&raw)
     })
 }
 
@@ -158,5 +174,24 @@ mod tests {
         altered[last] ^= 0xff;
         std::fs::write(&path, &altered).expect("write");
         assert_eq!(load(&path, &tree), None);
+    }
+
+    /// A file an older build saved (version 1, one zstd frame) still holds.
+    #[test]
+    fn a_version_1_file_still_reads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("flat-x.bin");
+        let tree = ObjectId::of(b"tree");
+        save(&path, &tree, &sample()).expect("save");
+        let bytes = std::fs::read(&path).expect("read");
+        let mut v1 = MAGIC_V1.to_vec();
+        v1.extend_from_slice(&bytes[8..HEADER]);
+        let mut z = zstd::stream::write::Encoder::new(Vec::new(), 1).expect("encoder");
+        z.include_checksum(true).expect("checksum");
+        z.write_all(&bytes[HEADER + 8..]).expect("compress");
+        v1.extend_from_slice(&z.finish().expect("finish"));
+        std::fs::write(&path, &v1).expect("write");
+        assert_eq!(tree_at(&path), Some(tree));
+        assert_eq!(load(&path, &tree), Some(sample()));
     }
 }

@@ -11,7 +11,7 @@
 //! again without its stat moving (coarse timestamps), so such entries are
 //! not saved and get re-hashed by the next scan.
 
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,12 +23,16 @@ use super::options::is_rules_file;
 use crate::durability::atomic_write;
 use crate::store::{EntryKind, Layout, ObjectId, TreeEntry};
 
-/// The format written: entries sorted by path, ids as raw bytes, then the
-/// directory listings sorted by path, all of it one zstd frame. A
-/// 100k-file project's cache is ~15 MB uncompressed, a few percent of its
-/// whole store, and paths sorted next to each other compress several
-/// times over.
-const MAGIC: &[u8; 8] = b"RWSTAT04";
+/// The format written: the gc generation, an xxh3-64 checksum of the
+/// rest, then the entries sorted by path (ids as raw bytes) and the
+/// directory listings sorted by path, uncompressed. Every hook process of
+/// its own reads the whole cache, and decompressing it was two fifths of
+/// the load (20,000 files: 2.7 MB; checking and copying it costs half of
+/// that); a 100k-file project's cache is ~13 MB, a few percent of its
+/// store (docs/format.md "Stat cache").
+const MAGIC: &[u8; 8] = b"RWSTAT05";
+/// Version 4: version 5 as one zstd frame, without the checksum.
+const MAGIC_V4: &[u8; 8] = b"RWSTAT04";
 /// Version 3: version 4 without the directory listings (every directory
 /// is listed again once).
 const MAGIC_V3: &[u8; 8] = b"RWSTAT03";
@@ -44,8 +48,6 @@ const MAGIC_V1: &[u8; 8] = b"RWSTAT01";
 const ENTRIES_WORTH_SAVING: usize = 256;
 /// Nor more than this many bytes of files to read again.
 const BYTES_WORTH_SAVING: u64 = 4 << 20;
-/// A cache is saved while a snapshot waits, so compress it fast.
-const ZSTD_LEVEL: i32 = 1;
 /// The racy window of a stat whose timestamps may be whole seconds:
 /// filesystem timestamps can be as coarse as a second (two on FAT), and
 /// clocks drift a little between the kernel and us; two seconds errs on the
@@ -320,13 +322,14 @@ impl StatCache {
                 .map_err(|e| e.to_string())
                 .and_then(|m| Ok((file_id(&m), decode(&mut BufReader::new(f))?)))
             {
-                Ok((file, (entries, dirs, generation))) => StatCache {
+                Ok((file, (entries, dirs, generation, current))) => StatCache {
                     entries,
                     dirs: DirListings {
                         by_dir: Mutex::new(dirs),
                         changed: AtomicUsize::new(0),
                     },
-                    dirty: false,
+                    // An older version is saved again once, in this one.
+                    dirty: !current,
                     unsaved: 0,
                     unsaved_bytes: 0,
                     generation,
@@ -354,11 +357,13 @@ impl StatCache {
             std::fs::create_dir_all(dir)?;
         }
         let mut written = None;
+        let body = encode_body(&self.entries, &self.dirs.lock());
         atomic_write(path, &Layout::stat_cache_temp(path), false, |f| {
-            let mut w = BufWriter::new(&mut *f);
-            encode(&self.entries, &self.dirs.lock(), self.generation, &mut w)?;
-            w.flush()?;
-            drop(w);
+            f.write_all(MAGIC)?;
+            // u64::MAX: never checked (a cache saved before its first scan).
+            f.write_all(&self.generation.unwrap_or(u64::MAX).to_le_bytes())?;
+            f.write_all(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes())?;
+            f.write_all(&body)?;
             written = Some(file_id(&f.metadata()?));
             Ok(())
         })?;
@@ -383,23 +388,29 @@ fn kind_byte(k: EntryKind) -> u8 {
     }
 }
 
-fn encode(
+/// What follows the header: the entries, then the directory listings.
+fn encode_body(
     entries: &HashMap<String, CachedFile>,
     dirs: &HashMap<String, (FileStat, usize)>,
-    generation: Option<u64>,
-    w: &mut impl Write,
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(entries.len() * 112 + dirs.len() * 80 + 16);
+    // Writing into a Vec cannot fail.
+    let _ = write_body(entries, dirs, &mut body);
+    body
+}
+
+fn write_body(
+    entries: &HashMap<String, CachedFile>,
+    dirs: &HashMap<String, (FileStat, usize)>,
+    z: &mut impl Write,
 ) -> std::io::Result<()> {
-    w.write_all(MAGIC)?;
-    // u64::MAX: never checked (a cache saved before its first scan).
-    w.write_all(&generation.unwrap_or(u64::MAX).to_le_bytes())?;
-    let mut z = zstd::stream::write::Encoder::new(w, ZSTD_LEVEL)?;
     let mut sorted: Vec<(&String, &CachedFile)> = entries.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
     z.write_all(&(sorted.len() as u64).to_le_bytes())?;
     for (path, f) in sorted {
         z.write_all(&(path.len() as u32).to_le_bytes())?;
         z.write_all(path.as_bytes())?;
-        write_stat(&mut z, &f.stat)?;
+        write_stat(z, &f.stat)?;
         z.write_all(&[kind_byte(f.entry.kind)])?;
         z.write_all(&f.entry.size.to_le_bytes())?;
         z.write_all(f.entry.id.as_bytes())?;
@@ -410,10 +421,9 @@ fn encode(
     for (dir, (stat, n)) in sorted {
         z.write_all(&(dir.len() as u32).to_le_bytes())?;
         z.write_all(dir.as_bytes())?;
-        write_stat(&mut z, stat)?;
+        write_stat(z, stat)?;
         z.write_all(&(*n as u64).to_le_bytes())?;
     }
-    z.finish()?;
     Ok(())
 }
 
@@ -453,16 +463,35 @@ fn take<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
     Ok(b)
 }
 
+/// The entries, the directory listings, the generation, and whether the
+/// file is of the version this build writes.
 type Decoded = (
     HashMap<String, CachedFile>,
     HashMap<String, (FileStat, usize)>,
     Option<u64>,
+    bool,
 );
 
 fn decode(r: &mut impl Read) -> Result<Decoded, String> {
     match &take::<8>(r)? {
-        m if m == MAGIC || m == MAGIC_V3 => {
-            let with_dirs = m == MAGIC;
+        m if m == MAGIC => {
+            let generation = u64::from_le_bytes(take(r)?);
+            let generation = (generation != u64::MAX).then_some(generation);
+            let sum = u64::from_le_bytes(take(r)?);
+            let mut body = Vec::new();
+            r.read_to_end(&mut body).map_err(|e| e.to_string())?;
+            // A torn or damaged cache could vouch for a file with another
+            // file's id: it is read whole and as written, or not at all.
+            if xxhash_rust::xxh3::xxh3_64(&body) != sum {
+                return Err("checksum mismatch (torn or damaged)".into());
+            }
+            let mut z = body.as_slice();
+            let entries = decode_entries(&mut z, true)?;
+            let dirs = decode_dirs(&mut z)?;
+            Ok((entries, dirs, generation, true))
+        }
+        m if m == MAGIC_V4 || m == MAGIC_V3 => {
+            let with_dirs = m == MAGIC_V4;
             let generation = u64::from_le_bytes(take(r)?);
             let generation = (generation != u64::MAX).then_some(generation);
             // Decompressed at once, then parsed from memory: reading a
@@ -476,13 +505,18 @@ fn decode(r: &mut impl Read) -> Result<Decoded, String> {
             } else {
                 HashMap::default()
             };
-            Ok((entries, dirs, generation))
+            Ok((entries, dirs, generation, false))
         }
         m if m == MAGIC_V2 => {
             let mut z = zstd::stream::read::Decoder::new(r).map_err(|e| e.to_string())?;
-            Ok((decode_entries(&mut z, true)?, HashMap::default(), None))
+            Ok((
+                decode_entries(&mut z, true)?,
+                HashMap::default(),
+                None,
+                false,
+            ))
         }
-        m if m == MAGIC_V1 => Ok((decode_entries(r, false)?, HashMap::default(), None)),
+        m if m == MAGIC_V1 => Ok((decode_entries(r, false)?, HashMap::default(), None, false)),
         _ => Err("not a rewind stat cache (or another version)".into()),
     }
 }
@@ -595,8 +629,7 @@ mod tests {
         let p = d.path().join("stat.bin");
         let mut entries = HashMap::default();
         entries.insert("x".to_string(), file(3, 0));
-        let mut bytes = Vec::new();
-        encode(&entries, &HashMap::default(), Some(4), &mut bytes).unwrap();
+        let bytes = v4_bytes(&entries, Some(4));
         // Version 2 is version 3 without the generation.
         let mut v2 = b"RWSTAT02".to_vec();
         v2.extend_from_slice(&bytes[16..]);
@@ -634,10 +667,9 @@ mod tests {
         }
         assert!(back.is_dirty());
 
-        let mut v3 = Vec::new();
         let mut entries = HashMap::default();
         entries.insert("x".to_string(), file(3, 0));
-        encode(&entries, &HashMap::default(), Some(2), &mut v3).unwrap();
+        let mut v3 = v4_bytes(&entries, Some(2));
         v3[..8].copy_from_slice(b"RWSTAT03");
         std::fs::write(&p, &v3).unwrap();
         let back = StatCache::load(&p);
@@ -776,8 +808,20 @@ mod tests {
         assert_eq!(back.get("src/x"), Some(&f));
     }
 
+    /// A version-4 file: the header, then the body as one zstd frame.
+    fn v4_bytes(entries: &HashMap<String, CachedFile>, generation: Option<u64>) -> Vec<u8> {
+        let mut v4 = MAGIC_V4.to_vec();
+        v4.extend_from_slice(&generation.unwrap_or(u64::MAX).to_le_bytes());
+        let body = encode_body(entries, &HashMap::default());
+        v4.extend_from_slice(&zstd::encode_all(&body[..], 1).unwrap());
+        v4
+    }
+
+    /// The cache is saved uncompressed (a hook reads it whole every time)
+    /// and read only whole and as written: a damaged or torn one vouches
+    /// for nothing. A version-4 cache still vouches for its files.
     #[test]
-    fn the_saved_cache_is_compressed() {
+    fn the_saved_cache_is_read_only_as_written() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("stat.bin");
         let mut c = StatCache::default();
@@ -787,14 +831,28 @@ mod tests {
         }
         c.save(&p).unwrap();
         let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(&bytes[..8], b"RWSTAT04");
-        // Uncompressed, each entry is ~140 bytes (path, five stat fields, id).
-        assert!(bytes.len() < 2000 * 60, "{} bytes", bytes.len());
+        assert_eq!(&bytes[..8], b"RWSTAT05");
         let back = StatCache::load(&p);
         assert_eq!(back.len(), 2000);
-        assert_eq!(
-            back.get("packages/app/src/components/module_7.tsx"),
-            Some(&file(7, 7_000_000))
-        );
+        let seventh = "packages/app/src/components/module_7.tsx";
+        assert_eq!(back.get(seventh), Some(&file(7, 7_000_000)));
+
+        // One byte of an id flipped: the checksum says no.
+        let mut damaged = bytes.clone();
+        let at = damaged.len() - 100;
+        damaged[at] ^= 1;
+        std::fs::write(&p, &damaged).unwrap();
+        assert_eq!(StatCache::load(&p).len(), 0);
+        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+        assert_eq!(StatCache::load(&p).len(), 0, "torn");
+
+        std::fs::write(&p, v4_bytes(&c.entries, Some(3))).unwrap();
+        let mut back = StatCache::load(&p);
+        assert_eq!(back.len(), 2000);
+        assert_eq!(back.generation(), Some(3));
+        assert_eq!(back.get(seventh), Some(&file(7, 7_000_000)));
+        assert!(back.is_dirty(), "an older version is saved again");
+        back.save(&p).unwrap();
+        assert_eq!(&std::fs::read(&p).unwrap()[..8], b"RWSTAT05");
     }
 }
