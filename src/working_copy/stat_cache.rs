@@ -402,27 +402,27 @@ fn encode_body(
 fn write_body(
     entries: &HashMap<String, CachedFile>,
     dirs: &HashMap<String, (FileStat, usize)>,
-    z: &mut impl Write,
+    w: &mut impl Write,
 ) -> std::io::Result<()> {
     let mut sorted: Vec<(&String, &CachedFile)> = entries.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    z.write_all(&(sorted.len() as u64).to_le_bytes())?;
+    w.write_all(&(sorted.len() as u64).to_le_bytes())?;
     for (path, f) in sorted {
-        z.write_all(&(path.len() as u32).to_le_bytes())?;
-        z.write_all(path.as_bytes())?;
-        write_stat(z, &f.stat)?;
-        z.write_all(&[kind_byte(f.entry.kind)])?;
-        z.write_all(&f.entry.size.to_le_bytes())?;
-        z.write_all(f.entry.id.as_bytes())?;
+        w.write_all(&(path.len() as u32).to_le_bytes())?;
+        w.write_all(path.as_bytes())?;
+        write_stat(w, &f.stat)?;
+        w.write_all(&[kind_byte(f.entry.kind)])?;
+        w.write_all(&f.entry.size.to_le_bytes())?;
+        w.write_all(f.entry.id.as_bytes())?;
     }
     let mut sorted: Vec<(&String, &(FileStat, usize))> = dirs.iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    z.write_all(&(sorted.len() as u64).to_le_bytes())?;
+    w.write_all(&(sorted.len() as u64).to_le_bytes())?;
     for (dir, (stat, n)) in sorted {
-        z.write_all(&(dir.len() as u32).to_le_bytes())?;
-        z.write_all(dir.as_bytes())?;
-        write_stat(z, stat)?;
-        z.write_all(&(*n as u64).to_le_bytes())?;
+        w.write_all(&(dir.len() as u32).to_le_bytes())?;
+        w.write_all(dir.as_bytes())?;
+        write_stat(w, stat)?;
+        w.write_all(&(*n as u64).to_le_bytes())?;
     }
     Ok(())
 }
