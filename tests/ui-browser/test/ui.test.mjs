@@ -291,12 +291,13 @@ test('blame names the turn of each line, and a click selects its checkpoint', as
   const row = page.locator(`table.blame tr[data-line="${sub.line}"]`);
   assert.equal(await row.getAttribute('data-entry'), turn2.entryId);
   assert.equal(await row.getAttribute('data-turn'), String(turn2.turnIndex));
-  // The group's first row names the turn, its label and the entry id.
-  const who = await page.evaluate((n) => {
+  // The group's first row names the turn, its label and the entry id. A
+  // live update may be drawing the table again: read it once it is there.
+  const who = await (await page.waitForFunction((n) => {
     let tr = document.querySelector(`table.blame tr[data-line="${n}"]`);
     while (tr && !tr.classList.contains('grp-start')) tr = tr.previousElementSibling;
-    return tr ? tr.querySelector('td.who').innerText : null;
-  }, sub.line);
+    return tr ? tr.querySelector('td.who').innerText : false;
+  }, sub.line)).jsonValue();
   assert.ok(who.includes(`#${turn2.turnIndex}`), `the turn named: ${who}`);
   assert.ok(who.includes(turn2.entryId.slice(0, 8)), `the entry id: ${who}`);
   assert.ok(await page.locator('table.blame .hljs-keyword').count() > 0, 'the lines are highlighted');
