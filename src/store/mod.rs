@@ -10,6 +10,7 @@
 //! - [`diff_trees`], [`flatten`], [`lookup`], [`build_tree`]: whole-tree operations that
 //!   read only the directories they need.
 
+pub(crate) mod checked;
 mod codec;
 mod diff;
 mod error;

@@ -44,14 +44,11 @@ pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
     }
     let mut rest = Vec::new();
     if &head[..8] == MAGIC {
-        let mut sum = [0u8; 8];
-        f.read_exact(&mut sum).ok()?;
-        f.read_to_end(&mut rest).ok()?;
-        if xxhash_rust::xxh3::xxh3_64(&rest) != u64::from_le_bytes(sum) {
+        let Some(body) = super::checked::read(&mut f).ok().flatten() else {
             tracing::debug!(path = %path.display(), "ignoring a torn or damaged saved flat tree");
             return None;
-        }
-        return decode(&rest);
+        };
+        return decode(&body);
     }
     if &head[..8] != MAGIC_V1 {
         return None;
@@ -106,8 +103,7 @@ pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::R
     crate::durability::atomic_write(path, &temp, false, |f| {
         f.write_all(MAGIC)?;
         f.write_all(tree.as_bytes())?;
-        f.write_all(&xxhash_rust::xxh3::xxh3_64(&raw).to_le_bytes())?;
-        f.write_all(&raw)
+        super::checked::write(f, &raw)
     })
 }
 

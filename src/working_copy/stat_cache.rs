@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::options::is_rules_file;
 use crate::durability::atomic_write;
-use crate::store::{EntryKind, Layout, ObjectId, TreeEntry};
+use crate::store::{checked, EntryKind, Layout, ObjectId, TreeEntry};
 
 /// The format written: the gc generation, an xxh3-64 checksum of the
 /// rest, then the entries sorted by path (ids as raw bytes) and the
@@ -362,8 +362,7 @@ impl StatCache {
             f.write_all(MAGIC)?;
             // u64::MAX: never checked (a cache saved before its first scan).
             f.write_all(&self.generation.unwrap_or(u64::MAX).to_le_bytes())?;
-            f.write_all(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes())?;
-            f.write_all(&body)?;
+            checked::write(f, &body)?;
             written = Some(file_id(&f.metadata()?));
             Ok(())
         })?;
@@ -477,17 +476,14 @@ fn decode(r: &mut impl Read) -> Result<Decoded, String> {
         m if m == MAGIC => {
             let generation = u64::from_le_bytes(take(r)?);
             let generation = (generation != u64::MAX).then_some(generation);
-            let sum = u64::from_le_bytes(take(r)?);
-            let mut body = Vec::new();
-            r.read_to_end(&mut body).map_err(|e| e.to_string())?;
             // A torn or damaged cache could vouch for a file with another
             // file's id: it is read whole and as written, or not at all.
-            if xxhash_rust::xxh3::xxh3_64(&body) != sum {
-                return Err("checksum mismatch (torn or damaged)".into());
-            }
-            let mut z = body.as_slice();
-            let entries = decode_entries(&mut z, true)?;
-            let dirs = decode_dirs(&mut z)?;
+            let body = checked::read(r)
+                .map_err(|e| e.to_string())?
+                .ok_or("checksum mismatch (torn or damaged)")?;
+            let mut rest = body.as_slice();
+            let entries = decode_entries(&mut rest, true)?;
+            let dirs = decode_dirs(&mut rest)?;
             Ok((entries, dirs, generation, true))
         }
         m if m == MAGIC_V4 || m == MAGIC_V3 => {
