@@ -100,6 +100,12 @@ impl Engine {
         self.log.path()
     }
 
+    /// How many times this engine has scanned the whole project (the first
+    /// snapshot, and whenever the watcher could not vouch for a change).
+    pub fn full_scans(&self) -> u64 {
+        self.working_copy.scan_counts().full.values().sum()
+    }
+
     /// The session file as read (its records, for tools that measure them:
     /// the benches). Front ends ask the methods above instead.
     pub fn log(&self) -> &SessionLog {

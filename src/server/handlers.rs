@@ -159,6 +159,8 @@ impl Server {
         drop(previous);
         match self.open_engine(config.clone()) {
             Ok((engine, result)) => {
+                // The session's first snapshot was a full scan.
+                crate::memory::release_free();
                 self.start_pusher(engine.store().root(), remote.as_deref());
                 *state = State::Open(Box::new(engine), config);
                 Ok(result.to_wire())
@@ -237,7 +239,13 @@ impl Server {
         }
         match &mut *state {
             State::Open(engine, _) => {
+                let full_before = engine.full_scans();
                 let out = f(engine).map_err(to_rpc);
+                // A full scan's peak is freed by now but still mapped: give
+                // it back, or the sidecar holds it while it runs.
+                if engine.full_scans() != full_before {
+                    crate::memory::release_free();
+                }
                 drop(state);
                 self.wake_pusher();
                 out

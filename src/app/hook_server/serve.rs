@@ -139,19 +139,27 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 project,
                 event_id,
                 payload,
-            } => record(
-                stream,
-                Delivery {
-                    agent,
-                    input: payload.as_bytes(),
-                    project: Some(project.into()),
-                    event_id: Some(event_id),
-                    store: Some(place.store.clone()),
-                },
-                &mut warm,
-                &mut served,
-                pusher.as_ref(),
-            ),
+            } => {
+                let full_before = full_scans(warm.as_ref());
+                record(
+                    stream,
+                    Delivery {
+                        agent,
+                        input: payload.as_bytes(),
+                        project: Some(project.into()),
+                        event_id: Some(event_id),
+                        store: Some(place.store.clone()),
+                    },
+                    &mut warm,
+                    &mut served,
+                    pusher.as_ref(),
+                );
+                // A full scan's peak is freed by now but still mapped: give
+                // it back, or the server holds it while it runs.
+                if full_scans(warm.as_ref()) != full_before {
+                    rewind::memory::release_free();
+                }
+            }
             Job::Status(mut stream) => {
                 let status = status_of(&place, &build, idle, &served, warm.as_ref());
                 answer(
@@ -185,6 +193,12 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
     }
     drop(lock);
     Ok(())
+}
+
+/// How many full scans the warm working copy has made (none before the
+/// first event).
+fn full_scans(warm: Option<&Warm>) -> Option<u64> {
+    warm.map(|w| w.working_copy().scan_counts().full.values().sum())
 }
 
 /// Which file a path names now (device and inode).
