@@ -10,11 +10,13 @@
 //! `cargo bench --bench hooks` (release build). `REWIND_BENCH_SIZES`
 //! (default `3000,20000,100000`) and `REWIND_BENCH_RUNS` (default 9)
 //! scale it, `REWIND_BENCH_MODES=server|one-shot` runs one mode,
+//! `REWIND_BENCH_REPOS=PATH[,PATH]` adds checkouts of real repositories
+//! (cloned from PATH; `REWIND_BENCH_SIZES=` alone measures only those),
 //! `REWIND_BENCH_KEEP=1` keeps each tree and its store; `cargo test
 //! --benches` runs a small smoke version.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,8 +138,9 @@ fn server_cmd(home: &Path, root: &Path, action: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The server's resident memory in MiB (from `/proc`).
-fn server_rss_mib(home: &Path, root: &Path) -> Result<f64> {
+/// The server's resident memory in MB (10^6 bytes, as the target is
+/// stated; from `/proc`, which counts in KiB).
+fn server_rss_mb(home: &Path, root: &Path) -> Result<f64> {
     let status = server_cmd(home, root, "status")?;
     let pid = status
         .lines()
@@ -150,12 +153,14 @@ fn server_rss_mib(home: &Path, root: &Path) -> Result<f64> {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|r| r.split_whitespace().next()?.parse().ok())
         .context("VmRSS")?;
-    Ok(kb / 1024.0)
+    Ok(kb * 1024.0 / 1e6)
 }
 
 struct Row {
     server: bool,
-    rss_mib: Option<f64>,
+    /// "generated", or the repository's name.
+    name: String,
+    rss_mb: Option<f64>,
     files: usize,
     status_same: Duration,
     hook_same: Duration,
@@ -173,15 +178,63 @@ struct Row {
     cold_shadow: Duration,
 }
 
-fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
+/// The tree a row measures.
+#[derive(Clone)]
+enum Source {
+    /// A generated repository-shaped tree of this many files, committed.
+    Generated(usize),
+    /// A checkout of this git repository (cloned from it, so a bare mirror
+    /// will do).
+    Repo(PathBuf),
+}
+
+/// The project at `root`, from `source`; the files the edits may change
+/// (tracked regular files, none of the ignore files: an edit of those
+/// changes what is captured, which is another measurement).
+fn make_project(source: &Source, root: &Path) -> Result<Vec<String>> {
+    let files: Vec<String> = match source {
+        Source::Generated(n) => {
+            std::fs::create_dir(root)?;
+            let written = corpus::write_tree(root, *n, *n as u64 * 4_000, 7, "hooks")?;
+            git(root, None, &["init", "-q"])?;
+            git(root, None, &["add", "-A"])?;
+            git(root, None, &["commit", "-q", "-m", "base"])?;
+            written.files.into_iter().map(|f| f.rel).collect()
+        }
+        Source::Repo(repo) => {
+            let parent = root.parent().context("project path")?;
+            let (from, to) = (
+                repo.to_str().context("repo path")?,
+                root.to_str().context("project path")?,
+            );
+            git(parent, None, &["clone", "-q", from, to])?;
+            let listed = git(root, None, &["ls-files", "-s"])?;
+            String::from_utf8(listed.stdout)?
+                .lines()
+                // "100644 <hash> 0\t<path>": regular files only.
+                .filter(|l| l.starts_with("100644 ") || l.starts_with("100755 "))
+                .filter_map(|l| l.split_once('\t').map(|(_, p)| p.to_string()))
+                .collect()
+        }
+    };
+    let editable: Vec<String> = files
+        .into_iter()
+        .filter(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            name != ".gitignore" && name != ".rewindignore"
+        })
+        .collect();
+    if editable.is_empty() {
+        bail!("no file to edit in the project");
+    }
+    Ok(editable)
+}
+
+fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("project");
-    std::fs::create_dir(&root)?;
-    let written = corpus::write_tree(&root, n, n as u64 * 4_000, 7, "hooks")?;
+    let files = make_project(source, &root)?;
     let root = root.canonicalize()?;
-    git(&root, None, &["init", "-q"])?;
-    git(&root, None, &["add", "-A"])?;
-    git(&root, None, &["commit", "-q", "-m", "base"])?;
     git(&root, None, &["status", "--porcelain"])?; // warm the index
 
     // The first hook of a project: the cold baseline, against a shadow
@@ -228,10 +281,10 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         // Three files changed, then the same measurement.
         let edit = |k: usize| -> Result<()> {
             for i in 0..3 {
-                let f = &written.files[(round * 3 + i + k * 7919) % written.files.len()];
+                let f = &files[(round * 3 + i + k * 7919) % files.len()];
                 let mut file = std::fs::OpenOptions::new()
                     .append(true)
-                    .open(root.join(&f.rel))?;
+                    .open(root.join(f))?;
                 writeln!(file, "edit {round} {k}")?;
             }
             Ok(())
@@ -250,8 +303,8 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         noop_ones.push(hook(&home, &root, "PreToolUse", READ_TOOL, server)?);
         noop_bursts.push(median_of(&burst_of(&home, &root, 8, server, READ_TOOL)?));
     }
-    let rss_mib = if server {
-        let rss = server_rss_mib(&home, &root).ok();
+    let rss_mb = if server {
+        let rss = server_rss_mb(&home, &root).ok();
         server_cmd(&home, &root, "stop")?;
         rss
     } else {
@@ -263,8 +316,15 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
     }
     Ok(Row {
         server,
-        rss_mib,
-        files: written.files.len(),
+        rss_mb,
+        files: match source {
+            Source::Generated(n) => *n,
+            Source::Repo(_) => files.len(),
+        },
+        name: match source {
+            Source::Generated(_) => "generated".into(),
+            Source::Repo(repo) => repo_name(repo),
+        },
         status_same: median_of(&status_same),
         hook_same: median_of(&hook_same),
         status_three: median_of(&status_three),
@@ -276,6 +336,18 @@ fn run_size(n: usize, runs: usize, server: bool) -> Result<Row> {
         cold_baseline,
         cold_shadow,
     })
+}
+
+/// A repository's name from its path (`/x/owner+name/repo` → `owner+name`,
+/// `/x/name.git` → `name`).
+fn repo_name(repo: &Path) -> String {
+    let mut parts = repo.iter().rev().filter_map(|p| p.to_str());
+    let last = parts.next().unwrap_or("repo");
+    let name = match last {
+        "repo" | ".git" => parts.next().unwrap_or(last),
+        _ => last,
+    };
+    name.trim_end_matches(".git").to_string()
 }
 
 fn ratio(a: Duration, b: Duration) -> String {
@@ -299,8 +371,9 @@ fn main() -> Result<()> {
         .unwrap_or(if smoke { 2 } else { 9 });
     println!("rewind hook (a new process per event, payload on stdin) vs git status; medians of {runs} runs");
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
+        "{:>8} {:>16} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
         "mode",
+        "tree",
         "files",
         "git status",
         "hook",
@@ -311,7 +384,7 @@ fn main() -> Result<()> {
         "1st event",
         "shadow add+ci",
         "ratio",
-        "RSS MiB",
+        "RSS MB",
         "8 at once",
         "8 no-op"
     );
@@ -321,16 +394,27 @@ fn main() -> Result<()> {
         Ok("one-shot") => vec![false],
         _ => vec![false, true],
     };
-    for n in sizes {
+    // REWIND_BENCH_REPOS=PATH[,PATH...]: real repositories, measured after
+    // the generated sizes (their checkouts are cloned from PATH).
+    let repos: Vec<Source> = std::env::var("REWIND_BENCH_REPOS")
+        .map(|r| {
+            r.split(',')
+                .filter(|p| !p.is_empty())
+                .map(|p| Source::Repo(PathBuf::from(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let sources = sizes.into_iter().map(Source::Generated).chain(repos);
+    for source in sources {
         for &server in &modes {
-            let r = run_size(n, runs, server)?;
+            let r = run_size(&source, runs, server)?;
             print_row(&r);
         }
     }
     println!(
         "targets: one-shot hook <= 1.5x git status (no change), <= 2x (3 changed); server hook <= 10 ms \
          at 100k and >= 10x faster than git status (no change), <= 0.5x (3 changed); first SessionStart \
-         with the server <= 200 ms; server RSS <= 150 MiB at 100k; shadow add+ci / the baseline >= 5x; \
+         with the server <= 200 ms; server RSS <= 150 MB at 100k; shadow add+ci / the baseline >= 5x; \
          8 at once within 2x of one alone (8 no-op: the same ratio for a read-only event, which only \
          starts a process)"
     );
@@ -339,8 +423,9 @@ fn main() -> Result<()> {
 
 fn print_row(r: &Row) {
     println!(
-        "{:>8} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
+        "{:>8} {:>16} {:>8} | {:>10} {:>10} {:>6} | {:>10} {:>10} {:>6} | {:>10} {:>12} {:>6} | {:>7} | {:>14} | {:>10}",
         if r.server { "server" } else { "one-shot" },
+        r.name,
         r.files,
         ms(r.status_same),
         ms(r.hook_same),
@@ -351,7 +436,7 @@ fn print_row(r: &Row) {
         ms(r.cold_hook),
         ms(r.cold_shadow),
         ratio(r.cold_shadow, r.cold_baseline),
-        r.rss_mib
+        r.rss_mb
             .map(|m| format!("{m:.0}"))
             .unwrap_or_else(|| "-".into()),
         format!("{} {}", ms(r.burst), ratio(r.burst, r.hook_same)),
