@@ -502,7 +502,6 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
 
     let mut rewind = IgnoreFiles::new(root, REWINDIGNORE);
     let (known, walk_scope) = capture_known(req, &hard, &soft, &mut rewind)?;
-    let threads = threads();
     let mut wb = WalkBuilder::new(root);
     wb.standard_filters(false)
         .hidden(false)
@@ -516,7 +515,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         .add_custom_ignore_filename(REWINDIGNORE)
         // A scoped scan visits a few paths: starting walker threads would
         // cost more than the walk.
-        .threads(if req.scope.is_some() { 1 } else { threads });
+        .threads(if req.scope.is_some() { 1 } else { threads() });
     {
         let root = root.to_path_buf();
         let scope = walk_scope.clone();
@@ -561,95 +560,99 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
         last: Mutex::new(std::time::Instant::now()),
         report: req.progress,
     };
-    // Nothing left to walk when every scope path was captured by name.
+    // Nothing left to walk when every scope path was captured by name (the
+    // watcher's usual event: a few files edited). No walker then: even at
+    // depth 0 it starts a thread and reads the ignore files of the root and
+    // its ancestors, for nothing it would visit.
     let walk = walk_scope.as_ref().is_none_or(|s| !s.is_empty());
-    if !walk {
-        wb.max_depth(Some(0));
-    }
-    wb.build_parallel().run(|| {
-        let sink = &sink;
-        let failure = &failure;
-        let ticker = &ticker;
-        let mut local: Vec<(String, Outcome)> = Vec::new();
-        // Flush in batches so threads rarely contend on the sink.
-        struct Flush<'s> {
-            local: Vec<(String, Outcome)>,
-            sink: &'s Mutex<Sink>,
-        }
-        impl Drop for Flush<'_> {
-            fn drop(&mut self) {
-                if let Ok(mut s) = self.sink.lock() {
-                    for (rel, o) in self.local.drain(..) {
-                        s.record(rel, o);
-                    }
-                }
+    if walk {
+        wb.build_parallel().run(|| {
+            let sink = &sink;
+            let failure = &failure;
+            let ticker = &ticker;
+            let mut local: Vec<(String, Outcome)> = Vec::new();
+            // Flush in batches so threads rarely contend on the sink.
+            struct Flush<'s> {
+                local: Vec<(String, Outcome)>,
+                sink: &'s Mutex<Sink>,
             }
-        }
-        let mut flush = Flush {
-            local: std::mem::take(&mut local),
-            sink,
-        };
-        Box::new(move |result| {
-            let entry = match result {
-                Ok(e) => e,
-                Err(err) => {
-                    // A directory it could not list, a path too long to
-                    // open: what it hides is reported, never silently left
-                    // out of the checkpoint.
-                    tracing::debug!(%err, "walk error");
-                    walk_error_paths(root, &err, &mut flush.local);
-                    return WalkState::Continue;
-                }
-            };
-            if entry.depth() == 0 {
-                return WalkState::Continue;
-            }
-            ticker.tick();
-            let abs = entry.path();
-            let Some(rel) = relative(root, abs) else {
-                flush.local.push((
-                    rel_lossy(root, abs),
-                    Outcome::Untracked(UntrackedReason::Unreadable),
-                ));
-                return WalkState::Continue;
-            };
-            let meta = match std::fs::symlink_metadata(abs) {
-                Ok(m) => m,
-                // Vanished mid-walk: deleted.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return WalkState::Continue,
-                Err(e) => {
-                    flush.local.push((rel, Outcome::Untracked(unreadable(&e))));
-                    return WalkState::Continue;
-                }
-            };
-            match capture(abs, &rel, &meta, req) {
-                Ok(mut o) => {
-                    // Counted here, on the walker threads, so the ignored
-                    // pass lists again only directories with files the
-                    // walk did not produce.
-                    if let Outcome::Directory { files, stat } = &mut o {
-                        *files = count_files(req, abs, &rel, &meta);
-                        *stat = Some(FileStat::from_metadata(&meta));
-                    }
-                    flush.local.push((rel, o));
-                    if flush.local.len() >= 256 {
-                        if let Ok(mut s) = sink.lock() {
-                            for (rel, o) in flush.local.drain(..) {
-                                s.record(rel, o);
-                            }
+            impl Drop for Flush<'_> {
+                fn drop(&mut self) {
+                    if let Ok(mut s) = self.sink.lock() {
+                        for (rel, o) in self.local.drain(..) {
+                            s.record(rel, o);
                         }
                     }
-                    WalkState::Continue
-                }
-                Err(source) => {
-                    if let Ok(mut f) = failure.lock() {
-                        f.get_or_insert(ScanError::Store { path: rel, source });
-                    }
-                    WalkState::Quit
                 }
             }
-        })
-    });
+            let mut flush = Flush {
+                local: std::mem::take(&mut local),
+                sink,
+            };
+            Box::new(move |result| {
+                let entry = match result {
+                    Ok(e) => e,
+                    Err(err) => {
+                        // A directory it could not list, a path too long to
+                        // open: what it hides is reported, never silently left
+                        // out of the checkpoint.
+                        tracing::debug!(%err, "walk error");
+                        walk_error_paths(root, &err, &mut flush.local);
+                        return WalkState::Continue;
+                    }
+                };
+                if entry.depth() == 0 {
+                    return WalkState::Continue;
+                }
+                ticker.tick();
+                let abs = entry.path();
+                let Some(rel) = relative(root, abs) else {
+                    flush.local.push((
+                        rel_lossy(root, abs),
+                        Outcome::Untracked(UntrackedReason::Unreadable),
+                    ));
+                    return WalkState::Continue;
+                };
+                let meta = match std::fs::symlink_metadata(abs) {
+                    Ok(m) => m,
+                    // Vanished mid-walk: deleted.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return WalkState::Continue
+                    }
+                    Err(e) => {
+                        flush.local.push((rel, Outcome::Untracked(unreadable(&e))));
+                        return WalkState::Continue;
+                    }
+                };
+                match capture(abs, &rel, &meta, req) {
+                    Ok(mut o) => {
+                        // Counted here, on the walker threads, so the ignored
+                        // pass lists again only directories with files the
+                        // walk did not produce.
+                        if let Outcome::Directory { files, stat } = &mut o {
+                            *files = count_files(req, abs, &rel, &meta);
+                            *stat = Some(FileStat::from_metadata(&meta));
+                        }
+                        flush.local.push((rel, o));
+                        if flush.local.len() >= 256 {
+                            if let Ok(mut s) = sink.lock() {
+                                for (rel, o) in flush.local.drain(..) {
+                                    s.record(rel, o);
+                                }
+                            }
+                        }
+                        WalkState::Continue
+                    }
+                    Err(source) => {
+                        if let Ok(mut f) = failure.lock() {
+                            f.get_or_insert(ScanError::Store { path: rel, source });
+                        }
+                        WalkState::Quit
+                    }
+                }
+            })
+        });
+    }
     if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(err);
     }
