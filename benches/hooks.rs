@@ -58,7 +58,8 @@ fn payload(root: &Path, event: &str, extra: &str) -> Result<String> {
 /// A `rewind hook` process as the agent starts it, `payload` written to its
 /// stdin (closed), its stdout piped.
 fn start_hook(home: &Path, root: &Path, payload: &str, server: bool) -> Result<Child> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rewind"));
+    command
         .args(["hook", "--agent", "claude-code"])
         .env("REWIND_HOME", home)
         .env("REWIND_SERVER", if server { "1" } else { "0" })
@@ -66,8 +67,13 @@ fn start_hook(home: &Path, root: &Path, payload: &str, server: bool) -> Result<C
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
+        .stderr(Stdio::inherit());
+    if server {
+        // The server (started by a hook, with its environment) logs where
+        // each event's time went; the hooks themselves log nothing more.
+        command.env("RUST_LOG", "warn,notify=error,rewind::timing=debug");
+    }
+    let mut child = command.spawn()?;
     child
         .stdin
         .take()
@@ -156,7 +162,76 @@ fn server_rss_mb(home: &Path, root: &Path) -> Result<f64> {
     Ok(kb * 1024.0 / 1e6)
 }
 
+/// Where the server's time went in the events that changed a few files,
+/// from its log (`rewind::timing`): medians in µs of the server's whole
+/// part of an event and of the snapshot's scan, diff, sync and log.
+struct Breakdown {
+    events: usize,
+    event_us: u64,
+    scan_us: u64,
+    diff_us: u64,
+    sync_us: u64,
+    log_us: u64,
+}
+
+/// The `key=value` number `key` on a log line.
+fn field(line: &str, key: &str) -> Option<u64> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+}
+
+/// The breakdown of the events that hashed 1 to 100 files (the edits, not
+/// the baseline) in the server logs under `home`.
+fn breakdown(home: &Path) -> Result<Option<Breakdown>> {
+    let mut rows: Vec<[u64; 5]> = Vec::new();
+    for project in std::fs::read_dir(home.join("projects"))? {
+        let log = project?.path().join("server").join("server.log");
+        let Ok(text) = std::fs::read_to_string(&log) else {
+            continue;
+        };
+        let mut snapshot: Option<[u64; 4]> = None;
+        for line in text.lines() {
+            if line.contains("snapshot recorded") {
+                snapshot = match field(line, "files_hashed") {
+                    Some(1..=100) => Some([
+                        field(line, "scan_us").unwrap_or(0),
+                        field(line, "diff_us").unwrap_or(0),
+                        field(line, "sync_us").unwrap_or(0),
+                        field(line, "log_us").unwrap_or(0),
+                    ]),
+                    _ => None,
+                };
+            } else if line.contains("event handled") {
+                if let (Some([scan, diff, sync, log]), Some(event)) =
+                    (snapshot.take(), field(line, "event_us"))
+                {
+                    rows.push([event, scan, diff, sync, log]);
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let median = |i: usize| {
+        let mut v: Vec<u64> = rows.iter().map(|r| r[i]).collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    Ok(Some(Breakdown {
+        events: rows.len(),
+        event_us: median(0),
+        scan_us: median(1),
+        diff_us: median(2),
+        sync_us: median(3),
+        log_us: median(4),
+    }))
+}
+
 struct Row {
+    /// With the server: where its time went in the 3-edit events.
+    breakdown: Option<Breakdown>,
     server: bool,
     /// "generated", or the repository's name.
     name: String,
@@ -303,6 +378,7 @@ fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
         noop_ones.push(hook(&home, &root, "PreToolUse", READ_TOOL, server)?);
         noop_bursts.push(median_of(&burst_of(&home, &root, 8, server, READ_TOOL)?));
     }
+    let breakdown = if server { breakdown(&home)? } else { None };
     let rss_mb = if server {
         let rss = server_rss_mb(&home, &root).ok();
         server_cmd(&home, &root, "stop")?;
@@ -315,6 +391,7 @@ fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
         eprintln!("kept {}", dir.keep().display());
     }
     Ok(Row {
+        breakdown,
         server,
         rss_mb,
         files: match source {
@@ -442,4 +519,21 @@ fn print_row(r: &Row) {
         format!("{} {}", ms(r.burst), ratio(r.burst, r.hook_same)),
         ratio(r.noop_burst, r.noop_one),
     );
+    if let Some(b) = &r.breakdown {
+        let ms = |us: u64| format!("{:.1} ms", us as f64 / 1000.0);
+        println!(
+            "{:>8} {:>16} {:>8}   3 changed, the server's part (median of {} events): {} = scan {} + diff {} + sync {} + log {} + the rest {}; the hook's process and round trip: about {}",
+            "",
+            "",
+            "",
+            b.events,
+            ms(b.event_us),
+            ms(b.scan_us),
+            ms(b.diff_us),
+            ms(b.sync_us),
+            ms(b.log_us),
+            ms(b.event_us.saturating_sub(b.scan_us + b.diff_us + b.sync_us + b.log_us)),
+            ms((r.hook_three.as_micros() as u64).saturating_sub(b.event_us)),
+        );
+    }
 }

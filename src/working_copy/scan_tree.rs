@@ -20,7 +20,8 @@ use crate::store::{
 pub struct WorkingState {
     pub tree: ObjectId,
     pub scan: ScanOutput,
-    pub duration_ms: u64,
+    /// How long the scan took, its tree built and written.
+    pub duration: std::time::Duration,
     /// Holds gc off from the scan until the entry recording `tree` is
     /// appended (or the state is dropped unrecorded): until then the only
     /// thing keeping the tree's older objects alive is this process
@@ -363,7 +364,7 @@ impl WorkingCopy {
                                 untracked: (*last.untracked).clone(),
                                 ..Default::default()
                             },
-                            duration_ms: started.elapsed().as_millis() as u64,
+                            duration: started.elapsed(),
                             gc_guard: Some(gc_guard),
                         });
                     }
@@ -593,7 +594,7 @@ impl WorkingCopy {
             WorkingState {
                 tree,
                 scan: out,
-                duration_ms: started.elapsed().as_millis() as u64,
+                duration: started.elapsed(),
                 gc_guard: None,
             },
             dirs,

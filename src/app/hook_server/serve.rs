@@ -242,7 +242,16 @@ fn record(
         answer(&mut stream, &done);
     }
     served.events += 1;
-    match hooks::handle(&d, Some(warm)) {
+    let started = Instant::now();
+    let handled = hooks::handle(&d, Some(warm));
+    // The server's part of an event (the hook's process and the round trip
+    // are the rest), for the benches: RUST_LOG=rewind::timing=debug.
+    tracing::debug!(
+        target: "rewind::timing",
+        event_us = started.elapsed().as_micros() as u64,
+        "event handled"
+    );
+    match handled {
         Ok(recorded) => {
             if let Some(s) = recorded.session_file {
                 served.sessions.insert(s.display().to_string());

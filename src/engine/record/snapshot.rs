@@ -2,6 +2,8 @@
 //! paths a host announced), build the hierarchical tree, diff it against the
 //! checkpoint at the parent, and append a step-snapshot when it changed.
 
+use std::time::Instant;
+
 use crate::engine::api::{
     CheckpointKind, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult,
     SnapshotStats, ToolInfo,
@@ -96,6 +98,7 @@ impl Engine {
             None => None,
         };
         let parent_tree = parent_cp.map(|(_, t)| t);
+        let diff_start = Instant::now();
         let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
         let diff = diff_lists(&changes);
         let changed = parent_tree != Some(state.tree);
@@ -103,7 +106,7 @@ impl Engine {
             files_scanned: state.scan.files_scanned,
             files_hashed: state.scan.files_hashed,
             bytes_hashed: state.scan.bytes_hashed,
-            duration_ms: state.duration_ms,
+            duration_ms: state.duration.as_millis() as u64,
             untracked: state.scan.untracked.clone(),
         };
         let git = self
@@ -170,10 +173,26 @@ impl Engine {
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;
         let diff = result_lists(std::mem::take(&mut record.diff));
         drop(record);
+        let diffed = diff_start.elapsed();
         // Write order (docs/architecture.md rule 4): the objects are durable before the
         // entry that references them.
+        let sync_start = Instant::now();
         self.store.sync()?;
+        let synced = sync_start.elapsed();
         let entry = self.log.append(new_entry)?;
+        // Where a snapshot's time went, for the benches (RUST_LOG=rewind::timing=debug):
+        // the scan (walk or watcher, reading, hashing, compressing and writing objects,
+        // the tree), the diff against its parent and the record, the store's sync, and
+        // the session line written and synced.
+        tracing::debug!(
+            target: "rewind::timing",
+            scan_us = state.duration.as_micros() as u64,
+            diff_us = diffed.as_micros() as u64,
+            sync_us = synced.as_micros() as u64,
+            log_us = (sync_start.elapsed() - synced).as_micros() as u64,
+            files_hashed = stats.files_hashed,
+            "snapshot recorded"
+        );
         Ok(SnapshotResult {
             entry_id: Some(entry.id),
             tree_hash: state.tree,

@@ -39,7 +39,7 @@ pub(crate) struct Plan {
     /// The scan that found `working` (its stats go into a pre-restore
     /// snapshot).
     pub scan: crate::working_copy::ScanOutput,
-    pub scan_ms: u64,
+    pub scan_time: std::time::Duration,
     /// The scan's hold on gc, until `working` is recorded (see
     /// `WorkingState::gc_guard`).
     pub gc_guard: Option<crate::store::WriterGuard>,
@@ -178,7 +178,7 @@ impl Engine {
             conflicts: Vec::new(),
             expected_changes: BTreeMap::new(),
             scan: crate::working_copy::ScanOutput::default(),
-            scan_ms: state.duration_ms,
+            scan_time: state.duration,
             gc_guard: state.gc_guard.take(),
             blobs: Vec::new(),
         };
@@ -314,7 +314,7 @@ impl Engine {
         let state = crate::working_copy::WorkingState {
             tree: plan.working,
             scan: std::mem::take(&mut plan.scan),
-            duration_ms: plan.scan_ms,
+            duration: plan.scan_time,
             gc_guard: plan.gc_guard.take(),
         };
         Ok(self.record_state(&spec, state)?.entry_id)
