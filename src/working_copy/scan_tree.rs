@@ -415,6 +415,10 @@ impl WorkingCopy {
         // follows (a query of `@working`), so it never sits unpublished for
         // long (gc takes an old unpublished pack for a crashed writer's).
         store.publish_packs()?;
+        // The scan's time includes that publication (a sync of the store
+        // when it wrote a pack), or a breakdown of a snapshot would put the
+        // sync nowhere.
+        state.duration = started.elapsed();
         let untracked = Arc::new(state.scan.untracked.clone());
         let full = scan_scope.is_none();
         if let Some(w) = self.watcher.as_mut() {

@@ -182,8 +182,9 @@ impl Engine {
         let entry = self.log.append(new_entry)?;
         // Where a snapshot's time went, for the benches (RUST_LOG=rewind::timing=debug):
         // the scan (walk or watcher, reading, hashing, compressing and writing objects,
-        // the tree), the diff against its parent and the record, the store's sync, and
-        // the session line written and synced.
+        // the tree, and the sync of a pack it wrote), the diff against its parent and the
+        // record, the store's sync of loose objects, and the session line written and
+        // synced.
         tracing::debug!(
             target: "rewind::timing",
             scan_us = state.duration.as_micros() as u64,
