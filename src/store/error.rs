@@ -65,6 +65,12 @@ impl StoreError {
     }
 }
 
+impl From<super::object_id::BadObjectId> for StoreError {
+    fn from(bad: super::object_id::BadObjectId) -> StoreError {
+        StoreError::BadId(bad.0)
+    }
+}
+
 fn display_opt_id(id: &Option<ObjectId>) -> String {
     match id {
         Some(id) => id.to_hex(),

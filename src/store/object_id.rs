@@ -5,7 +5,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::error::StoreError;
+/// A string that is not 32 lowercase hex characters, given as an object id.
+/// Its own type, so that the id knows nothing of the store's errors (which
+/// name ids); `StoreError::BadId` carries it on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid object id {0:?}")]
+pub struct BadObjectId(pub String);
 
 /// The address of an object: xxh3-128 of its uncompressed content, stored as the big-endian
 /// bytes of the `u128` so that the hex form reads like the number xxh3 prints.
@@ -45,16 +50,16 @@ impl ObjectId {
 
     /// Parses exactly 32 lowercase hex characters. Uppercase is rejected so that every id
     /// has exactly one spelling (ids are compared and stored as strings by clients).
-    pub fn from_hex(s: &str) -> Result<ObjectId, StoreError> {
+    pub fn from_hex(s: &str) -> Result<ObjectId, BadObjectId> {
         let bytes = s.as_bytes();
         if bytes.len() != 32 {
-            return Err(StoreError::BadId(s.to_string()));
+            return Err(BadObjectId(s.to_string()));
         }
         let mut out = [0u8; 16];
         for (i, pair) in bytes.chunks_exact(2).enumerate() {
             match (nibble(pair[0]), nibble(pair[1])) {
                 (Some(hi), Some(lo)) => out[i] = (hi << 4) | lo,
-                _ => return Err(StoreError::BadId(s.to_string())),
+                _ => return Err(BadObjectId(s.to_string())),
             }
         }
         Ok(ObjectId(out))
@@ -107,7 +112,7 @@ impl fmt::Debug for ObjectId {
 }
 
 impl FromStr for ObjectId {
-    type Err = StoreError;
+    type Err = BadObjectId;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         ObjectId::from_hex(s)
@@ -178,7 +183,7 @@ mod tests {
             "é".repeat(16),
         ] {
             assert!(
-                matches!(ObjectId::from_hex(&bad), Err(StoreError::BadId(s)) if s == bad),
+                matches!(ObjectId::from_hex(&bad), Err(BadObjectId(s)) if s == bad),
                 "accepted {bad:?}"
             );
         }
