@@ -17,6 +17,7 @@ mod error;
 mod flat_cache;
 mod generation;
 mod layout;
+mod listing;
 mod object_id;
 mod objects;
 mod pack;
@@ -32,12 +33,11 @@ pub use error::StoreError;
 pub use flat_cache::FlatCache;
 pub use generation::{DeletionGuard, WriterGuard};
 pub use layout::{project_hash, Home, Layout};
+pub use listing::{ObjectInfo, KNOWN_OBJECT_TTL};
 pub use object_id::ObjectId;
 /// The pack format, for the remote (docs/remote.md), which carries packs as they are.
 pub(crate) use objects::decode_record;
-pub use objects::{
-    FilePut, ObjectInfo, PutOutcome, Store, StoreUsage, KNOWN_OBJECT_TTL, STORE_VERSION,
-};
+pub use objects::{FilePut, PutOutcome, Store, StoreUsage, STORE_VERSION};
 pub(crate) use pack::{decode_index, encode_index, pack_header, IndexEntry, PACK_HEADER_LEN};
 pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason, TREE_VERSION};
 

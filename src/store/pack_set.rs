@@ -18,8 +18,8 @@ use dashmap::DashMap;
 use super::codec;
 use super::error::StoreError;
 use super::layout::{Layout, TEMP_PREFIX};
+use super::listing::{remove_if_stale, ObjectInfo, KNOWN_OBJECT_TTL};
 use super::object_id::ObjectId;
-use super::objects::{remove_if_stale, ObjectInfo, KNOWN_OBJECT_TTL};
 use super::pack::{
     decode_index, encode_index, index_path, index_temp_path, is_pack_name, pack_path, read_record,
     IndexEntry, PackWriter, MAX_PACK_BYTES,

@@ -11,11 +11,12 @@ use rayon::prelude::*;
 
 use std::sync::atomic::Ordering;
 
-use super::{remove_if_stale, ObjectInfo, Source, Store, StreamFail, Written, STREAM_MIN};
+use super::{Source, Store, StreamFail, Written, STREAM_MIN};
 use crate::durability::{rename_into_place, sync_dir, sync_filesystem as syncfs, BATCH_SYNC};
 use crate::store::codec::{self, Codec, HEADER_LEN};
 use crate::store::error::StoreError;
 use crate::store::layout::TEMP_PREFIX;
+use crate::store::listing::{remove_if_stale, ObjectInfo};
 use crate::store::object_id::ObjectId;
 use crate::store::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
 

@@ -6,13 +6,14 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use dashmap::DashMap;
 
 use super::codec::{self, HEADER_LEN};
 use super::error::StoreError;
 use super::layout::Layout;
+use super::listing::{ObjectInfo, KNOWN_OBJECT_TTL};
 use super::object_id::ObjectId;
 use super::pack::MAX_PACKED_OBJECT;
 use super::pack_set::PackSet;
@@ -32,15 +33,6 @@ use stream::{read_whole, Source, StreamFail};
 pub const STORE_VERSION: u32 = 3;
 /// The older versions this build upgrades on open.
 const UPGRADABLE_VERSIONS: [u32; 2] = [1, 2];
-
-/// How long a "this object exists" fact may be reused without touching the file again.
-///
-/// When a put finds an object already on disk it refreshes the file's mtime, so that a
-/// concurrent gc (which spares objects younger than its grace period) cannot delete an
-/// object a new snapshot is about to reference. Remembering existence for at most this long
-/// keeps repeated puts cheap while bounding how stale that mtime can be: gc's grace period
-/// MUST exceed this plus the longest snapshot.
-pub const KNOWN_OBJECT_TTL: Duration = Duration::from_secs(10 * 60);
 
 /// Content longer than this is hashed and compressed as a stream, a chunk
 /// at a time, never whole in memory: a snapshot of a 300 MB file used to
@@ -81,20 +73,6 @@ pub struct StoreUsage {
     pub objects: u64,
     /// Sum of object file sizes (compressed, headers included).
     pub bytes: u64,
-}
-
-/// One stored object, as listed for gc.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ObjectInfo {
-    pub id: ObjectId,
-    /// Its file's size, or its record's length in a pack.
-    pub stored_bytes: u64,
-    /// Last write or last dedup hit (see [`KNOWN_OBJECT_TTL`]); for a packed
-    /// object, its pack's.
-    pub modified: SystemTime,
-    /// In a pack (removed by [`Store::prune_packs`]) rather than a file of
-    /// its own (removed by [`Store::remove`]).
-    pub packed: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -599,17 +577,6 @@ impl Store {
             },
         );
     }
-}
-
-/// Removes a crashed writer's leftover if its mtime is at least `min_age`
-/// before `now` (younger ones may belong to a live writer). Whether it did.
-pub(super) fn remove_if_stale(entry: &fs::DirEntry, now: SystemTime, min_age: Duration) -> bool {
-    let old = entry
-        .metadata()
-        .and_then(|m| m.modified())
-        .map(|m| now.duration_since(m).unwrap_or_default() >= min_age)
-        .unwrap_or(false);
-    old && fs::remove_file(entry.path()).is_ok()
 }
 
 /// Where [`Store::write_object`] put an object, and its stored size.
