@@ -103,7 +103,7 @@ impl Engine {
     /// How many times this engine has scanned the whole project (the first
     /// snapshot, and whenever the watcher could not vouch for a change).
     pub fn full_scans(&self) -> u64 {
-        self.working_copy.scan_counts().full.values().sum()
+        self.working_copy.scan_counts().full_total()
     }
 
     /// The session file as read (its records, for tools that measure them:

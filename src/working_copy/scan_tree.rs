@@ -148,6 +148,13 @@ pub struct ScanCounts {
     pub watch_limit_reached: bool,
 }
 
+impl ScanCounts {
+    /// Full scans of every reason together.
+    pub fn full_total(&self) -> u64 {
+        self.full.values().sum()
+    }
+}
+
 /// The last scan's result: what the watcher's changes are relative to.
 #[derive(Clone)]
 pub(crate) struct LastScan {

@@ -198,7 +198,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
 /// How many full scans the warm working copy has made (none before the
 /// first event).
 fn full_scans(warm: Option<&Warm>) -> Option<u64> {
-    warm.map(|w| w.working_copy().scan_counts().full.values().sum())
+    warm.map(|w| w.working_copy().scan_counts().full_total())
 }
 
 /// Which file a path names now (device and inode).
