@@ -209,8 +209,18 @@ impl Engine {
             None => (Store::open(&store_dir, config.fsync)?, None),
         };
         // The empty tree is every baseline's `baselineTreeHash`; storing it
-        // makes it a point like any other tree.
-        store.put_tree(&crate::store::Tree::default())?;
+        // makes it a point like any other tree. Written as a snapshot's
+        // objects are, under the lock that keeps gc out and published at
+        // once: gc takes a young pack without an index for a crashed
+        // writer's when its grace period is short.
+        {
+            let no_gc = store.writer_guard()?;
+            if no_gc.stale {
+                store.refresh_after_gc(no_gc.generation)?;
+            }
+            store.put_tree(&crate::store::Tree::default())?;
+            store.publish_packs()?;
+        }
         let root_str = root.display().to_string();
         let created = existing.is_none();
         let (log, torn) = match existing {

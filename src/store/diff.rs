@@ -694,8 +694,14 @@ mod tests {
         let big = lookup(&store, &old, "big").unwrap().unwrap();
         assert_eq!(big.kind, EntryKind::Tree);
         assert_eq!(lookup(&store, &new, "big").unwrap().unwrap().id, big.id);
-        // Remove the shared subtree: any attempt to read it would now fail with NotFound.
-        assert!(store.remove(&big.id).unwrap());
+        // Remove the shared subtree (gc's way, from its pack): any attempt to
+        // read it would now fail with NotFound.
+        store.sync().unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let (removed, _) = store
+            .prune_packs(&|id| *id != big.id, Some(later), false)
+            .unwrap();
+        assert_eq!(removed, 1);
         assert!(matches!(
             flatten(&store, &old),
             Err(StoreError::NotFound { .. })

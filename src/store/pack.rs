@@ -3,12 +3,13 @@
 //!
 //! Creating one file per object is what makes a shadow-git checkpoint of a
 //! large tree slow (and a loose-object store, too): in a profile of a cold
-//! snapshot half the time went to the kernel creating inodes. So when a batch
-//! of writes (everything between two [`Store::sync`](super::Store::sync)
-//! calls) grows past a few dozen objects, its small objects are appended to a
-//! pack instead, and the pack becomes visible to readers when its index is
-//! renamed into place at the end of the batch. Small batches (the objects of a
-//! 3-file turn) stay loose, so a turn never pays for an extra directory sync.
+//! snapshot half the time went to the kernel creating inodes, and in one of a
+//! 3-file turn's hook event most of the store's time did. So the small
+//! objects of a batch of writes (everything between two
+//! [`Store::sync`](super::Store::sync) calls) are appended to a pack, which
+//! becomes visible to readers when its index is renamed into place at the
+//! end of the batch: two files per batch, whatever its size. Small packs are
+//! merged as they accumulate (`pack_set/merge.rs`).
 //!
 //! ```text
 //! objects/pack/<16 hex>.pack   "RWPK" version reserved[3], then records
@@ -42,11 +43,6 @@ const INDEX_TRAILER_LEN: usize = 8;
 /// are few, their file creation is cheap next to their bytes, and gc can then
 /// delete each on its own instead of rewriting a pack around it.
 pub(crate) const MAX_PACKED_OBJECT: usize = 1 << 20;
-
-/// The first objects of a batch are written loose: a turn that changes a few
-/// files writes a handful of objects, and one file each costs less than the
-/// extra directory sync that makes a new pack index durable.
-pub(crate) const LOOSE_PER_BATCH: usize = 32;
 
 /// A pack that reached this size is closed and the batch goes on in a new
 /// one, so gc never has to rewrite a huge file to drop a few objects.
@@ -84,6 +80,11 @@ pub(crate) fn pack_path(dir: &Path, name: &str) -> PathBuf {
 
 pub(crate) fn index_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.idx"))
+}
+
+/// `merge.lock`: held by the process merging small packs.
+pub(crate) fn merge_lock_path(dir: &Path) -> PathBuf {
+    dir.join("merge.lock")
 }
 
 /// `.tmp-<name>.idx`: an index being written, before it is published.

@@ -77,6 +77,9 @@ struct Slot {
     /// When this process last set the pack's mtime (a dedup hit, see
     /// [`KNOWN_OBJECT_TTL`]).
     touched: Option<Instant>,
+    /// The pack file's length when it was loaded or published: which packs
+    /// are small enough to merge (`merge.rs`).
+    bytes: u64,
 }
 
 /// Packs finished in this batch, with their index written to a temp file,
@@ -109,6 +112,8 @@ struct Writing {
 
 pub(crate) struct PackSet {
     dir: PathBuf,
+    /// `<store>/gc.lock`: a merge runs only while no gc does.
+    gc_lock: PathBuf,
     fsync: bool,
     by_id: DashMap<ObjectId, Loc>,
     slots: RwLock<Vec<Slot>>,
@@ -135,6 +140,7 @@ impl PackSet {
     pub fn open(layout: &Layout, fsync: bool) -> Result<PackSet, StoreError> {
         let set = PackSet {
             dir: layout.pack_dir(),
+            gc_lock: layout.gc_lock(),
             fsync,
             by_id: DashMap::new(),
             open: DashMap::new(),
@@ -205,11 +211,16 @@ impl PackSet {
     /// Re-reads the pack directory: loads packs published since (by another
     /// process) and forgets packs deleted since. Returns whether anything
     /// changed.
+    ///
+    /// A pack is deleted only after its objects that stay were copied into
+    /// another (a merge, gc's rewrite), and this may see the copy published
+    /// in an earlier reload and the original gone only now: each object of
+    /// a deleted pack is then looked for in the packs that remain.
     pub fn reload(&self) -> Result<bool, StoreError> {
         let on_disk = self.published_names()?;
         let mut changed = false;
         let mut gone: Vec<u32> = Vec::new();
-        let known: HashSet<String> = {
+        let (known, writing): (HashSet<String>, HashSet<u32>) = {
             let mut slots = self.slots.write().map_err(|_| poisoned(&self.dir))?;
             for (i, s) in slots.iter_mut().enumerate() {
                 if s.state == SlotState::Published && !on_disk.contains(&s.name) {
@@ -218,17 +229,30 @@ impl PackSet {
                     gone.push(i as u32);
                 }
             }
-            slots.iter().map(|s| s.name.clone()).collect()
+            (
+                slots.iter().map(|s| s.name.clone()).collect(),
+                (0..slots.len() as u32)
+                    .filter(|&i| slots[i as usize].state == SlotState::Writing)
+                    .collect(),
+            )
         };
+        let mut orphans: HashSet<ObjectId> = HashSet::new();
         if !gone.is_empty() {
-            self.by_id.retain(|_, loc| !gone.contains(&loc.slot));
+            self.by_id.retain(|id, loc| {
+                let keep = !gone.contains(&loc.slot);
+                if !keep {
+                    orphans.insert(*id);
+                }
+                keep
+            });
             changed = true;
         }
+        let mut loaded = HashSet::new();
         for name in on_disk.iter().filter(|n| !known.contains(*n)) {
-            let Some(entries) = self.read_index(name)? else {
+            let Some((entries, bytes)) = self.read_index(name)? else {
                 continue;
             };
-            let slot = self.push_slot(name.clone(), SlotState::Published)?;
+            let slot = self.push_slot(name.clone(), SlotState::Published, bytes)?;
             let locs: Option<Vec<Loc>> = entries.iter().map(|e| Loc::new(slot, e)).collect();
             let Some(locs) = locs else {
                 tracing::warn!(pack = %name, "pack larger than 4 GiB; its objects are unavailable");
@@ -236,11 +260,63 @@ impl PackSet {
                 continue;
             };
             for (e, loc) in entries.iter().zip(locs) {
-                self.by_id.entry(e.id).or_insert(loc);
+                // The newest copy is the one a merge or rewrite leaves; a
+                // record of this process's pack being written stays (its
+                // index is made from this map).
+                match self.by_id.entry(e.id) {
+                    dashmap::Entry::Occupied(mut o) => {
+                        if !writing.contains(&o.get().slot) {
+                            o.insert(loc);
+                        }
+                    }
+                    dashmap::Entry::Vacant(v) => {
+                        v.insert(loc);
+                    }
+                }
             }
+            loaded.insert(slot);
             changed = true;
         }
+        orphans.retain(|id| !self.by_id.contains_key(id));
+        if !orphans.is_empty() {
+            self.find_again(orphans, &loaded)?;
+        }
         Ok(changed)
+    }
+
+    /// Points `ids` (objects of a deleted pack) at another published pack
+    /// that holds them, reading the indexes of those not in `skip` (just
+    /// loaded). Objects gc deleted are found nowhere and stay unmapped.
+    fn find_again(
+        &self,
+        mut ids: HashSet<ObjectId>,
+        skip: &HashSet<u32>,
+    ) -> Result<(), StoreError> {
+        let published: Vec<(u32, String)> = {
+            let slots = self.slots.read().map_err(|_| poisoned(&self.dir))?;
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| s.state == SlotState::Published && !skip.contains(&(*i as u32)))
+                .map(|(i, s)| (i as u32, s.name.clone()))
+                .collect()
+        };
+        for (slot, name) in published {
+            if ids.is_empty() {
+                break;
+            }
+            let Some((entries, _)) = self.read_index(&name)? else {
+                continue;
+            };
+            for e in entries {
+                if ids.remove(&e.id) {
+                    if let Some(loc) = Loc::new(slot, &e) {
+                        self.by_id.insert(e.id, loc);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// What `objects/pack/` holds (nothing before the first pack).
@@ -269,10 +345,11 @@ impl PackSet {
         Ok(out)
     }
 
-    /// A pack's index entries; `None` (with a warning) for a pack whose index
-    /// or pack file vanished or does not decode: its objects are then missing,
-    /// which readers report and gc treats as a reason to delete nothing.
-    fn read_index(&self, name: &str) -> Result<Option<Vec<IndexEntry>>, StoreError> {
+    /// A pack's index entries and the pack's length; `None` (with a warning)
+    /// for a pack whose index or pack file vanished or does not decode: its
+    /// objects are then missing, which readers report and gc treats as a
+    /// reason to delete nothing.
+    fn read_index(&self, name: &str) -> Result<Option<(Vec<IndexEntry>, u64)>, StoreError> {
         let idx = index_path(&self.dir, name);
         let bytes = match fs::read(&idx) {
             Ok(b) => b,
@@ -289,7 +366,7 @@ impl PackSet {
             Err(e) => return Err(StoreError::io("reading pack", pack, e)),
         };
         match decode_index(&bytes, pack_len) {
-            Ok(entries) => Ok(Some(entries)),
+            Ok(entries) => Ok(Some((entries, pack_len))),
             Err(why) => {
                 tracing::warn!(index = %idx.display(), why, "unreadable pack index; its objects are unavailable");
                 Ok(None)
@@ -297,12 +374,13 @@ impl PackSet {
         }
     }
 
-    fn push_slot(&self, name: String, state: SlotState) -> Result<u32, StoreError> {
+    fn push_slot(&self, name: String, state: SlotState, bytes: u64) -> Result<u32, StoreError> {
         let mut slots = self.slots.write().map_err(|_| poisoned(&self.dir))?;
         slots.push(Slot {
             name,
             state,
             touched: None,
+            bytes,
         });
         Ok((slots.len() - 1) as u32)
     }
@@ -314,7 +392,7 @@ impl PackSet {
         if writing.current.is_none() {
             let writer = PackWriter::create(&self.dir)
                 .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
-            let slot = self.push_slot(writer.name.clone(), SlotState::Writing)?;
+            let slot = self.push_slot(writer.name.clone(), SlotState::Writing, 0)?;
             writing.current = Some((slot, writer));
         }
         let Some((slot, writer)) = writing.current.as_mut() else {
@@ -459,12 +537,21 @@ impl PackSet {
             }
             // Visible to every reader from here on, synced or not.
             self.set_state(slot, SlotState::Published);
+            self.set_bytes(slot, writer.len());
             published = true;
         }
         if self.fsync && published {
             sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
         }
         Ok(())
+    }
+
+    fn set_bytes(&self, slot: u32, bytes: u64) {
+        if let Ok(mut slots) = self.slots.write() {
+            if let Some(s) = slots.get_mut(slot as usize) {
+                s.bytes = bytes;
+            }
+        }
     }
 
     fn set_state(&self, slot: u32, state: SlotState) {
@@ -529,7 +616,7 @@ impl PackSet {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(StoreError::io("reading pack", pack, e)),
             };
-            if let Some(entries) = self.read_index(&name)? {
+            if let Some((entries, _)) = self.read_index(&name)? {
                 out.push(PackListing {
                     slot,
                     name,
@@ -627,7 +714,7 @@ impl PackSet {
         let mut writer = PackWriter::create(&self.dir)
             .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
         let mut entries = Vec::with_capacity(keep.len());
-        let result = (|| {
+        let copied = (|| {
             let old = fs::File::open(&old_path)
                 .map_err(|err| StoreError::io("reading pack", &old_path, err))?;
             for e in keep {
@@ -643,6 +730,24 @@ impl PackSet {
                     .map_err(|err| StoreError::io("writing pack", &writer.path, err))?;
                 entries.push(entry);
             }
+            Ok(())
+        })();
+        if let Err(e) = copied {
+            let _ = fs::remove_file(&writer.path);
+            return Err(e);
+        }
+        self.publish_copy(writer, entries).map(drop)
+    }
+
+    /// Publishes a pack written outside a batch (gc's rewrite, a merge):
+    /// its index durable and in place, then its objects pointed there.
+    /// Returns its slot; on failure the pack file is removed.
+    fn publish_copy(
+        &self,
+        writer: PackWriter,
+        mut entries: Vec<IndexEntry>,
+    ) -> Result<u32, StoreError> {
+        let result = (|| {
             let temp = self.seal_one(&writer, &mut entries)?;
             if self.fsync {
                 if BATCH_SYNC {
@@ -667,32 +772,42 @@ impl PackSet {
             let _ = fs::remove_file(&writer.path);
             return Err(e);
         }
-        let slot = self.push_slot(writer.name.clone(), SlotState::Published)?;
+        let slot = self.push_slot(writer.name.clone(), SlotState::Published, writer.len())?;
         for e in &entries {
             if let Some(loc) = Loc::new(slot, e) {
                 self.by_id.insert(e.id, loc);
             }
         }
-        Ok(())
+        Ok(slot)
     }
 
     /// Deletes a pack: index first, so no reader finds an index without its
     /// pack; readers that loaded it find the pack missing and reload.
     fn delete(&self, pack: &PackListing) -> Result<(), StoreError> {
-        let idx = index_path(&self.dir, &pack.name);
+        self.delete_named(pack.slot, &pack.name)
+    }
+
+    fn delete_named(&self, slot: u32, name: &str) -> Result<(), StoreError> {
+        self.unlink(name)?;
+        self.set_state(slot, SlotState::Gone);
+        self.by_id.retain(|_, loc| loc.slot != slot);
+        Ok(())
+    }
+
+    /// Removes a pack's files, index first.
+    fn unlink(&self, name: &str) -> Result<(), StoreError> {
+        let idx = index_path(&self.dir, name);
         match fs::remove_file(&idx) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::io("removing pack index", idx, e)),
         }
-        let path = pack_path(&self.dir, &pack.name);
+        let path = pack_path(&self.dir, name);
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::io("removing pack", path, e)),
         }
-        self.set_state(pack.slot, SlotState::Gone);
-        self.by_id.retain(|_, loc| loc.slot != pack.slot);
         Ok(())
     }
 
@@ -734,6 +849,10 @@ fn poisoned(dir: &Path) -> StoreError {
         io::Error::other("a thread panicked while holding the pack state"),
     )
 }
+
+mod merge;
+#[cfg(test)]
+use merge::{MERGE_AT, SMALL_PACK_BYTES};
 
 #[cfg(test)]
 mod tests;

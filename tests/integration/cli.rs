@@ -443,14 +443,12 @@ fn verify_exits_0_on_a_sound_store_and_1_naming_what_is_wrong() {
     let (code, out, err) = cli(fx, &["verify"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no problems"), "{out}");
-    // Remove one loose object.
-    let objects = fx.store.path().join("objects");
-    let victim = std::fs::read_dir(&objects)
+    // Remove one pack's index: its objects are no longer in the store.
+    let packs = fx.store.path().join("objects").join("pack");
+    let victim = std::fs::read_dir(&packs)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|d| d.file_name().unwrap().len() == 2)
-        .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
-        .next()
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
         .unwrap();
     std::fs::remove_file(&victim).unwrap();
     let (code, out, _) = cli(fx, &["verify"]);

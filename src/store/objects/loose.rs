@@ -18,7 +18,7 @@ use crate::store::error::StoreError;
 use crate::store::layout::TEMP_PREFIX;
 use crate::store::listing::{remove_if_stale, ObjectInfo};
 use crate::store::object_id::ObjectId;
-use crate::store::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
+use crate::store::pack::MAX_PACKED_OBJECT;
 
 pub(super) fn is_lower_hex(b: u8) -> bool {
     b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
@@ -214,9 +214,8 @@ impl Store {
     }
 
     /// Writes an object already encoded (`header` and `payload`) whose
-    /// content is `len` bytes: into the batch's pack past the first
-    /// [`LOOSE_PER_BATCH`] objects when it is small enough, else as a loose
-    /// file. A pull writes the records it received through this, as they
+    /// content is `len` bytes: into the batch's pack when it is small
+    /// enough, else as a loose file. A pull writes the records it received through this, as they
     /// came (docs/format.md: readers accept any payload that decodes).
     pub(super) fn write_encoded(
         &self,
@@ -226,8 +225,7 @@ impl Store {
         header: &[u8],
         payload: &[u8],
     ) -> Result<Written, StoreError> {
-        let nth = self.batch_writes.fetch_add(1, Ordering::AcqRel);
-        if nth >= LOOSE_PER_BATCH && len <= MAX_PACKED_OBJECT {
+        if len <= MAX_PACKED_OBJECT {
             return Ok(Written::Packed(self.packs.append(*id, header, payload)?));
         }
         let dir = path.parent().unwrap_or(&self.objects);

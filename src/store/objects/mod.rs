@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
@@ -110,9 +110,6 @@ pub struct Store {
     trees: Mutex<HashMap<ObjectId, Arc<Tree>>>,
     /// Packed objects (`objects/pack/`) and the pack being written.
     packs: PackSet,
-    /// Objects written since the last [`Store::sync`]: past
-    /// [`LOOSE_PER_BATCH`] they go into a pack.
-    batch_writes: AtomicUsize,
     /// The gc generation `known`, the pack indexes and the tree cache were
     /// last validated at (see [`super::generation`]).
     validated_generation: std::sync::atomic::AtomicU64,
@@ -161,7 +158,6 @@ impl Store {
             objects,
             fsync,
             packs,
-            batch_writes: AtomicUsize::new(0),
             known: DashMap::new(),
             dirty_dirs: (0..256).map(|_| AtomicBool::new(false)).collect(),
             objects_dirty: AtomicBool::new(false),
@@ -529,7 +525,6 @@ impl Store {
     /// a session entry that references new objects (write order: objects, then entries).
     /// A no-op when the store was opened without `fsync`.
     pub fn sync(&self) -> Result<(), StoreError> {
-        self.batch_writes.store(0, Ordering::Release);
         if !self.packs.has_pending() {
             return self.sync_loose();
         }
@@ -554,7 +549,13 @@ impl Store {
             self.packs.unseal(sealed);
             return Err(e);
         }
-        self.packs.publish(sealed)
+        self.packs.publish(sealed)?;
+        // The batch is durable whatever a merge does; a failed one leaves
+        // the small packs for the next batch to merge.
+        if let Err(e) = self.packs.merge_small() {
+            tracing::warn!(error = %e, "could not merge small packs");
+        }
+        Ok(())
     }
 
     /// [`Store::sync`] if a pack is being written, else nothing: publishes

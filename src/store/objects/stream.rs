@@ -160,9 +160,6 @@ impl Store {
         len: u64,
         buf: &mut Vec<u8>,
     ) -> Result<u64, StreamFail> {
-        // Counted as every written object is; larger than
-        // MAX_PACKED_OBJECT, so never packed.
-        self.batch_writes.fetch_add(1, Ordering::AcqRel);
         if buf.len() < STREAM_CHUNK && matches!(source, Source::File(_)) {
             buf.resize(STREAM_CHUNK, 0);
         }

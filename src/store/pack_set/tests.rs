@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use super::super::pack::{LOOSE_PER_BATCH, MAX_PACKED_OBJECT};
+use super::super::pack::MAX_PACKED_OBJECT;
 use super::super::Store;
 use super::*;
 
@@ -27,7 +27,7 @@ fn age(path: &Path, by: Duration) {
 }
 
 #[test]
-fn a_large_batch_is_packed_and_published_at_sync() {
+fn every_batch_is_packed_and_published_at_sync() {
     let (_dir, store) = new_store();
     let objects = contents(100, "batch");
     let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
@@ -38,11 +38,7 @@ fn a_large_batch_is_packed_and_published_at_sync() {
         assert_eq!(store.get(id).unwrap(), *c);
     }
     let listed = store.list_objects().unwrap();
-    assert_eq!(
-        listed.len(),
-        LOOSE_PER_BATCH + 1,
-        "only loose ones before sync"
-    );
+    assert_eq!(listed.len(), 1, "only the loose one before sync");
     // Another process sees unpublished objects as missing...
     let other = Store::open(store.root(), false).unwrap();
     assert!(matches!(
@@ -56,16 +52,15 @@ fn a_large_batch_is_packed_and_published_at_sync() {
     assert!(other.contains(&ids[50]));
     let listed = store.list_objects().unwrap();
     assert_eq!(listed.len(), 101);
-    assert_eq!(
-        listed.iter().filter(|o| o.packed).count(),
-        100 - LOOSE_PER_BATCH
-    );
-    // Large objects stay loose even past the loose allowance.
+    assert_eq!(listed.iter().filter(|o| o.packed).count(), 100);
+    // Large objects stay loose.
     assert!(store.object_path(&big_id).is_file());
     assert_eq!(pack_files(&store, "pack").len(), 1);
-    // The next batch starts loose again.
+    // A batch of one object is a pack of its own, not a loose file.
     let next = store.put(b"a later small object").unwrap().id;
-    assert!(store.object_path(&next).is_file());
+    assert!(!store.object_path(&next).exists());
+    store.sync().unwrap();
+    assert_eq!(pack_files(&store, "idx").len(), 2);
     let fresh = Store::open(store.root(), false).unwrap();
     for (id, c) in ids.iter().zip(&objects) {
         assert_eq!(fresh.get(id).unwrap(), *c);
@@ -79,9 +74,9 @@ fn a_batch_past_the_pack_size_limit_fills_several_packs() {
     use rand::RngCore;
     let (_dir, store) = new_store();
     let mut rng = rand::thread_rng();
-    // Incompressible, the largest packed size: the 33rd to 96th object
-    // fill the first pack past MAX_PACK_BYTES, the rest go to a second.
-    let objects: Vec<Vec<u8>> = (0..LOOSE_PER_BATCH + 66)
+    // Incompressible, the largest packed size: the first 64 objects fill
+    // the first pack to MAX_PACK_BYTES, the rest go to a second.
+    let objects: Vec<Vec<u8>> = (0..98)
         .map(|_| {
             let mut b = vec![0u8; MAX_PACKED_OBJECT];
             rng.fill_bytes(&mut b);
@@ -93,7 +88,7 @@ fn a_batch_past_the_pack_size_limit_fills_several_packs() {
     assert_eq!(pack_files(&store, "idx").len(), 2);
     let fresh = Store::open(store.root(), false).unwrap();
     let packed = fresh.list_objects().unwrap();
-    assert_eq!(packed.iter().filter(|o| o.packed).count(), 66);
+    assert_eq!(packed.iter().filter(|o| o.packed).count(), 98);
     for (id, c) in ids.iter().zip(&objects) {
         assert!(fresh.get(id).unwrap() == *c);
     }
@@ -105,7 +100,7 @@ fn packs_that_could_not_be_published_wait_for_the_next_sync() {
     let (_dir, store) = new_store();
     let mut rng = rand::thread_rng();
     // Two packs in one batch, as in the test above.
-    let objects: Vec<Vec<u8>> = (0..LOOSE_PER_BATCH + 66)
+    let objects: Vec<Vec<u8>> = (0..98)
         .map(|_| {
             let mut b = vec![0u8; MAX_PACKED_OBJECT];
             rng.fill_bytes(&mut b);
@@ -154,7 +149,7 @@ fn damaged_packs_are_reported_never_returned() {
     // missing (reported), not garbage handed out.
     fs::write(&pack, &good[..good.len() / 2]).unwrap();
     let fresh = Store::open(store.root(), false).unwrap();
-    for id in &ids[LOOSE_PER_BATCH..] {
+    for id in &ids {
         assert!(matches!(fresh.get(id), Err(StoreError::NotFound { .. })));
     }
     // A garbled index likewise.
@@ -194,12 +189,8 @@ fn a_crashed_writers_pack_is_never_trusted_and_swept_when_old() {
     );
     assert!(!orphan.exists());
     store.sync().unwrap();
-    assert_eq!(
-        store.get(&ids[0]).unwrap(),
-        objects[0],
-        "loose ones survived"
-    );
     assert_eq!(store.get(&ids[49]).unwrap(), objects[49]);
+    assert!(!store.contains(&ids[0]), "the crashed batch is gone whole");
 }
 
 #[test]
@@ -256,11 +247,11 @@ fn gc_rewrites_packs_without_garbage_and_deletes_dead_ones() {
         assert_eq!(fresh.get(&id).unwrap(), *c);
     }
     let left: HashSet<ObjectId> = fresh.list_objects().unwrap().iter().map(|o| o.id).collect();
-    for id in all_dead.iter().skip(LOOSE_PER_BATCH) {
+    for id in &all_dead {
         assert!(!left.contains(id));
         assert!(!fresh.contains(id));
     }
-    assert!(drop_ids.iter().filter(|id| left.contains(*id)).count() <= LOOSE_PER_BATCH);
+    assert!(drop_ids.iter().all(|id| !left.contains(id)));
 }
 
 #[test]
@@ -325,4 +316,150 @@ fn with_fsync_a_batch_is_published_the_same_way() {
     assert_eq!(pack_files(&store, "idx").len(), 1);
     let fresh = Store::open(store.root(), true).unwrap();
     assert_eq!(fresh.get(&ids[69]).unwrap(), objects[69]);
+}
+
+/// `n` batches of a few objects each, synced one by one (a turn's worth).
+fn small_batches(store: &Store, n: usize, tag: &str) -> Vec<(ObjectId, Vec<u8>)> {
+    let mut out = Vec::new();
+    for b in 0..n {
+        for c in contents(3, &format!("{tag} batch {b}")) {
+            out.push((store.put(&c).unwrap().id, c));
+        }
+        store.sync().unwrap();
+    }
+    out
+}
+
+#[test]
+fn small_packs_are_merged_into_one_as_they_accumulate() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store"), true).unwrap();
+    let reader = Store::open(store.root(), false).unwrap();
+    let first = small_batches(&store, MERGE_AT - 1, "early");
+    assert_eq!(pack_files(&store, "idx").len(), MERGE_AT - 1);
+    // `reader` loads the small packs, which the merge then deletes.
+    for (id, c) in &first {
+        assert_eq!(reader.get(id).unwrap(), *c);
+    }
+    let more = small_batches(&store, 1, "merging");
+    assert_eq!(pack_files(&store, "idx").len(), 1, "merged at {MERGE_AT}");
+    assert_eq!(pack_files(&store, "pack").len(), 1);
+    let all: Vec<_> = first.iter().chain(&more).collect();
+    // Nothing lost, here, in a reader that knew the deleted packs, and in a
+    // new process; and each object is stored once.
+    for (id, c) in &all {
+        assert_eq!(store.get(id).unwrap(), *c);
+        assert_eq!(reader.get(id).unwrap(), *c);
+    }
+    let fresh = Store::open(store.root(), false).unwrap();
+    for (id, c) in &all {
+        assert_eq!(fresh.get(id).unwrap(), *c);
+        assert!(
+            !fresh.put(c).unwrap().written,
+            "dedup against the merged pack"
+        );
+    }
+    assert_eq!(fresh.list_objects().unwrap().len(), all.len());
+    // The merged pack is small too: it is merged again with the next ones.
+    small_batches(&store, MERGE_AT - 1, "later");
+    assert_eq!(pack_files(&store, "idx").len(), 1);
+    assert_eq!(store.remove_stale_temps(Duration::ZERO).unwrap(), 0);
+}
+
+#[test]
+fn large_packs_are_never_merged() {
+    use rand::RngCore;
+    let (_dir, store) = new_store();
+    // A baseline-sized pack (incompressible content, past SMALL_PACK_BYTES).
+    let mut rng = rand::thread_rng();
+    for _ in 0..2 {
+        let mut b = vec![0u8; MAX_PACKED_OBJECT];
+        rng.fill_bytes(&mut b);
+        store.put(&b).unwrap();
+    }
+    store.sync().unwrap();
+    let big_pack = pack_files(&store, "pack").remove(0);
+    assert!(fs::metadata(&big_pack).unwrap().len() >= SMALL_PACK_BYTES);
+    small_batches(&store, MERGE_AT, "small");
+    assert_eq!(
+        pack_files(&store, "pack").len(),
+        2,
+        "the large pack and the merged one"
+    );
+    assert!(big_pack.exists());
+}
+
+#[test]
+fn no_merge_while_gc_runs() {
+    let (_dir, store) = new_store();
+    let gc = store.deletion_guard().unwrap();
+    let objects = small_batches(&store, MERGE_AT + 2, "gc");
+    assert_eq!(pack_files(&store, "idx").len(), MERGE_AT + 2);
+    drop(gc);
+    small_batches(&store, 1, "after");
+    assert_eq!(pack_files(&store, "idx").len(), 1);
+    for (id, c) in &objects {
+        assert_eq!(store.get(id).unwrap(), *c);
+    }
+}
+
+/// A copy of `pack` (and its index) under another name, as a merge or gc's
+/// rewrite publishes before deleting the original; returns the copy's pack.
+fn publish_copy_of(pack: &Path) -> PathBuf {
+    let copy = pack.with_file_name("00000000000000aa.pack");
+    fs::copy(pack, &copy).unwrap();
+    fs::copy(pack.with_extension("idx"), copy.with_extension("idx")).unwrap();
+    copy
+}
+
+fn delete_pack(pack: &Path) {
+    fs::remove_file(pack.with_extension("idx")).unwrap();
+    fs::remove_file(pack).unwrap();
+}
+
+/// Repro (a merge under a running sidecar, session 16): a reader that
+/// loaded the copy of a pack while the original was still there, and
+/// then saw the original deleted, lost every object of it ("object not
+/// found" in a snapshot).
+#[test]
+fn a_reader_keeps_the_objects_of_a_pack_deleted_after_its_copy_appeared() {
+    let (_dir, store) = new_store();
+    let objects = contents(5, "copied");
+    let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+    store.sync().unwrap();
+    let reader = Store::open(store.root(), false).unwrap();
+    assert_eq!(reader.get(&ids[0]).unwrap(), objects[0]);
+    let pack = pack_files(&store, "pack").remove(0);
+    publish_copy_of(&pack);
+    // A lookup that misses reloads: the reader now knows both.
+    assert!(!reader.contains(&ObjectId::of(b"never stored")));
+    delete_pack(&pack);
+    for (id, c) in ids.iter().zip(&objects) {
+        assert_eq!(reader.get(id).unwrap(), *c);
+    }
+}
+
+/// The same with both copies there when the reader opened (which one it
+/// maps an object to is the order it listed them in): whichever goes, the
+/// objects are found in the other.
+#[test]
+fn a_reader_finds_the_objects_of_a_deleted_pack_in_the_other_copy() {
+    for delete_the_copy in [false, true] {
+        let (_dir, store) = new_store();
+        let objects = contents(5, "twice");
+        let ids: Vec<ObjectId> = objects.iter().map(|c| store.put(c).unwrap().id).collect();
+        store.sync().unwrap();
+        let pack = pack_files(&store, "pack").remove(0);
+        let copy = publish_copy_of(&pack);
+        let reader = Store::open(store.root(), false).unwrap();
+        assert_eq!(reader.get(&ids[0]).unwrap(), objects[0]);
+        delete_pack(if delete_the_copy { &copy } else { &pack });
+        for (id, c) in ids.iter().zip(&objects) {
+            assert_eq!(
+                reader.get(id).unwrap(),
+                *c,
+                "copy deleted: {delete_the_copy}"
+            );
+        }
+    }
 }
