@@ -175,7 +175,12 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
         last_event: None,
     });
     let before = session.clone();
-    if d.event_id.is_some() {
+    // Only a prompt changes what this record says (its turn): it notes
+    // its event so that, handed over again, it does not count the turn
+    // twice. Every other event is made idempotent by its checkpoint's
+    // request id, and rewriting this file for each (a file created and
+    // renamed per tool call) would cost every event for nothing.
+    if d.event_id.is_some() && matches!(work, Work::Prompt(_)) {
         session.last_event = d.event_id.clone();
     }
     let params = match work {
@@ -442,6 +447,26 @@ mod tests {
         with_id(&prompt, "e4").unwrap();
         let session = std::fs::read_to_string(again.session_file.unwrap()).unwrap();
         assert!(session.contains(r#""turnIndex":4"#), "{session}");
+
+        // A tool event handed over twice: one checkpoint, found again by
+        // its id; and the agent session's record is not rewritten for it.
+        let noted = std::fs::read(&record).unwrap();
+        std::fs::write(root.join("a.txt"), "2").unwrap();
+        let shell = payload(
+            "PreToolUse",
+            r#","tool_name":"shell","tool_input":{"command":"make"}"#,
+        );
+        let first = with_id(&shell, "e5").unwrap();
+        assert!(first.entry_id.is_some());
+        let again = with_id(&shell, "e5").unwrap();
+        assert_eq!(again.entry_id, first.entry_id);
+        assert_eq!(std::fs::read(&record).unwrap(), noted);
+        let session = std::fs::read_to_string(first.session_file.unwrap()).unwrap();
+        let tools = session
+            .lines()
+            .filter(|l| l.contains(r#""kind":"tool""#))
+            .count();
+        assert_eq!(tools, 1, "{session}");
     }
 
     #[test]
