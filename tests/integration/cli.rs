@@ -443,14 +443,15 @@ fn verify_exits_0_on_a_sound_store_and_1_naming_what_is_wrong() {
     let (code, out, err) = cli(fx, &["verify"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no problems"), "{out}");
-    // Remove one pack's index: its objects are no longer in the store.
+    // Remove the pack indexes: their objects are no longer in the store.
     let packs = fx.store.path().join("objects").join("pack");
-    let victim = std::fs::read_dir(&packs)
+    for index in std::fs::read_dir(&packs)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "idx"))
-        .unwrap();
-    std::fs::remove_file(&victim).unwrap();
+        .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+    {
+        std::fs::remove_file(&index).unwrap();
+    }
     let (code, out, _) = cli(fx, &["verify"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("MissingObject"), "{out}");
