@@ -711,32 +711,30 @@ impl PackSet {
     /// Copies `keep`'s records into a new published pack and points them there.
     fn rewrite(&self, old: &PackListing, keep: &[IndexEntry]) -> Result<(), StoreError> {
         let old_path = pack_path(&self.dir, &old.name);
-        let mut writer = PackWriter::create(&self.dir)
-            .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
-        let mut entries = Vec::with_capacity(keep.len());
-        let copied = (|| {
+        self.write_copy(|writer, entries| {
             let old = fs::File::open(&old_path)
                 .map_err(|err| StoreError::io("reading pack", &old_path, err))?;
-            for e in keep {
-                let record = read_record(&old, e.offset, e.len)
-                    .map_err(|err| StoreError::io("reading pack", &old_path, err))?;
-                // Copy only what still parses as an object record; a damaged
-                // one stays damaged either way, and readers report it.
-                if codec::parse_header(&record).is_err() {
-                    tracing::warn!(object = %e.id, pack = %old_path.display(), "damaged packed object copied as it is");
-                }
-                let entry = writer
-                    .append(e.id, &[&record])
-                    .map_err(|err| StoreError::io("writing pack", &writer.path, err))?;
-                entries.push(entry);
-            }
-            Ok(())
-        })();
-        if let Err(e) = copied {
+            copy_records(writer, &old, &old_path, keep, entries)
+        })
+        .map(drop)
+    }
+
+    /// A new pack outside a batch (gc's rewrite, a merge): `fill` appends
+    /// its records and lists them in `entries`, then it is published
+    /// ([`PackSet::publish_copy`]). Returns its slot; on failure the new
+    /// pack file is removed.
+    fn write_copy(
+        &self,
+        fill: impl FnOnce(&mut PackWriter, &mut Vec<IndexEntry>) -> Result<(), StoreError>,
+    ) -> Result<u32, StoreError> {
+        let mut writer = PackWriter::create(&self.dir)
+            .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
+        let mut entries = Vec::new();
+        if let Err(e) = fill(&mut writer, &mut entries) {
             let _ = fs::remove_file(&writer.path);
             return Err(e);
         }
-        self.publish_copy(writer, entries).map(drop)
+        self.publish_copy(writer, entries)
     }
 
     /// Publishes a pack written outside a batch (gc's rewrite, a merge):
@@ -784,14 +782,27 @@ impl PackSet {
     /// Deletes a pack: index first, so no reader finds an index without its
     /// pack; readers that loaded it find the pack missing and reload.
     fn delete(&self, pack: &PackListing) -> Result<(), StoreError> {
-        self.delete_named(pack.slot, &pack.name)
+        self.delete_packs(&[(pack.slot, pack.name.clone())])
     }
 
-    fn delete_named(&self, slot: u32, name: &str) -> Result<(), StoreError> {
-        self.unlink(name)?;
-        self.set_state(slot, SlotState::Gone);
-        self.by_id.retain(|_, loc| loc.slot != slot);
-        Ok(())
+    /// Deletes packs (as [`PackSet::delete`] does one) and forgets them: in
+    /// one pass over the object map however many they are. Objects a copy
+    /// holds already point at it.
+    fn delete_packs(&self, packs: &[(u32, String)]) -> Result<(), StoreError> {
+        let mut gone = Vec::with_capacity(packs.len());
+        let mut failed = Ok(());
+        for (slot, name) in packs {
+            if let Err(e) = self.unlink(name) {
+                failed = Err(e);
+                break;
+            }
+            self.set_state(*slot, SlotState::Gone);
+            gone.push(*slot);
+        }
+        if !gone.is_empty() {
+            self.by_id.retain(|_, loc| !gone.contains(&loc.slot));
+        }
+        failed
     }
 
     /// Removes a pack's files, index first.
@@ -840,6 +851,32 @@ impl PackSet {
         }
         Ok(removed)
     }
+}
+
+/// Appends the records `entries` name in `from` (at `path`) to `writer`,
+/// listing where each went in `out`. A record that no longer parses as an
+/// object is copied as it is (it stays damaged either way, and readers
+/// report it), with a warning.
+fn copy_records<'a>(
+    writer: &mut PackWriter,
+    from: &fs::File,
+    path: &Path,
+    entries: impl IntoIterator<Item = &'a IndexEntry>,
+    out: &mut Vec<IndexEntry>,
+) -> Result<(), StoreError> {
+    for e in entries {
+        let record = read_record(from, e.offset, e.len)
+            .map_err(|err| StoreError::io("reading pack", path, err))?;
+        if codec::parse_header(&record).is_err() {
+            tracing::warn!(object = %e.id, pack = %path.display(), "damaged packed object copied as it is");
+        }
+        out.push(
+            writer
+                .append(e.id, &[&record])
+                .map_err(|err| StoreError::io("writing pack", &writer.path, err))?,
+        );
+    }
+    Ok(())
 }
 
 fn poisoned(dir: &Path) -> StoreError {

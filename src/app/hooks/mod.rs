@@ -437,11 +437,11 @@ mod tests {
         assert!(first.entry_id.is_some());
         assert_eq!(again.entry_id, first.entry_id, "the checkpoint recorded");
         let session = std::fs::read_to_string(first.session_file.unwrap()).unwrap();
-        let prompts = session
-            .lines()
-            .filter(|l| l.contains(r#""kind":"message""#))
-            .count();
-        assert_eq!(prompts, 3, "e1, e2 and e3 once each");
+        assert_eq!(
+            checkpoints_of_kind(&session, "message"),
+            3,
+            "e1, e2 and e3 once each"
+        );
         // And the agent session's turn is the recorded one's: the next
         // prompt is turn 4.
         with_id(&prompt, "e4").unwrap();
@@ -462,11 +462,13 @@ mod tests {
         assert_eq!(again.entry_id, first.entry_id);
         assert_eq!(std::fs::read(&record).unwrap(), noted);
         let session = std::fs::read_to_string(first.session_file.unwrap()).unwrap();
-        let tools = session
-            .lines()
-            .filter(|l| l.contains(r#""kind":"tool""#))
-            .count();
-        assert_eq!(tools, 1, "{session}");
+        assert_eq!(checkpoints_of_kind(&session, "tool"), 1, "{session}");
+    }
+
+    /// How many lines of a session file record a checkpoint of `kind`.
+    fn checkpoints_of_kind(session: &str, kind: &str) -> usize {
+        let field = format!(r#""kind":"{kind}""#);
+        session.lines().filter(|l| l.contains(&field)).count()
     }
 
     #[test]

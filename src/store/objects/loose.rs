@@ -215,8 +215,9 @@ impl Store {
 
     /// Writes an object already encoded (`header` and `payload`) whose
     /// content is `len` bytes: into the batch's pack when it is small
-    /// enough, else as a loose file. A pull writes the records it received through this, as they
-    /// came (docs/format.md: readers accept any payload that decodes).
+    /// enough, else as a loose file. A pull writes the records it received
+    /// through this, as they came (docs/format.md: readers accept any
+    /// payload that decodes).
     pub(super) fn write_encoded(
         &self,
         id: &ObjectId,

@@ -5,6 +5,7 @@ use crate::store::tree::{EntryKind, TreeEntry};
 use std::collections::HashSet;
 
 use crate::store::new_test_store as new_store;
+use crate::store::pack::MAX_PACKED_OBJECT;
 
 fn random_bytes(n: usize) -> Vec<u8> {
     (0..n).map(|_| rand::random::<u8>()).collect()
@@ -14,8 +15,8 @@ fn random_bytes(n: usize) -> Vec<u8> {
 /// the tests of loose files (and of stores written before every batch was
 /// packed) write.
 fn loose_sized(tag: &[u8]) -> Vec<u8> {
-    let mut content = tag.repeat(crate::store::pack::MAX_PACKED_OBJECT / tag.len() + 1);
-    content.truncate(crate::store::pack::MAX_PACKED_OBJECT + 1);
+    let mut content = tag.repeat(MAX_PACKED_OBJECT / tag.len() + 1);
+    content.truncate(MAX_PACKED_OBJECT + 1);
     content
 }
 
@@ -236,7 +237,7 @@ fn assert_corrupt(store: &Store, id: &ObjectId) {
 fn corruption_is_detected() {
     let (_dir, store) = new_store();
     // Loose files here; pack_set's tests damage packed records.
-    let incompressible = random_bytes(crate::store::pack::MAX_PACKED_OBJECT + 1);
+    let incompressible = random_bytes(MAX_PACKED_OBJECT + 1);
     let compressible = loose_sized(b"abcdefghij");
     for content in [&incompressible, &compressible] {
         let id = store.put(content).unwrap().id;
@@ -442,7 +443,7 @@ fn concurrent_writers_of_same_object_across_stores() {
     // they really race on temp files and renames (of a loose object: each
     // would write a pack of its own).
     let dir = tempfile::tempdir().unwrap();
-    let content = random_bytes(crate::store::pack::MAX_PACKED_OBJECT + 1);
+    let content = random_bytes(MAX_PACKED_OBJECT + 1);
     std::thread::scope(|s| {
         for _ in 0..8 {
             let content = &content;

@@ -17,8 +17,8 @@ use std::fs::{self, File, TryLockError};
 use std::io;
 
 use super::super::error::StoreError;
-use super::super::pack::{merge_lock_path, pack_path, read_record, PackWriter};
-use super::{PackSet, SlotState};
+use super::super::pack::{merge_lock_path, pack_path};
+use super::{copy_records, PackSet, SlotState};
 
 /// A pack smaller than this counts as small. Batches of a few turns' edits
 /// write packs of a few kB; a baseline's packs are megabytes and are never
@@ -66,11 +66,8 @@ impl PackSet {
         if small.len() < MERGE_AT {
             return Ok(0);
         }
-        let mut writer = PackWriter::create(&self.dir)
-            .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
-        let mut entries = Vec::new();
         let mut copied_from = Vec::new();
-        let copied = (|| {
+        let into = self.write_copy(|writer, entries| {
             let mut seen = HashSet::new();
             for (slot, name) in &small {
                 // A pack deleted since the reload (by nobody but a gc or a
@@ -84,40 +81,21 @@ impl PackSet {
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(StoreError::io("reading pack", path, e)),
                 };
-                for e in of_pack {
-                    if !seen.insert(e.id) {
-                        continue;
-                    }
-                    let record = read_record(&file, e.offset, e.len)
-                        .map_err(|err| StoreError::io("reading pack", &path, err))?;
-                    entries.push(
-                        writer
-                            .append(e.id, &[&record])
-                            .map_err(|err| StoreError::io("writing pack", &writer.path, err))?,
-                    );
-                }
+                let new = of_pack.iter().filter(|e| seen.insert(e.id));
+                copy_records(writer, &file, &path, new, entries)?;
                 copied_from.push((*slot, name.clone()));
             }
             Ok(())
-        })();
-        if let Err(e) = copied {
-            let _ = fs::remove_file(&writer.path);
-            return Err(e);
-        }
-        let into = writer.name.clone();
-        self.publish_copy(writer, entries)?;
+        })?;
         // Every object of the merged packs is now in the new one, durably:
         // the old files can go. A failure leaves duplicates, never a gap.
-        let mut gone = Vec::with_capacity(copied_from.len());
-        for (slot, name) in &copied_from {
-            self.unlink(name)?;
-            self.set_state(*slot, SlotState::Gone);
-            gone.push(*slot);
-        }
-        // Objects already point at the new pack; this drops what is left.
-        self.by_id.retain(|_, loc| !gone.contains(&loc.slot));
-        tracing::debug!(packs = gone.len(), into = %into, "small packs merged");
-        Ok(gone.len())
+        self.delete_packs(&copied_from)?;
+        let into = self
+            .slot_name(into)
+            .map(|(name, _)| name)
+            .unwrap_or_default();
+        tracing::debug!(packs = copied_from.len(), into = %into, "small packs merged");
+        Ok(copied_from.len())
     }
 }
 
