@@ -60,6 +60,12 @@ impl Loc {
     }
 }
 
+/// How many times [`PackSet::read`] looks for an object whose pack went
+/// away meanwhile: each retry follows a reload that found packs published
+/// or deleted since, so only a store whose packs keep changing under the
+/// reader uses them all.
+const READ_ATTEMPTS: usize = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
     /// Being written by this process; no index yet.
@@ -163,8 +169,13 @@ impl PackSet {
 
     /// The record (object header and payload) of a packed object; `None` if
     /// no pack known here or published since holds it.
+    ///
+    /// A pack may go between the reload that found it and the read (small
+    /// packs are merged every few batches, and a merged pack is merged
+    /// again): as long as reloading changes what is known, the read is
+    /// tried again, up to [`READ_ATTEMPTS`] times.
     pub fn read(&self, id: &ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
-        for attempt in 0..2 {
+        for attempt in 0..READ_ATTEMPTS {
             if let Some(loc) = self.lookup(id) {
                 if let Some((name, state)) = self.slot_name(loc.slot) {
                     if state != SlotState::Gone {
@@ -182,7 +193,7 @@ impl PackSet {
                     }
                 }
             }
-            if attempt == 0 && !self.reload()? {
+            if attempt + 1 == READ_ATTEMPTS || !self.reload()? {
                 break;
             }
         }
