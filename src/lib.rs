@@ -11,6 +11,7 @@ pub mod durability;
 pub mod engine;
 pub mod gc;
 pub mod memory;
+pub mod printable;
 pub mod remote;
 pub mod repo_path;
 pub mod server;

@@ -29,9 +29,11 @@ use args::{Args, Command};
 /// Run the command line; the process's exit status.
 pub fn main() -> ExitCode {
     rewind::memory::limit_malloc_arenas();
+    // No colours, and every control character a field carries escaped: a
+    // log line may quote a remote, a session file or a hook's payload.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(|| rewind::printable::PrintableWriter(std::io::stderr()))
+        .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,notify=error")),
@@ -173,7 +175,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("rewind: {err:#}");
+            // An error may quote what a remote or a session file said.
+            eprintln!(
+                "rewind: {}",
+                rewind::printable::printable(&format!("{err:#}"))
+            );
             ExitCode::FAILURE
         }
     }

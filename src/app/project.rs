@@ -4,7 +4,7 @@
 //! opening it read-only, or locked for a write while waiting a little for a
 //! sidecar, hook or terminal command that holds it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -43,7 +43,7 @@ pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     let (root, store) = project_and_store(at)?;
     let session = match &at.session {
         Some(s) => absolute(s.clone())?,
-        None => newest_session(&Layout::new(&store).sessions_dir())?,
+        None => newest_session(&Layout::new(&store))?,
     };
     Ok(EngineConfig {
         cwd: Some(root),
@@ -54,27 +54,32 @@ pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     })
 }
 
-fn newest_session(dir: &Path) -> Result<PathBuf> {
-    let listing = std::fs::read_dir(dir).with_context(|| {
+fn newest_session(layout: &Layout) -> Result<PathBuf> {
+    let dir = layout.sessions_dir();
+    std::fs::read_dir(&dir).with_context(|| {
         format!(
             "no sessions in {} (run `rewind serve` first, or pass --session)",
             dir.display()
         )
     })?;
-    match newest_of(listing) {
+    match newest_of(layout) {
         Some(p) => Ok(p),
         None => bail!(
-            "no sessions in {} (run `rewind serve` first, or pass --session)",
+            "no sessions of this project's own in {} (run `rewind serve` first, or pass --session; \
+             a session pulled from a remote is used only when named with --session)",
             dir.display()
         ),
     }
 }
 
-/// The session file of `listing` modified last.
-pub(crate) fn newest_of(listing: std::fs::ReadDir) -> Option<PathBuf> {
-    listing
+/// The store's own session file modified last. A session pulled from a
+/// remote is another machine's: it is used only when named (`--session`),
+/// never taken for this project's (docs/remote.md "Pulling").
+pub(crate) fn newest_of(layout: &Layout) -> Option<PathBuf> {
+    std::fs::read_dir(layout.sessions_dir())
+        .ok()?
         .flatten()
-        .filter(|e| Layout::is_session_file(&e.path()))
+        .filter(|e| Layout::is_session_file(&e.path()) && !layout.is_pulled(&e.path()))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max()
         .map(|(_, p)| p)
@@ -91,9 +96,7 @@ pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> 
     };
     let session = match &at.session {
         Some(s) => Some(s.clone()),
-        None => std::fs::read_dir(Layout::new(&store).sessions_dir())
-            .ok()
-            .and_then(newest_of),
+        None => newest_of(&Layout::new(&store)),
     };
     Ok(EngineConfig {
         cwd: Some(root),

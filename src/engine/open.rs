@@ -16,8 +16,8 @@ use crate::working_copy::{CachePaths, ScanOptions, WorkingCopy};
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineConfig {
-    /// Project root; `None` takes the resumed session's `cwd`, else the
-    /// process cwd.
+    /// Project root; `None` takes the process's working directory (never
+    /// a session header's `cwd`, which is only compared and reported).
     pub cwd: Option<PathBuf>,
     pub session_file: Option<PathBuf>,
     /// `None`: [`default_store_dir`] of the project.
@@ -179,15 +179,13 @@ impl Engine {
             }
             _ => None,
         };
-        let cwd = match (&config.cwd, &existing) {
-            (Some(c), _) => absolute(c, "cwd")?,
-            (None, Some((log, _))) => PathBuf::from(&log.header().cwd),
-            (None, None) => std::env::current_dir()
-                .map_err(|e| EngineError::io("reading the current directory", ".", e))?,
-        };
+        let cwd = project_dir(&config)?;
         let root = cwd.canonicalize().map_err(|e| {
             EngineError::InvalidParams(format!("project root {} is not usable: {e}", cwd.display()))
         })?;
+        if let Some((log, _)) = &existing {
+            note_other_root(&root, &log.header().cwd);
+        }
         if !root.is_dir() {
             return Err(EngineError::InvalidParams(format!(
                 "project root {} is not a directory",
@@ -313,13 +311,11 @@ impl Engine {
             .clone()
             .ok_or_else(|| EngineError::InvalidParams("no session file given".into()))?;
         let log = SessionLog::open_read_only(&absolute(&path, "sessionFile")?)?;
-        let cwd = config
-            .cwd
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(&log.header().cwd));
+        let cwd = project_dir(&config)?;
         let root = cwd.canonicalize().map_err(|e| {
             EngineError::InvalidParams(format!("project root {} is not usable: {e}", cwd.display()))
         })?;
+        note_other_root(&root, &log.header().cwd);
         let store_dir = match &config.store_dir {
             Some(d) => absolute(d, "storeDir")?,
             None => store_of_session(Some(&path)).unwrap_or_else(|| default_store_dir(&root)),
@@ -456,4 +452,33 @@ pub(crate) fn known_sessions(store: &Store) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// The project root a caller means: `cwd`, else the process's working
+/// directory. Never a session file's header: a session pulled from a remote
+/// (or any file someone else wrote) would otherwise choose the directory
+/// rewind snapshots and restores into (docs/architecture.md rule 7).
+fn project_dir(config: &EngineConfig) -> Result<PathBuf> {
+    match &config.cwd {
+        Some(c) => absolute(c, "cwd"),
+        None => std::env::current_dir()
+            .map_err(|e| EngineError::io("reading the current directory", ".", e)),
+    }
+}
+
+/// One line when the session was recorded in another directory than the
+/// project it is opened for (a pulled session, a moved project): said, not
+/// obeyed.
+fn note_other_root(root: &Path, recorded: &str) {
+    let same = Path::new(recorded)
+        .canonicalize()
+        .map(|r| r == root)
+        .unwrap_or(false);
+    if !same && Path::new(recorded) != root {
+        tracing::warn!(
+            "this session was recorded in {}; it is opened for the project {} (pass --cwd to choose another)",
+            crate::printable::printable(recorded),
+            root.display()
+        );
+    }
 }

@@ -21,6 +21,7 @@ use object_store::{
 use url::Url;
 
 use super::error::RemoteError;
+use super::limits;
 
 /// How long one request may be retried (with backoff) before the push or
 /// pull fails: long enough for a blip, short enough that an unreachable
@@ -61,6 +62,10 @@ impl Traffic {
 pub struct Backend {
     url: String,
     store: Arc<dyn ObjectStore>,
+    /// A `file://` remote's directory: no key is followed through a
+    /// symbolic link in it (the crate would follow one anywhere, and a
+    /// planted link would take a gc's deletes or a push's writes outside).
+    local_root: Option<std::path::PathBuf>,
     runtime: tokio::runtime::Runtime,
     pub traffic: Traffic,
 }
@@ -93,9 +98,11 @@ impl Backend {
             max_retries: MAX_RETRIES,
             retry_timeout: RETRY_TIMEOUT,
         };
+        let mut local_root = None;
         let store: Arc<dyn ObjectStore> = match scheme {
             ObjectStoreScheme::Local => {
                 let dir = std::path::PathBuf::from(parsed.path());
+                local_root = Some(dir.clone());
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
                 Arc::new(
@@ -143,6 +150,7 @@ impl Backend {
         Ok(Backend {
             url: url.to_owned(),
             store,
+            local_root,
             runtime,
             traffic: Traffic::default(),
         })
@@ -160,6 +168,7 @@ impl Backend {
     }
 
     pub fn put(&self, key: &Path, bytes: Vec<u8>) -> Result<(), RemoteError> {
+        self.check_local(key)?;
         let len = bytes.len() as u64;
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
         self.runtime
@@ -170,6 +179,7 @@ impl Backend {
     }
 
     pub fn delete(&self, key: &Path) -> Result<(), RemoteError> {
+        self.check_local(key)?;
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
         match self.runtime.block_on(self.store.delete(key)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
@@ -183,6 +193,14 @@ impl Backend {
         key: &Path,
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Vec<u8>>, RemoteError> {
+        self.check_local(key)?;
+        for r in ranges {
+            if let Some(reason) =
+                limits::over(r.end.saturating_sub(r.start), limits::MAX_RECORD_BYTES)
+            {
+                return Err(self.refused(key, format!("a record of {reason}")));
+            }
+        }
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
         let got = self
             .runtime
@@ -195,34 +213,128 @@ impl Backend {
         Ok(got.into_iter().map(|b| b.to_vec()).collect())
     }
 
-    /// The object's bytes; `None` when there is none under `key`.
-    pub fn get(&self, key: &Path) -> Result<Option<Vec<u8>>, RemoteError> {
+    /// The object's bytes, `None` when there is none under `key`; at most
+    /// `max` of them (docs/remote.md "What a remote can and cannot do to
+    /// you"): a larger object is refused by its listed size before its body
+    /// is read, and a body that runs past `max` anyway is cut off there.
+    pub fn get(&self, key: &Path, max: u64) -> Result<Option<Vec<u8>>, RemoteError> {
+        let mut out = Vec::new();
+        let found = self.stream(key, max, |piece| {
+            out.extend_from_slice(piece);
+            Ok(())
+        })?;
+        Ok(found.then_some(out))
+    }
+
+    /// The object's body, piece by piece as it arrives, to `each`: never
+    /// held whole. `false` when there is no object under `key`. Bounded by
+    /// `max` as [`Backend::get`] is; an error of `each` stops the download.
+    pub fn stream(
+        &self,
+        key: &Path,
+        max: u64,
+        mut each: impl FnMut(&[u8]) -> Result<(), RemoteError>,
+    ) -> Result<bool, RemoteError> {
+        self.check_local(key)?;
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
-        let got = self.runtime.block_on(async {
-            match self.store.get(key).await {
-                Ok(r) => r.bytes().await.map(Some),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
+        self.runtime.block_on(async {
+            let got = match self.store.get(key).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok(false),
+                Err(e) => return Err(self.fail("downloading", key, e)),
+            };
+            if let Some(reason) = limits::over(got.meta.size, max) {
+                return Err(self.refused(key, reason));
             }
-        });
-        let bytes = got.map_err(|e| self.fail("downloading", key, e))?;
-        if let Some(b) = &bytes {
-            self.traffic
-                .bytes_down
-                .fetch_add(b.len() as u64, Ordering::Relaxed);
+            let mut body = got.into_stream();
+            let mut read = 0u64;
+            while let Some(piece) = body
+                .try_next()
+                .await
+                .map_err(|e| self.fail("downloading", key, e))?
+            {
+                read = read.saturating_add(piece.len() as u64);
+                self.traffic
+                    .bytes_down
+                    .fetch_add(piece.len() as u64, Ordering::Relaxed);
+                if let Some(reason) = limits::over(read, max) {
+                    return Err(self.refused(key, format!("it ran past its bound: {reason}")));
+                }
+                each(&piece)?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn refused(&self, key: &Path, reason: String) -> RemoteError {
+        RemoteError::Refused {
+            url: self.url.clone(),
+            key: key.to_string(),
+            reason,
         }
-        Ok(bytes.map(|b| b.to_vec()))
+    }
+
+    /// On a `file://` remote, refuses a key any of whose components (below
+    /// the remote's directory) is a symbolic link: a link planted in the
+    /// remote must not take a read, a write or a delete out of it.
+    fn check_local(&self, key: &Path) -> Result<(), RemoteError> {
+        let Some(root) = &self.local_root else {
+            return Ok(());
+        };
+        let mut at = root.clone();
+        for part in key.parts() {
+            at.push(part.as_ref());
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(self.refused(
+                        key,
+                        format!(
+                            "{} is a symbolic link: a file:// remote is never followed out of its directory",
+                            at.display()
+                        ),
+                    ))
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        Ok(())
     }
 
     /// Every object under `prefix` (one request per thousand or so).
     pub fn list(&self, prefix: &Path) -> Result<Vec<Listed>, RemoteError> {
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
-        let listed: Vec<_> = self
+        // A name the crate cannot take for a key (a control character
+        // planted in a `file://` remote) is left out, not made a failure of
+        // the whole listing: it is nothing rewind wrote.
+        let listed: Vec<object_store::ObjectMeta> = self
             .runtime
-            .block_on(self.store.list(Some(prefix)).try_collect())
+            .block_on(async {
+                let mut out = Vec::new();
+                let mut items = self.store.list(Some(prefix));
+                loop {
+                    match items.try_next().await {
+                        Ok(Some(meta)) => out.push(meta),
+                        Ok(None) => return Ok(out),
+                        Err(object_store::Error::InvalidPath { source }) => {
+                            tracing::warn!(error = %source, "a name on the remote that is not a key is left out of a listing");
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            })
             .map_err(|e| self.fail("listing", prefix, e))?;
         Ok(listed
             .into_iter()
+            .filter(
+                |m: &object_store::ObjectMeta| match self.check_local(&m.location) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!(%e, "left out of a listing");
+                        false
+                    }
+                },
+            )
             .map(|m: object_store::ObjectMeta| Listed {
                 key: m.location,
                 size: m.size,

@@ -38,6 +38,16 @@ pub enum RemoteError {
     #[error("AWS profile: {reason}")]
     AwsProfile { reason: String },
 
+    /// Something on the remote that rewind never writes: past a hard bound
+    /// (docs/remote.md "What a remote can and cannot do to you"), or a
+    /// `file://` remote's key through a symbolic link. Nothing was read.
+    #[error("remote {url}: {key}: {reason}")]
+    Refused {
+        url: String,
+        key: String,
+        reason: String,
+    },
+
     #[error("session {session} is not on remote {url}")]
     NoSuchSession { session: String, url: String },
 

@@ -24,9 +24,9 @@ use std::time::{Duration, SystemTime};
 
 use super::error::RemoteError;
 use super::index::RemoteIndex;
-use super::keys;
 use super::manifest::Manifest;
 use super::Remote;
+use super::{keys, limits};
 use crate::session::parse_copy;
 use crate::store::{decode_record, EntryKind, ObjectId, Tree};
 
@@ -179,23 +179,29 @@ pub fn run(remote: &Remote, p: &RemoteGcParams) -> Result<RemoteGcReport, Remote
 /// copy's, each chunk fetched once and verified).
 fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
     let mut by_id: BTreeMap<String, RemoteSession> = BTreeMap::new();
+    // Only keys rewind writes, named as it names them, are ever counted
+    // here, and so ever deleted: anything else under `sessions/` is left.
     for listed in remote.backend.list(&keys::sessions_dir())? {
-        let parts: Vec<&str> = listed.key.as_ref().split('/').collect();
-        let [_, id, kind, _] = parts[..] else {
-            continue;
+        let (id, manifest) = match (
+            keys::parse_manifest_key(&listed.key),
+            keys::parse_chunk_key(&listed.key),
+        ) {
+            (Some((id, _)), _) => (id, true),
+            (None, Some(id)) => (id, false),
+            (None, None) => continue,
         };
-        let s = by_id.entry(id.to_owned()).or_insert_with(|| RemoteSession {
-            id: id.to_owned(),
+        let s = by_id.entry(id.clone()).or_insert_with(|| RemoteSession {
+            id,
             updated: String::new(),
             manifests: Vec::new(),
             chunks: Vec::new(),
             protected: false,
             roots: Vec::new(),
         });
-        match kind {
-            "manifests" => s.manifests.push(listed.key),
-            "chunks" => s.chunks.push(listed.key),
-            _ => {}
+        if manifest {
+            s.manifests.push(listed.key);
+        } else {
+            s.chunks.push(listed.key);
         }
     }
     let mut chunks: HashMap<String, Vec<u8>> = HashMap::new();
@@ -206,10 +212,10 @@ fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
                 what: format!("manifest {key}"),
                 reason,
             };
-            let Some(bytes) = remote.backend.get(key)? else {
+            let Some(bytes) = remote.backend.get(key, limits::MAX_MANIFEST_BYTES)? else {
                 continue;
             };
-            let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| damaged(e.to_string()))?;
+            let m = Manifest::parse(key, &bytes).map_err(damaged)?;
             if m.updated > s.updated {
                 s.updated = m.updated.clone();
             }

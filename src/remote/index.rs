@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use super::backend::{Backend, Listed};
 use super::error::RemoteError;
 use super::keys::{self, PackKey};
+use super::limits;
 use super::state::{write_file, State};
 use crate::store::{decode_index, IndexEntry, ObjectId};
 
@@ -91,14 +92,20 @@ impl RemoteIndex {
             let bytes = match fs::read(&cached) {
                 Ok(b) => b,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    match backend.get(&keys::pack_index(&name))? {
-                        Some(b) => {
+                    match backend.get(&keys::pack_index(&name), limits::MAX_INDEX_BYTES) {
+                        Ok(Some(b)) => {
                             if decode_index(&b, size).is_ok() {
                                 write_file(&cached, &b)?;
                             }
                             b
                         }
-                        None => continue,
+                        Ok(None) => continue,
+                        // Past its bound: left out like one that does not decode.
+                        Err(RemoteError::Refused { reason, .. }) => {
+                            tracing::warn!(pack = %name, %reason, "a pack index on the remote is refused; its objects count as absent");
+                            continue;
+                        }
+                        Err(e) => return Err(e),
                     }
                 }
                 Err(e) => return Err(RemoteError::io("reading", &cached, e)),

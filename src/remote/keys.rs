@@ -47,12 +47,46 @@ pub fn chunk(session: &str, hash: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{CHUNKS}/{hash}.jsonl"))
 }
 
+/// Everything of one session: its chunks and manifests.
+pub fn session_dir(session: &str) -> Path {
+    Path::from(format!("{SESSIONS}/{session}"))
+}
+
 pub fn manifests_dir(session: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{MANIFESTS}"))
 }
 
 pub fn manifest(session: &str, writer: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{MANIFESTS}/{writer}.json"))
+}
+
+/// The session id and writer a manifest's key names, when it is one
+/// rewind writes (both of the id grammar).
+pub fn parse_manifest_key(key: &Path) -> Option<(String, String)> {
+    let parts: Vec<_> = key.parts().collect();
+    let [s, session, m, file] = &parts[..] else {
+        return None;
+    };
+    let writer = file.as_ref().strip_suffix(".json")?;
+    (s.as_ref() == SESSIONS
+        && m.as_ref() == MANIFESTS
+        && is_safe_component(session.as_ref())
+        && is_safe_component(writer))
+    .then(|| (session.as_ref().to_owned(), writer.to_owned()))
+}
+
+/// The session id a chunk's key names, when it is one rewind writes.
+pub fn parse_chunk_key(key: &Path) -> Option<String> {
+    let parts: Vec<_> = key.parts().collect();
+    let [s, session, c, file] = &parts[..] else {
+        return None;
+    };
+    let hash = file.as_ref().strip_suffix(".jsonl")?;
+    (s.as_ref() == SESSIONS
+        && c.as_ref() == CHUNKS
+        && is_safe_component(session.as_ref())
+        && is_hash(hash))
+    .then(|| session.as_ref().to_owned())
 }
 
 /// What a key under `packs/` is.

@@ -3,7 +3,9 @@
 
 use super::error::RemoteError;
 use super::manifest::Manifest;
-use super::{keys, Remote};
+use super::{keys, limits, Remote};
+use crate::printable::printable;
+use crate::session::canonical_iso;
 
 /// One copy of a session on the remote.
 #[derive(Clone, Debug)]
@@ -24,25 +26,34 @@ pub struct RemoteCopy {
 pub fn list_sessions(remote: &Remote) -> Result<Vec<RemoteCopy>, RemoteError> {
     let mut out = Vec::new();
     for listed in remote.backend.list(&keys::sessions_dir())? {
-        let key = listed.key.as_ref();
-        if !key.contains("/manifests/") || !key.ends_with(".json") {
+        if keys::parse_manifest_key(&listed.key).is_none() {
             continue;
         }
-        let Some(bytes) = remote.backend.get(&listed.key)? else {
-            continue;
+        let bytes = match remote.backend.get(&listed.key, limits::MAX_MANIFEST_BYTES) {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(RemoteError::Refused { reason, .. }) => {
+                tracing::warn!(key = %listed.key, %reason, "a manifest on the remote is refused");
+                continue;
+            }
+            Err(e) => return Err(e),
         };
-        match serde_json::from_slice::<Manifest>(&bytes) {
+        // Its session id and writer are those of its key, of the id
+        // grammar; the rest is shown only through `printable`.
+        match Manifest::parse(&listed.key, &bytes) {
             Ok(m) => out.push(RemoteCopy {
                 ours: m.writer == remote.writer,
                 session_id: m.session_id,
                 writer: m.writer,
-                cwd: m.cwd,
-                updated: m.updated,
+                cwd: printable(&m.cwd).into_owned(),
+                updated: canonical_iso(&m.updated).unwrap_or_else(|| "?".into()),
                 entries: m.entries,
-                leaf: m.leaf,
+                leaf: m.leaf.map(|l| printable(&l).into_owned()),
                 bytes: m.bytes,
             }),
-            Err(err) => tracing::warn!(key, %err, "a manifest on the remote does not read"),
+            Err(err) => {
+                tracing::warn!(key = %listed.key, %err, "a manifest on the remote does not read")
+            }
         }
     }
     out.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.writer.cmp(&b.writer)));

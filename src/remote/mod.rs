@@ -23,6 +23,7 @@ mod error;
 pub mod gc;
 mod index;
 mod keys;
+mod limits;
 mod list;
 mod manifest;
 mod pull;
@@ -36,7 +37,7 @@ pub use config::RemoteSpec;
 pub use error::RemoteError;
 pub use list::{list_sessions, RemoteCopy};
 pub use pull::{pull_session, PullReport};
-pub use push::{push_session, PushReport};
+pub use push::{push_session, Check as PushCheck, PushReport};
 pub use pusher::{behind, last_error, Behind, Pusher};
 pub use upload::REMOTE_PACK_BYTES;
 
@@ -91,5 +92,7 @@ impl Remote {
     }
 }
 
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

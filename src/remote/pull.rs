@@ -10,12 +10,15 @@ use std::path::{Path, PathBuf};
 
 use super::error::RemoteError;
 use super::index::{RemoteIndex, RemotePack};
-use super::manifest::{Manifest, MANIFEST_FORMAT};
+use super::manifest::Manifest;
 use super::state::{write_file, Pushed};
-use super::{keys, Remote};
+use super::{keys, limits, Remote};
+use crate::printable::printable;
 use crate::session::records::{Navigation, Record};
-use crate::session::{parse_copy, Entry, EntryId, Header, SessionIndex, SessionLog};
-use crate::store::{empty_tree_id, EntryKind, Layout, ObjectId, Store, Tree};
+use crate::session::{
+    canonical_iso, now_iso, parse_copy, Entry, EntryId, Header, SessionIndex, SessionLog,
+};
+use crate::store::{empty_tree_id, EntryKind, IndexEntry, Layout, ObjectId, Store, Tree};
 
 /// What one pull did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -121,15 +124,26 @@ pub fn pull_session(
     }
 
     // The session file: written whole when new, else grown by the entries
-    // it lacks; then the leaf goes back where it was.
+    // it lacks; then the leaf goes back where it was. Its name is made of
+    // the id asked for (checked above) and the header's time as this build
+    // spells one, nothing else a remote wrote; and a new file never
+    // replaces one that is there.
     let path = match (&local_file, base_copy) {
         (Some(path), _) => path.clone(),
         (None, Some(i)) => {
             let copy = &copies[i];
-            let path = store
-                .layout()
-                .new_session_file(&copy.header.timestamp, &copy.header.id);
-            write_file(&path, &copy.bytes)?;
+            let stamp =
+                canonical_iso(&copy.header.timestamp).ok_or_else(|| RemoteError::Damaged {
+                    session: session_id.to_owned(),
+                    what: format!("the copy of writer {}", copy.manifest.writer),
+                    reason: format!(
+                        "its header's timestamp {} is not a time",
+                        printable(&copy.header.timestamp)
+                    ),
+                })?;
+            let path = store.layout().new_session_file(&stamp, session_id);
+            mark_pulled(store.layout(), session_id, remote)?;
+            create_new_file(&path, &copy.bytes)?;
             // Its chunks are this store's first lines: a push sends only what follows.
             remote.state.save_pushed(
                 session_id,
@@ -168,6 +182,35 @@ pub fn pull_session(
     report.requests = remote.backend.traffic.requests() - requests_before;
     report.bytes_down = remote.backend.traffic.bytes_down() - down_before;
     Ok(report)
+}
+
+/// `path` made with `bytes`, durably, only if nothing is there: the bytes go
+/// to a temp file that is then linked to `path` (which fails when it
+/// exists), so a pull can never replace a session file, whoever races it.
+fn create_new_file(path: &Path, bytes: &[u8]) -> Result<(), RemoteError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{:016x}", rand::random::<u64>()));
+    let temp = path.with_file_name(name);
+    write_file(&temp, bytes)?;
+    let linked = fs::hard_link(&temp, path);
+    let _ = fs::remove_file(&temp);
+    match linked {
+        Ok(()) => {
+            if let Some(dir) = path.parent() {
+                crate::durability::sync_dir(dir).map_err(|e| RemoteError::io("syncing", dir, e))?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(RemoteError::io("creating", path, e)),
+    }
+}
+
+/// Records that `session_id` came from `remote` (`remote/.pulled/`), before
+/// its file appears: commands that take the newest session pass it by.
+fn mark_pulled(layout: &Layout, session_id: &str, remote: &Remote) -> Result<(), RemoteError> {
+    let marker = layout.pulled_marker(session_id);
+    let body = serde_json::json!({ "url": remote.backend.url(), "pulledAt": now_iso() });
+    write_file(&marker, body.to_string().as_bytes())
 }
 
 fn no_such(remote: &Remote, session: &str) -> RemoteError {
@@ -226,22 +269,27 @@ fn fetch_copies(
     listed.sort_by(|a, b| a.key.as_ref().cmp(b.key.as_ref()));
     let mut copies = Vec::new();
     for l in listed {
-        let Some(bytes) = remote.backend.get(&l.key)? else {
+        let Some(bytes) = remote.backend.get(&l.key, limits::MAX_MANIFEST_BYTES)? else {
             continue;
         };
-        let manifest: Manifest = serde_json::from_slice(&bytes)
-            .map_err(|e| damaged(format!("manifest {}", l.key), e.to_string()))?;
-        if manifest.format != MANIFEST_FORMAT || manifest.session_id != session_id {
+        let manifest = Manifest::parse(&l.key, &bytes)
+            .map_err(|reason| damaged(format!("manifest {}", printable(l.key.as_ref())), reason))?;
+        if manifest.session_id != session_id {
             return Err(damaged(
-                format!("manifest {}", l.key),
-                format!(
-                    "format {} for session {}",
-                    manifest.format, manifest.session_id
-                ),
+                format!("manifest {}", printable(l.key.as_ref())),
+                "it is another session's".into(),
             ));
         }
         let file = assemble(remote, session_id, &manifest, &mut known)?;
         let (header, index) = parse_copy(Path::new(&l.key.to_string()), &file)?;
+        // The header must name the session asked for: a copy that says it
+        // is another would be merged into, or named after, that one.
+        if header.id != session_id {
+            return Err(damaged(
+                format!("the copy of writer {}", manifest.writer),
+                format!("its header names session {}", printable(&header.id)),
+            ));
+        }
         copies.push(Copy {
             manifest,
             header,
@@ -269,19 +317,27 @@ pub(super) fn assemble(
         what,
         reason,
     };
-    let mut file = Vec::with_capacity(manifest.bytes as usize);
+    // `Manifest::parse` bounded the sum of the chunks' lengths; the file
+    // grows only by chunks that arrived with exactly their listed length.
+    let mut file = Vec::new();
     for c in &manifest.chunks {
         if !keys::is_hash(&c.hash) {
             return Err(damaged(
                 format!("the manifest of writer {}", manifest.writer),
-                format!("bad chunk name {:?}", c.hash),
+                format!("bad chunk name {}", printable(&c.hash)),
             ));
         }
         if !known.contains_key(&c.hash) {
             let key = keys::chunk(session_id, &c.hash);
             let piece = remote
                 .backend
-                .get(&key)?
+                .get(&key, c.bytes.min(limits::MAX_SESSION_BYTES))
+                .map_err(|e| match e {
+                    RemoteError::Refused { reason, .. } => {
+                        damaged(format!("log chunk {}", c.hash), reason)
+                    }
+                    other => other,
+                })?
                 .ok_or_else(|| damaged(format!("log chunk {}", c.hash), "missing".into()))?;
             if piece.len() as u64 != c.bytes || ObjectId::of(&piece).to_hex() != c.hash {
                 return Err(damaged(
@@ -291,7 +347,16 @@ pub(super) fn assemble(
             }
             known.insert(c.hash.clone(), piece);
         }
-        file.extend_from_slice(&known[&c.hash]);
+        let piece = &known[&c.hash];
+        if let Some(reason) =
+            limits::over((file.len() + piece.len()) as u64, limits::MAX_SESSION_BYTES)
+        {
+            return Err(damaged(
+                format!("the manifest of writer {}", manifest.writer),
+                format!("a session of {reason}"),
+            ));
+        }
+        file.extend_from_slice(piece);
     }
     Ok(file)
 }
@@ -359,36 +424,15 @@ fn fetch_closure(
             }
         }
         for pack in packs {
-            // A pack its index names but that is gone reads as empty.
-            let bytes = remote
-                .backend
-                .get(&keys::pack(&pack.name))?
-                .unwrap_or_default();
             downloaded.insert(pack.name.clone());
             report.packs += 1;
-            let whole = bytes.len() as u64 == pack.size;
-            for e in &pack.entries {
-                if store.contains_now(&e.id) {
-                    continue;
-                }
-                let record = usize::try_from(e.offset)
-                    .ok()
-                    .zip(usize::try_from(e.offset + e.len).ok())
-                    .and_then(|(a, b)| bytes.get(a..b));
-                let Some(record) = record.filter(|_| whole) else {
-                    bad.insert(
-                        e.id,
-                        format!(
-                            "arrived truncated (pack {} is not as long as listed)",
-                            pack.name
-                        ),
-                    );
-                    continue;
-                };
+            let mut reader = PackStream::new(pack, |e| !store.contains_now(&e.id));
+            let mut stored = |e: &IndexEntry, record: &[u8]| -> Result<(), RemoteError> {
                 match store.put_record(&e.id, record) {
                     Ok(_) => {
                         report.objects += 1;
                         fetched.insert(e.id);
+                        Ok(())
                     }
                     Err(crate::store::StoreError::Corrupt { .. }) => {
                         bad.insert(
@@ -398,9 +442,25 @@ fn fetch_closure(
                                 pack.name
                             ),
                         );
+                        Ok(())
                     }
-                    Err(other) => return Err(other.into()),
+                    Err(other) => Err(other.into()),
                 }
+            };
+            // A pack its index names but that is gone reads as empty.
+            remote.backend.stream(
+                &keys::pack(&pack.name),
+                pack.size.min(limits::MAX_PACK_BYTES),
+                |piece| reader.feed(piece, &mut stored),
+            )?;
+            for e in reader.unread() {
+                bad.insert(
+                    e.id,
+                    format!(
+                        "arrived truncated (pack {} is not as long as listed)",
+                        pack.name
+                    ),
+                );
             }
         }
         // Every wanted object is here now, or the pull fails naming it.
@@ -425,4 +485,75 @@ fn fetch_closure(
         level = next;
     }
     Ok(())
+}
+
+/// A pack's records as its body streams in: the records wanted, in the
+/// order of their offsets, each handed over once its last byte arrived.
+/// Only the bytes from the next wanted record on are held, so memory is
+/// bounded by one record and one piece, never by what the pack claims.
+struct PackStream {
+    /// Wanted records by offset, the next one first.
+    wanted: std::collections::VecDeque<IndexEntry>,
+    /// Bytes held, and the pack offset of their first.
+    held: Vec<u8>,
+    held_from: u64,
+    /// The pack offset just past the bytes that arrived.
+    arrived: u64,
+}
+
+impl PackStream {
+    fn new(pack: &RemotePack, want: impl Fn(&IndexEntry) -> bool) -> PackStream {
+        let mut wanted: Vec<IndexEntry> =
+            pack.entries.iter().filter(|e| want(e)).copied().collect();
+        wanted.sort_by_key(|e| (e.offset, e.len));
+        PackStream {
+            wanted: wanted.into(),
+            held: Vec::new(),
+            held_from: 0,
+            arrived: 0,
+        }
+    }
+
+    fn feed(
+        &mut self,
+        piece: &[u8],
+        each: &mut impl FnMut(&IndexEntry, &[u8]) -> Result<(), RemoteError>,
+    ) -> Result<(), RemoteError> {
+        let piece_from = self.arrived;
+        self.arrived += piece.len() as u64;
+        let Some(first) = self.wanted.front() else {
+            return Ok(());
+        };
+        // Keep what lies at or after the next wanted record's start.
+        let keep_from = first.offset.max(piece_from);
+        if keep_from < self.arrived {
+            if self.held.is_empty() {
+                self.held_from = keep_from;
+            }
+            self.held
+                .extend_from_slice(&piece[(keep_from - piece_from) as usize..]);
+        }
+        while let Some(e) = self.wanted.front().copied() {
+            let end = e.offset + e.len;
+            if end > self.arrived {
+                break;
+            }
+            self.wanted.pop_front();
+            let at = (e.offset - self.held_from) as usize;
+            each(&e, &self.held[at..at + e.len as usize])?;
+            // Drop what no wanted record still needs.
+            let next = self.wanted.front().map_or(self.arrived, |n| n.offset);
+            let drop = next
+                .saturating_sub(self.held_from)
+                .min(self.held.len() as u64) as usize;
+            self.held.drain(..drop);
+            self.held_from += drop as u64;
+        }
+        Ok(())
+    }
+
+    /// Wanted records whose bytes never arrived (the pack was shorter).
+    fn unread(self) -> impl Iterator<Item = IndexEntry> {
+        self.wanted.into_iter()
+    }
 }

@@ -19,6 +19,7 @@ use std::path::Path;
 use super::error::RemoteError;
 use super::index::RemoteIndex;
 use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
+use super::state::Pushed;
 use super::upload::upload_objects;
 use super::{keys, Remote};
 use crate::session::{now_iso, SessionLog};
@@ -41,6 +42,25 @@ pub struct PushReport {
     pub up_to_date: bool,
     /// How much of the session file the remote now has (its whole lines).
     pub file_bytes: u64,
+    /// Chunks this store had pushed that were no longer on the remote (a
+    /// remote gc removed the session), sent again; and whether its manifest
+    /// was gone too.
+    pub chunks_resent: u64,
+    pub manifest_resent: bool,
+}
+
+/// How hard a push looks before it counts on what it sent before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Check {
+    /// Lists the session's keys on the remote (one request) before every
+    /// push that sends something, and when `rewind push` is asked for one
+    /// that has nothing new: what this store recorded as sent is sent again
+    /// where it is gone.
+    #[default]
+    Remote,
+    /// A push with nothing new makes no request (the background pusher:
+    /// it pushes a session when it grows, and then checks).
+    WhenSending,
 }
 
 /// Pushes the session in `session_file` (a file of `store`'s or one it
@@ -49,6 +69,7 @@ pub fn push_session(
     store: &Store,
     remote: &Remote,
     session_file: &Path,
+    check: Check,
 ) -> Result<PushReport, RemoteError> {
     let requests_before = remote.backend.traffic.requests();
     let up_before = remote.backend.traffic.bytes_up();
@@ -77,8 +98,20 @@ pub fn push_session(
         file_bytes: whole as u64,
         ..Default::default()
     };
+    let nothing_new = pushed.bytes() == whole as u64 && pushed.manifest_written;
+    if nothing_new && check == Check::WhenSending {
+        report.up_to_date = true;
+        return Ok(report);
+    }
+    // What this store recorded as sent must still be there: a remote gc
+    // may have removed the session since (docs/remote.md "gc on the
+    // remote"). Chunks are sent again from the file, which begins with them.
+    if !pushed.chunks.is_empty() {
+        resend_missing(remote, &session_id, file, &mut pushed, &mut report)?;
+    }
     if pushed.bytes() == whole as u64 && pushed.manifest_written {
         report.up_to_date = true;
+        report.requests = remote.backend.traffic.requests() - requests_before;
         return Ok(report);
     }
 
@@ -93,8 +126,13 @@ pub fn push_session(
             }
         }
     }
+    // While any pack is marked, a tree the remote has is walked all the
+    // same: its children may sit only in a marked pack, which a gc may
+    // delete before this push's manifest lands (docs/remote.md "gc on the
+    // remote"). With no mark, none can go before a grace period passes.
+    let walk_all = index.packs.iter().any(|p| p.marked.is_some());
     let uploaded = upload_objects(store, remote, |emit| {
-        missing_closure(store, &roots, &index, emit)
+        missing_closure(store, &roots, &index, walk_all, emit)
     })?;
     drop(index);
     report.objects = uploaded.objects;
@@ -145,6 +183,50 @@ pub fn push_session(
     Ok(report)
 }
 
+/// Lists the session's keys and sends again the chunks of `pushed` that are
+/// not among them; a missing manifest is written again by the push.
+fn resend_missing(
+    remote: &Remote,
+    session_id: &str,
+    file: &[u8],
+    pushed: &mut Pushed,
+    report: &mut PushReport,
+) -> Result<(), RemoteError> {
+    let there: HashSet<String> = remote
+        .backend
+        .list(&keys::session_dir(session_id))?
+        .into_iter()
+        .map(|l| l.key.to_string())
+        .collect();
+    let mut at = 0usize;
+    for c in &pushed.chunks {
+        // `is_prefix_of` held: the file has every chunk's bytes.
+        let n = c.bytes as usize;
+        let key = keys::chunk(session_id, &c.hash);
+        if !there.contains(key.as_ref()) {
+            let piece = file.get(at..at + n).unwrap_or_default();
+            remote.backend.put(&key, piece.to_vec())?;
+            report.chunks_resent += 1;
+        }
+        at += n;
+    }
+    if pushed.manifest_written
+        && !there.contains(keys::manifest(session_id, &remote.writer).as_ref())
+    {
+        report.manifest_resent = true;
+        pushed.manifest_written = false;
+    }
+    if report.chunks_resent > 0 || report.manifest_resent {
+        tracing::warn!(
+            session = session_id,
+            chunks = report.chunks_resent,
+            manifest = report.manifest_resent,
+            "the remote had lost part of this session (a remote gc?): sent again"
+        );
+    }
+    Ok(())
+}
+
 fn count_lines(file: &[u8]) -> usize {
     file.iter().filter(|&&b| b == b'\n').count()
 }
@@ -162,16 +244,19 @@ fn leaf_of(file: &[u8]) -> Option<String> {
 
 /// Every object the trees `roots` reach that the remote lacks, given to
 /// `emit` children before the trees that name them (each once). A tree the
-/// remote has is not walked: its subtree is there (see the module docs).
+/// remote has is not walked (its subtree is there, see the module docs),
+/// unless `walk_all`: then only what sits in an unmarked pack counts as
+/// there, however it is reached.
 fn missing_closure(
     store: &Store,
     roots: &[ObjectId],
     remote: &RemoteIndex,
+    walk_all: bool,
     emit: &mut dyn FnMut(ObjectId) -> Result<(), RemoteError>,
 ) -> Result<(), RemoteError> {
     let mut seen = HashSet::new();
     for root in roots {
-        visit_tree(store, *root, remote, &mut seen, emit)?;
+        visit_tree(store, *root, remote, walk_all, &mut seen, emit)?;
     }
     Ok(())
 }
@@ -180,13 +265,18 @@ fn visit_tree(
     store: &Store,
     id: ObjectId,
     remote: &RemoteIndex,
+    walk_all: bool,
     seen: &mut HashSet<ObjectId>,
     emit: &mut dyn FnMut(ObjectId) -> Result<(), RemoteError>,
 ) -> Result<(), RemoteError> {
     // The empty tree is never uploaded: every session names it (its first
     // record's baseline), so the pack holding it would stay referenced by
     // everyone forever; any store can make it (pull.rs does).
-    if id == empty_tree_id() || remote.has(&id) || !seen.insert(id) {
+    if id == empty_tree_id() || !seen.insert(id) {
+        return Ok(());
+    }
+    let there = remote.has(&id);
+    if there && !walk_all {
         return Ok(());
     }
     let tree = store.get_tree(&id)?;
@@ -195,10 +285,13 @@ fn visit_tree(
             continue;
         }
         if entry.kind == EntryKind::Tree {
-            visit_tree(store, entry.id, remote, seen, emit)?;
+            visit_tree(store, entry.id, remote, walk_all, seen, emit)?;
         } else if !remote.has(&entry.id) && seen.insert(entry.id) {
             emit(entry.id)?;
         }
+    }
+    if there {
+        return Ok(());
     }
     emit(id)
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::config::RemoteSpec;
 use super::error::RemoteError;
-use super::push::push_session;
+use super::push::{push_session, Check};
 use super::state::write_file;
 use super::Remote;
 use crate::session::now_iso;
@@ -166,7 +166,7 @@ fn round(
         if pushed.get(&path) == Some(&meta.len()) {
             continue;
         }
-        let report = push_session(store, remote, &path)?;
+        let report = push_session(store, remote, &path, Check::WhenSending)?;
         if !report.up_to_date {
             tracing::debug!(session = %report.session_id, objects = report.objects, requests = report.requests, "pushed");
         }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
+use crate::remote::push::Check;
 use crate::session::records::{Record, StepSnapshot};
 use crate::session::{EntryId, Header, SessionLog};
 use crate::store::{build_tree, flatten, EntryKind, Store, TreeEntry};
@@ -116,12 +117,15 @@ fn a_pushed_session_pulls_into_an_empty_store_whole_and_verified() {
     let files = many(100);
     let t1 = tree(&a.store, &as_refs(&files));
     let c1 = checkpoint(&mut log, t1);
-    let r = push_session(&a.store, &a.remote, &path).unwrap();
+    let r = push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     assert!(r.objects > 100 && r.packs == 1, "{r:?}");
     assert_eq!(r.requests, 5, "list, pack, index, chunk, manifest");
-    // Nothing new: nothing sent.
-    let again = push_session(&a.store, &a.remote, &path).unwrap();
+    // Nothing new: nothing sent. The background pusher asks nothing; a push
+    // by hand lists the session's keys to see they are all still there.
+    let again = push_session(&a.store, &a.remote, &path, Check::WhenSending).unwrap();
     assert!(again.up_to_date && again.requests == 0, "{again:?}");
+    let checked = push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
+    assert!(checked.up_to_date && checked.requests == 1, "{checked:?}");
 
     // Three changed files: one small pack and one chunk.
     let mut changed = files.clone();
@@ -130,8 +134,9 @@ fn a_pushed_session_pulls_into_an_empty_store_whole_and_verified() {
     }
     let t2 = tree(&a.store, &as_refs(&changed));
     let c2 = checkpoint(&mut log, t2);
-    let r2 = push_session(&a.store, &a.remote, &path).unwrap();
-    assert!(r2.requests <= 5 && r2.objects < 20, "{r2:?}");
+    let r2 = push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
+    // The session's keys listed, packs listed, pack, index, chunk, manifest.
+    assert!(r2.requests <= 6 && r2.objects < 20, "{r2:?}");
 
     let b = side(&url);
     let pulled = pull_session(&b.store, &b.remote, &sid).unwrap();
@@ -155,7 +160,7 @@ fn an_interrupted_push_resumes_without_sending_objects_again() {
     let (path, mut log) = new_session(&a);
     let sid = log.header().id.clone();
     checkpoint(&mut log, tree(&a.store, &as_refs(&many(50))));
-    push_session(&a.store, &a.remote, &path).unwrap();
+    push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     // As if the push had died after its packs: no manifest, no local state.
     let manifests = remote_dir.path().join(format!("sessions/{sid}/manifests"));
     std::fs::remove_dir_all(&manifests).unwrap();
@@ -174,7 +179,7 @@ fn an_interrupted_push_resumes_without_sending_objects_again() {
         ),
         "without its manifest the session is not there for readers"
     );
-    let r = push_session(&a.store, &a.remote, &path).unwrap();
+    let r = push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     assert_eq!((r.objects, r.packs), (0, 0), "{r:?}");
     assert!(r.log_bytes > 0);
     pull_session(&b.store, &b.remote, &sid).unwrap();
@@ -188,7 +193,7 @@ fn an_object_missing_on_the_remote_names_the_checkpoint_and_writes_nothing() {
     let (path, mut log) = new_session(&a);
     let sid = log.header().id.clone();
     let c1 = checkpoint(&mut log, tree(&a.store, &as_refs(&many(40))));
-    push_session(&a.store, &a.remote, &path).unwrap();
+    push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     for f in std::fs::read_dir(remote_dir.path().join("packs")).unwrap() {
         std::fs::remove_file(f.unwrap().path()).unwrap();
     }
@@ -212,7 +217,7 @@ fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
     let (path_a, mut log_a) = new_session(&a);
     let sid = log_a.header().id.clone();
     let base = checkpoint(&mut log_a, tree(&a.store, &[("x", b"1")]));
-    push_session(&a.store, &a.remote, &path_a).unwrap();
+    push_session(&a.store, &a.remote, &path_a, Check::Remote).unwrap();
 
     let b = side(&url);
     let path_b = pull_session(&b.store, &b.remote, &sid)
@@ -224,8 +229,8 @@ fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
     let on_a = checkpoint(&mut log_a, tree(&a.store, &[("x", b"from a")]));
     drop(log_a);
     // Both push at once (one after the other here): two manifests.
-    push_session(&b.store, &b.remote, &path_b).unwrap();
-    push_session(&a.store, &a.remote, &path_a).unwrap();
+    push_session(&b.store, &b.remote, &path_b, Check::Remote).unwrap();
+    push_session(&a.store, &a.remote, &path_a, Check::Remote).unwrap();
 
     let r = pull_session(&a.store, &a.remote, &sid).unwrap();
     assert_eq!(r.entries_added, 1, "{r:?}");
@@ -270,7 +275,7 @@ fn a_session_spanning_many_packs_pulls_every_object() {
         .collect();
     let t = tree(&a.store, &as_refs(&files));
     checkpoint(&mut log, t);
-    let r = push_session(&a.store, &remote_a, &path).unwrap();
+    let r = push_session(&a.store, &remote_a, &path, Check::Remote).unwrap();
     assert!(r.packs >= 20, "{r:?}");
     let b = side(&url);
     let pulled = pull_session(&b.store, &b.remote, &sid).unwrap();
@@ -301,13 +306,13 @@ fn remote_gc_keeps_the_newest_and_deletes_packs_in_two_runs() {
         &mut old_log,
         tree(&a.store, &[("old.txt", b"only in the old session")]),
     );
-    push_session(&a.store, &a.remote, &old_path).unwrap();
+    push_session(&a.store, &a.remote, &old_path, Check::Remote).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(5));
     let (new_path, mut new_log) = new_session(&a);
     let new_id = new_log.header().id.clone();
     let t = tree(&a.store, &as_refs(&many(30)));
     checkpoint(&mut new_log, t);
-    push_session(&a.store, &a.remote, &new_path).unwrap();
+    push_session(&a.store, &a.remote, &new_path, Check::Remote).unwrap();
     let packs = || {
         std::fs::read_dir(remote_dir.path().join("packs"))
             .unwrap()
@@ -358,11 +363,11 @@ fn old_session_marked() -> (tempfile::TempDir, String, Side, crate::store::Objec
     let (old_path, mut old_log) = new_session(&a);
     let shared = tree(&a.store, &[("shared.txt", b"in both sessions")]);
     checkpoint(&mut old_log, shared);
-    push_session(&a.store, &a.remote, &old_path).unwrap();
+    push_session(&a.store, &a.remote, &old_path, Check::Remote).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(5));
     let (keep_path, mut keep_log) = new_session(&a);
     checkpoint(&mut keep_log, tree(&a.store, &[("k.txt", b"kept")]));
-    push_session(&a.store, &a.remote, &keep_path).unwrap();
+    push_session(&a.store, &a.remote, &keep_path, Check::Remote).unwrap();
     let first = gc::run(&a.remote, &gc_params(1)).unwrap();
     assert_eq!(first.marked, 1, "{first:?}");
     (remote_dir, url, a, shared)
@@ -379,7 +384,7 @@ fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
     let (new_path, mut new_log) = new_session(&a);
     let new_id = new_log.header().id.clone();
     checkpoint(&mut new_log, shared);
-    let r = push_session(&a.store, &a.remote, &new_path).unwrap();
+    let r = push_session(&a.store, &a.remote, &new_path, Check::Remote).unwrap();
     assert!(r.objects >= 2, "sent again, not counted on: {r:?}");
     let second = gc::run(&a.remote, &gc_params(2)).unwrap();
     assert_eq!(second.deleted, 1, "{second:?}");
@@ -406,7 +411,7 @@ fn remote_gc_unmarks_a_pack_a_push_counted_on_before_the_mark() {
     let (new_path, mut new_log) = new_session(&a);
     let new_id = new_log.header().id.clone();
     checkpoint(&mut new_log, shared);
-    let r = push_session(&a.store, &a.remote, &new_path).unwrap();
+    let r = push_session(&a.store, &a.remote, &new_path, Check::Remote).unwrap();
     assert_eq!(r.objects, 0, "counted on the pack: {r:?}");
     std::fs::write(&marks[0], mark).unwrap();
 
@@ -426,7 +431,7 @@ fn remote_gc_removes_what_a_cut_short_push_left_after_the_grace() {
     let a = side(&url);
     let (path, mut log) = new_session(&a);
     checkpoint(&mut log, tree(&a.store, &[("x", b"x")]));
-    push_session(&a.store, &a.remote, &path).unwrap();
+    push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     let orphan = remote_dir.path().join(format!("packs/{:032x}.pack", 7u128));
     std::fs::write(&orphan, b"RWPK\x01\0\0\0").unwrap();
     let patient = gc::RemoteGcParams {

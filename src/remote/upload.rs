@@ -275,7 +275,7 @@ mod tests {
     fn published(remote: &Remote, name: &str) -> bool {
         remote
             .backend
-            .get(&keys::pack_index(name))
+            .get(&keys::pack_index(name), u64::MAX)
             .unwrap()
             .is_some()
     }
@@ -353,7 +353,7 @@ mod tests {
             };
             let pack_len = size_of(&name).expect("an index without its pack");
             sizes.push(pack_len);
-            let bytes = remote.backend.get(&l.key).unwrap().unwrap();
+            let bytes = remote.backend.get(&l.key, u64::MAX).unwrap().unwrap();
             for entry in crate::store::decode_index(&bytes, pack_len).unwrap() {
                 assert!(seen.insert(entry.id), "{} twice", entry.id);
             }

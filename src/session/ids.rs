@@ -120,6 +120,15 @@ pub fn now_iso() -> String {
     iso_millis(OffsetDateTime::now_utc())
 }
 
+/// `text` as [`now_iso`] spells a time, when it is an RFC 3339 time at all:
+/// what reaches a file name from a session header someone else wrote is
+/// only ever this (docs/remote.md "What a remote can and cannot do to you").
+pub fn canonical_iso(text: &str) -> Option<String> {
+    OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(iso_millis)
+}
+
 /// Formatted by hand rather than with a format description: this cannot fail, so there is
 /// no error path to handle for something as basic as a timestamp.
 fn iso_millis(t: OffsetDateTime) -> String {

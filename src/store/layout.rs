@@ -148,6 +148,19 @@ impl Layout {
         self.root.join(REMOTE_DIR).join(name)
     }
 
+    /// `remote/.pulled/<session id>`: the session came from a remote
+    /// (`rewind pull`), so it is not this project's own: no command takes
+    /// it as the newest session unless it is named (docs/remote.md). The
+    /// dot keeps it apart from every remote's name.
+    pub fn pulled_marker(&self, session_id: &str) -> PathBuf {
+        self.root.join(REMOTE_DIR).join(".pulled").join(session_id)
+    }
+
+    /// Whether the session file `path` was pulled from a remote.
+    pub fn is_pulled(&self, path: &Path) -> bool {
+        Layout::session_id_of(path).is_some_and(|id| self.pulled_marker(id).exists())
+    }
+
     /// `registry/`: one file per session the store has served.
     pub fn registry_dir(&self) -> PathBuf {
         self.root.join(REGISTRY_DIR)

@@ -39,7 +39,10 @@ pub use object_id::ObjectId;
 pub(crate) use objects::decode_record;
 pub use objects::{FilePut, PutOutcome, Store, StoreUsage, STORE_VERSION};
 pub(crate) use pack::{decode_index, encode_index, pack_header, IndexEntry, PACK_HEADER_LEN};
-pub use tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason, TREE_VERSION};
+pub use tree::{
+    empty_tree_id, is_git_dir, names_git_dir, EntryKind, Tree, TreeEntry, UntrackedReason,
+    TREE_VERSION,
+};
 
 /// A store in a fresh temp directory, opened without fsync (the tests of
 /// every store module use one).

@@ -342,12 +342,29 @@ pub fn empty_tree_id() -> ObjectId {
     *EMPTY.get_or_init(|| Tree::default().id())
 }
 
-/// A valid entry name: one non-empty path component, not `.`/`..`, no `/` or NUL, and
-/// short enough for the u32 length field.
+/// Whether a name is git's own directory, in any case: never project content,
+/// never captured, and never in a tree, so never written by a restore
+/// whatever tree it reads (docs/architecture.md rule 7). Any case, as git
+/// itself refuses such a name in a tree: on a case-insensitive disk `.GIT`
+/// is the repository's own directory, and its hooks run code.
+pub fn is_git_dir(name: &str) -> bool {
+    name.eq_ignore_ascii_case(".git")
+}
+
+/// Whether any component of the `/`-joined `path` is [`is_git_dir`].
+pub fn names_git_dir(path: &str) -> bool {
+    path.split('/').any(is_git_dir)
+}
+
+/// A valid entry name: one non-empty path component, not `.`/`..`, no `/` or NUL, not
+/// git's directory ([`is_git_dir`]), and short enough for the u32 length field.
+/// Checked on every tree read and written, so a tree from a remote or a damaged store
+/// naming `.git` is refused before anything acts on it.
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
     let ok = !name.is_empty()
         && name != "."
         && name != ".."
+        && !is_git_dir(name)
         && !name.bytes().any(|b| b == b'/' || b == 0)
         && u32::try_from(name.len()).is_ok();
     if ok {
@@ -575,6 +592,11 @@ mod tests {
             ("nul", encode_raw(&[(1, b"a\0", 3)])),
             ("not utf-8", encode_raw(&[(1, b"\xff", 3)])),
             ("tree with size", encode_raw(&[(4, b"d", 7)])),
+            // git's own directory, in any case, as a tree or a file: a tree
+            // from a remote must not get a restore into `.git/hooks`.
+            (".git", encode_raw(&[(4, b".git", 0)])),
+            (".GiT", encode_raw(&[(4, b".GiT", 0)])),
+            (".git file", encode_raw(&[(1, b".git", 3)])),
         ];
         // A name length pointing past the end.
         let mut long = encode_raw(&[(1, b"a", 3)]);

@@ -54,6 +54,14 @@ fn reach<'a>(
     rel: &'a str,
     create: bool,
 ) -> Result<Option<beneath::Reached<'a>>, CheckoutError> {
+    // Trees never name `.git` (they are refused when read), and a restore
+    // never writes or deletes inside one whatever asked it to.
+    if crate::store::names_git_dir(rel) {
+        return Err(CheckoutError::Blocked {
+            path: rel.to_string(),
+            what: "git's own directory (rewind never writes into .git)".into(),
+        });
+    }
     match beneath::walk_to_parent(root, rel, create) {
         Ok(found) => Ok(found),
         Err(Unreachable::Blocked(prefix, what)) => Err(blocked(rel, &prefix, what)),
@@ -411,6 +419,29 @@ mod tests {
         // The link itself can be deleted.
         delete_entry(d.path(), "dir").unwrap();
         assert!(!d.path().join("dir").exists());
+    }
+
+    #[test]
+    fn never_writes_or_deletes_in_git_s_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for rel in [".git/hooks/post-checkout", "sub/.GIT/config", ".Git"] {
+            let entry = file(EntryKind::Executable, b"#!/bin/sh\n");
+            let err = write_entry(root, rel, &entry, b"#!/bin/sh\n", false);
+            assert!(
+                matches!(err, Err(CheckoutError::Blocked { .. })),
+                "{rel}: {err:?}"
+            );
+            assert!(
+                matches!(delete_entry(root, rel), Err(CheckoutError::Blocked { .. })),
+                "{rel}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(root).unwrap().count(),
+            0,
+            "nothing written"
+        );
     }
 
     #[test]

@@ -246,7 +246,9 @@ pub(super) fn capture_ignored(
         for name in names {
             use std::os::unix::ffi::OsStrExt;
             let name_str = encode_name(name.as_bytes());
-            if name_str == ".git" || name_str.starts_with(super::checkout::TEMP_PREFIX) {
+            if crate::store::is_git_dir(&name_str)
+                || name_str.starts_with(super::checkout::TEMP_PREFIX)
+            {
                 continue;
             }
             let rel = if dir.is_empty() {

@@ -19,7 +19,9 @@ use super::options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use super::stat_cache::DirListings;
 use super::stat_cache::{CachedFile, FileStat, StatCache};
 use crate::repo_path::{relative, RepoPath};
-use crate::store::{EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry};
+use crate::store::{
+    is_git_dir, names_git_dir, EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry,
+};
 
 pub use crate::store::UntrackedReason;
 
@@ -524,7 +526,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             if e.depth() == 0 {
                 return true;
             }
-            if e.file_name() == ".git" {
+            if e.file_name().to_str().is_some_and(is_git_dir) {
                 return false;
             }
             // A restore's temp file (a crash can leave one) is never project
@@ -797,7 +799,7 @@ fn second_pass(
         if seen(path) {
             continue;
         }
-        if path.split('/').any(|c| c == ".git") {
+        if names_git_dir(path) {
             continue;
         }
         if hard.matched_path_or_any_parents(path, false).is_ignore()
@@ -811,7 +813,7 @@ fn second_pass(
     for staged in req.staged {
         // `.git` is never captured, staged or not (a session written by an
         // older build may still name one).
-        if staged.split('/').any(|c| c == ".git") {
+        if names_git_dir(staged) {
             continue;
         }
         let abs = crate::repo_path::join(root, staged);
@@ -821,7 +823,7 @@ fn second_pass(
         if meta.is_dir() {
             let mut wb = WalkBuilder::new(&abs);
             wb.standard_filters(false).hidden(false).follow_links(false);
-            wb.filter_entry(|e| e.file_name() != ".git");
+            wb.filter_entry(|e| !e.file_name().to_str().is_some_and(is_git_dir));
             for e in wb.build() {
                 let e = match e {
                     Ok(e) => e,

@@ -534,8 +534,7 @@ impl Watcher {
                 continue;
             }
             let name = rel.rsplit('/').next().unwrap_or(&rel);
-            if name.starts_with(super::checkout::TEMP_PREFIX) || rel.split('/').any(|c| c == ".git")
-            {
+            if name.starts_with(super::checkout::TEMP_PREFIX) || crate::store::names_git_dir(&rel) {
                 continue;
             }
             if !self.reported_by_a_watch(&rel) {
@@ -617,7 +616,7 @@ impl Watcher {
                 let Ok(t) = e.file_type() else { continue };
                 use std::os::unix::ffi::OsStrExt;
                 let name = crate::repo_path::encode_name(e.file_name().as_bytes()).into_owned();
-                if t.is_dir() && name != ".git" {
+                if t.is_dir() && !crate::store::is_git_dir(&name) {
                     stack.push(join(&d, &name));
                 }
             }

@@ -159,7 +159,7 @@ impl Sidecar {
         Sidecar::spawn_from(cmd, "serve", args, &[])
     }
 
-    fn spawn_from(
+    pub fn spawn_from(
         mut cmd: Command,
         command: &str,
         args: &[&str],

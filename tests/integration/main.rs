@@ -23,6 +23,7 @@ mod fuzz;
 mod garage;
 mod gc;
 mod hooks;
+mod hostile_remote;
 mod install;
 mod kills;
 mod mcp;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use rewind::printable::printable;
 use rewind::remote::{self, Remote};
 use rewind::session::SessionLog;
 use rewind::store::{Layout, Store};
@@ -85,8 +86,21 @@ pub fn push(at: Location, which: Option<String>, all: bool) -> Result<()> {
     let store = Store::open(layout.root(), true)?;
     let remote = Remote::open(&layout, which.as_deref())?;
     for file in sessions_to_push(&at, &layout, all)? {
-        let r = remote::push_session(&store, &remote, &file)
+        let r = remote::push_session(&store, &remote, &file, remote::PushCheck::Remote)
             .with_context(|| format!("pushing {}", file.display()))?;
+        if r.chunks_resent > 0 || r.manifest_resent {
+            println!(
+                "session {}: {} had lost {} chunk(s){} of it (removed by a remote gc?): sent again",
+                r.session_id,
+                remote.spec.name,
+                r.chunks_resent,
+                if r.manifest_resent {
+                    " and its manifest"
+                } else {
+                    ""
+                }
+            );
+        }
         if r.up_to_date {
             println!(
                 "session {}: {} is up to date",
@@ -154,11 +168,12 @@ pub fn sessions(at: Location, which: Option<String>) -> Result<()> {
         for f in files {
             match SessionLog::open_read_only(&f) {
                 Ok(log) => println!(
-                    "{}\t{} entries\t{}\t{}",
-                    log.header().id,
+                    "{}\t{} entries\t{}\t{}{}",
+                    printable(&log.header().id),
                     log.index().len(),
-                    log.header().timestamp,
-                    f.display()
+                    printable(&log.header().timestamp),
+                    f.display(),
+                    if layout.is_pulled(&f) { "\tpulled" } else { "" }
                 ),
                 Err(err) => println!("?\tunreadable ({err})\t{}", f.display()),
             }

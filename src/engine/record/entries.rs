@@ -126,7 +126,7 @@ pub(crate) fn stage_files(engine: &mut Engine, p: StageFilesParams) -> Result<St
                  file); stage the path it points to instead"
             )));
         }
-        if rp.as_str().split('/').any(|c| c == ".git") {
+        if crate::store::names_git_dir(rp.as_str()) {
             return Err(EngineError::InvalidParams(format!(
                 "{raw:?} is inside a .git directory, which is never captured"
             )));
