@@ -553,3 +553,31 @@ fn claimed_sizes_are_bounded_before_anything_is_fetched() {
         remote_gc(&a.remote, &RemoteGcParams::default()).unwrap_err();
     }
 }
+
+/// Item 5, the background push: it checks once it has something to send,
+/// sends again what a remote gc removed, and `rewind status` can say so.
+#[test]
+fn the_background_push_sends_again_what_a_remote_gc_removed_and_says_so() {
+    let remote_dir = tempfile::tempdir().unwrap();
+    let url = file_url(remote_dir.path());
+    let a = side(&url);
+    let t1 = tree(&a.store, &[("f.txt", b"one\n")]);
+    let (file, mut log) = session_with(&a, Header::new("/a"), &[t1]);
+    let id = log.header().id.clone();
+    let spec = a.remote.spec.clone();
+    let pusher = Pusher::start(a.store.layout().root(), spec.clone());
+    pusher.stop(std::time::Duration::from_secs(10));
+    assert!(last_resent(a.store.layout(), &spec).is_none());
+    std::fs::remove_dir_all(remote_dir.path().join("sessions").join(&id)).unwrap();
+    checkpoint(&mut log, tree(&a.store, &[("f.txt", b"two\n")]));
+    let pusher = Pusher::start(a.store.layout().root(), spec.clone());
+    pusher.stop(std::time::Duration::from_secs(10));
+    let said = last_resent(a.store.layout(), &spec).expect("recorded for status");
+    assert!(
+        said.contains(&id) && said.contains("1 chunk(s) and the manifest"),
+        "{said}"
+    );
+    let b = side(&url);
+    pull_session(&b.store, &b.remote, &id).unwrap();
+    drop(file);
+}

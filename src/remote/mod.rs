@@ -38,7 +38,7 @@ pub use error::RemoteError;
 pub use list::{list_sessions, RemoteCopy};
 pub use pull::{pull_session, PullReport};
 pub use push::{push_session, Check as PushCheck, PushReport};
-pub use pusher::{behind, last_error, Behind, Pusher};
+pub use pusher::{behind, last_error, last_resent, Behind, Pusher};
 pub use upload::REMOTE_PACK_BYTES;
 
 use crate::store::Layout;

@@ -29,6 +29,7 @@ const POLL: Duration = Duration::from_secs(1);
 /// The longest wait between tries while the remote fails.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const ERROR_FILE: &str = "last-error.json";
+const RESENT_FILE: &str = "last-resent.json";
 
 struct Shared {
     woken: Mutex<bool>,
@@ -114,7 +115,9 @@ fn run(root: &Path, spec: RemoteSpec, shared: &Shared) {
             wait(shared, backoff.unwrap_or(POLL), backoff.is_some());
         }
         let stopping = shared.stop.load(Ordering::Acquire);
-        let result = (|| {
+        // A panic in a round (a bug: no input should cause one) is a
+        // failed round, not the end of the pusher or of the server it runs in.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if open.is_none() {
                 let store = Store::open(root, true)?;
                 let remote = Remote::open_spec(&layout, spec.clone())?;
@@ -124,7 +127,14 @@ fn run(root: &Path, spec: RemoteSpec, shared: &Shared) {
                 return Ok(());
             };
             round(store, remote, &mut pushed)
-        })();
+        }))
+        .unwrap_or_else(|_| {
+            open = None;
+            Err(RemoteError::Backend {
+                url: spec.url.clone(),
+                message: "the background push panicked (a bug); it starts again".into(),
+            })
+        });
         match result {
             Ok(()) => {
                 if backoff.take().is_some() {
@@ -167,6 +177,9 @@ fn round(
             continue;
         }
         let report = push_session(store, remote, &path, Check::WhenSending)?;
+        if report.chunks_resent > 0 || report.manifest_resent {
+            record_resent(store.layout(), &remote.spec, &report);
+        }
         if !report.up_to_date {
             tracing::debug!(session = %report.session_id, objects = report.objects, requests = report.requests, "pushed");
         }
@@ -248,6 +261,36 @@ fn error_file(layout: &Layout, spec: &RemoteSpec) -> PathBuf {
 fn record_error(layout: &Layout, spec: &RemoteSpec, err: &RemoteError) {
     let body = serde_json::json!({ "time": now_iso(), "error": err.to_string() });
     let _ = write_file(&error_file(layout, spec), body.to_string().as_bytes());
+}
+
+fn resent_file(layout: &Layout, spec: &RemoteSpec) -> PathBuf {
+    layout.remote_dir(&spec.name).join(RESENT_FILE)
+}
+
+/// What the last push that found part of a session gone sent again, for
+/// `rewind status` (it is not a failure: the remote is whole again).
+fn record_resent(layout: &Layout, spec: &RemoteSpec, report: &super::PushReport) {
+    let body = serde_json::json!({
+        "time": now_iso(),
+        "session": report.session_id,
+        "chunks": report.chunks_resent,
+        "manifest": report.manifest_resent,
+    });
+    let _ = write_file(&resent_file(layout, spec), body.to_string().as_bytes());
+}
+
+/// The last time a background push found part of a session gone from the
+/// remote and sent it again: a line for `rewind status`.
+pub fn last_resent(layout: &Layout, spec: &RemoteSpec) -> Option<String> {
+    let bytes = std::fs::read(resent_file(layout, spec)).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    Some(format!(
+        "at {} a background push found {} chunk(s){} of session {} gone from the remote (a remote gc?) and sent them again",
+        v.get("time")?.as_str()?,
+        v.get("chunks")?.as_u64()?,
+        if v.get("manifest")?.as_bool()? { " and the manifest" } else { "" },
+        v.get("session")?.as_str()?,
+    ))
 }
 
 fn clear_error(layout: &Layout, spec: &RemoteSpec) {

@@ -148,7 +148,13 @@ fn print_remotes(layout: &Layout) {
         };
         println!("remote   {} {}: {behind}", spec.name, spec.url);
         if let Some((time, error)) = rewind::remote::last_error(layout, &spec) {
-            println!("         the last background push failed at {time}: {error}");
+            println!(
+                "         the last background push failed at {time}: {}",
+                rewind::printable::printable(&error)
+            );
+        }
+        if let Some(line) = rewind::remote::last_resent(layout, &spec) {
+            println!("         {line}");
         }
     }
 }
