@@ -47,6 +47,20 @@ impl Project {
         p.server = true;
         p
     }
+
+    /// A project whose `REWIND_HOME` path is `len` bytes long.
+    fn with_server_and_home_of(len: usize) -> Project {
+        let tmp = std::env::temp_dir();
+        // `<tmp>/<prefix><6 random characters>`.
+        let prefix = "h".repeat(len - tmp.as_os_str().len() - 1 - 6);
+        let home = tempfile::Builder::new().prefix(&prefix).tempdir().unwrap();
+        assert_eq!(home.path().as_os_str().len(), len);
+        Project {
+            dir: tempfile::tempdir().unwrap(),
+            home,
+            server: true,
+        }
+    }
     fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
@@ -1159,4 +1173,113 @@ fn the_executable_needs_no_relocation_at_start() {
     assert_eq!(&bytes[..4], b"\x7fELF");
     let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
     assert_eq!(e_type, 2, "ET_EXEC expected, found e_type {e_type}");
+}
+
+// ---------------------------------------- a hook server that cannot start
+
+/// How long one hook event takes, start to exit.
+fn timed_hook(p: &Project, payload: &Value) -> std::time::Duration {
+    let t = std::time::Instant::now();
+    assert_eq!(p.hook("claude-code", payload), (0, String::new()));
+    t.elapsed()
+}
+
+fn median(mut times: Vec<std::time::Duration>) -> std::time::Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The median of `n` tool events (a Write of a new file each), with hooks
+/// handing them to the server (`served`) or recording them themselves.
+fn median_event(p: &mut Project, served: bool, n: usize) -> std::time::Duration {
+    p.server = served;
+    let times = (0..n)
+        .map(|i| {
+            let name = format!("{}-{i}.txt", if served { "served" } else { "alone" });
+            p.write(&name, "x\n");
+            let write =
+                json!({"tool_name": "Write", "tool_input": {"file_path": p.root().join(&name)}});
+            timed_hook(p, &p.payload("t", "PostToolUse", write))
+        })
+        .collect();
+    p.server = true;
+    median(times)
+}
+
+/// How many servers started and failed (each says why on its way out).
+fn failed_servers(p: &Project) -> usize {
+    std::fs::read_to_string(store_dir(p).join("server/server.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("rewind: "))
+        .count()
+}
+
+/// A `REWIND_HOME` deep enough that the socket's path does not fit in a
+/// socket address (107 bytes): it made every event start a server that
+/// could not listen, wait half a second, then record alone. The server
+/// listens all the same and events are as quick as without it.
+#[test]
+fn a_socket_path_too_long_for_an_address_still_reaches_the_server() {
+    let mut p = Project::with_server_and_home_of(90);
+    seed(&p);
+    p.server = false;
+    let start = p.payload("t", "SessionStart", json!({}));
+    assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    let socket = store_dir(&p).join("server/hook.sock");
+    assert!(socket.as_os_str().len() > 107, "{}", socket.display());
+    let alone = median_event(&mut p, false, 5);
+    let served = median_event(&mut p, true, 5);
+    eprintln!("long socket path: one-shot {alone:?}, through the server {served:?} (medians)");
+    // Not the half second a hook waits for a server to listen.
+    assert!(
+        served < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, with the server {served:?}"
+    );
+    let status = status_once_up(&p);
+    assert!(status_field(&status, "pid").is_some(), "{status}");
+    // One server started, and it served the events after the first (the
+    // first too, unless it was not listening within half a second).
+    assert!(
+        matches!(status_field(&status, "events").as_deref(), Some("4" | "5")),
+        "{status}"
+    );
+    assert_eq!(failed_servers(&p), 0);
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
+    assert_eq!(last_tool_added(&p), vec!["served-4.txt".to_string()]);
+}
+
+/// `<store>/server` planted as a symlink to another directory: it is not
+/// used, and nothing is changed through it (its target's mode was made
+/// 0700 before the check refused it).
+#[test]
+fn a_symlinked_server_directory_is_not_used_and_its_target_is_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::with_server();
+    seed(&p);
+    let start = p.payload("l", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    assert!(p.cli(&["server", "stop"]).contains("stopped"));
+    let dir = store_dir(&p).join("server");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let target = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(target.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(target.path(), &dir).unwrap();
+    let prompt = p.payload("l", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let mode = std::fs::metadata(target.path())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o755, "the symlink's target was changed");
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "nothing is written through the symlink"
+    );
+    let snaps = snapshots(&p.store_sessions()[0]);
+    assert_eq!(snaps.last().unwrap().0, "message", "{snaps:?}");
+    let status = p.cli(&["status"]);
+    assert!(status.contains("symbolic link"), "{status}");
 }

@@ -153,7 +153,8 @@ fn open(place: &Place, request: &Request) -> Result<(UnixStream, BufReader<UnixS
         }
         return Err(Unserved::Unsafe(unsafe_dir));
     }
-    let mut stream = UnixStream::connect(place.socket()).map_err(Unserved::Absent)?;
+    let name = place.socket_name().map_err(Unserved::Unsafe)?;
+    let mut stream = UnixStream::connect(&name.path).map_err(Unserved::Absent)?;
     let mut line = serde_json::to_vec(request).map_err(|e| Unserved::Other(e.to_string()))?;
     line.push(b'\n');
     stream
@@ -216,7 +217,10 @@ pub fn start(place: &Place) -> Result<()> {
 fn wait_listening(place: &Place) -> bool {
     let start = Instant::now();
     while start.elapsed() < START_WAIT {
-        if UnixStream::connect(place.socket()).is_ok() {
+        if place
+            .socket_name()
+            .is_ok_and(|name| UnixStream::connect(&name.path).is_ok())
+        {
             return true;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -9,7 +9,6 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -89,10 +88,17 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).context("removing the stale server socket"),
     }
-    let listener = UnixListener::bind(&socket)
-        .with_context(|| format!("listening on {}", socket.display()))?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-        .context("making the socket private")?;
+    let name = place.socket_name()?;
+    // Created 0600 (the umask is the process's own, and nothing else of
+    // this process creates files yet), so its mode is never changed by
+    // path after: the directory is private already (`Place::prepare`).
+    // SAFETY: umask has no preconditions and cannot fail.
+    let umask = unsafe { libc::umask(0o177) };
+    let bound = UnixListener::bind(&name.path);
+    // SAFETY: as above.
+    unsafe { libc::umask(umask) };
+    let listener = bound.with_context(|| format!("listening on {}", socket.display()))?;
+    drop(name);
     let ours = identity(&socket).context("looking at the new socket")?;
     let build = build_id();
     tracing::info!(project = %place.project.display(), pid = std::process::id(), "hook server started");
