@@ -1249,6 +1249,47 @@ fn a_socket_path_too_long_for_an_address_still_reaches_the_server() {
     assert_eq!(last_tool_added(&p), vec!["served-4.txt".to_string()]);
 }
 
+/// A directory left where the server's socket goes: the server cannot
+/// listen. The first event finds out at once (not after half a second),
+/// the next ones start no server at all, and `rewind status` says why.
+#[test]
+fn a_server_that_cannot_start_costs_nothing_and_says_why() {
+    let mut p = Project::with_server();
+    seed(&p);
+    p.server = false;
+    let start = p.payload("t", "SessionStart", json!({}));
+    assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    let planted = store_dir(&p).join("server/hook.sock");
+    std::fs::create_dir_all(&planted).unwrap();
+    let alone = median_event(&mut p, false, 5);
+    let first = median_event(&mut p, true, 1);
+    assert_eq!(failed_servers(&p), 1, "the first event tried a server");
+    let served = median_event(&mut p, true, 5);
+    eprintln!(
+        "hook.sock in the way: one-shot {alone:?}, first event {first:?}, then {served:?} (median)"
+    );
+    assert_eq!(
+        failed_servers(&p),
+        1,
+        "no event after the first tries again"
+    );
+    assert!(
+        first < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, the first event with the server {first:?}"
+    );
+    assert!(
+        served < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, with the server {served:?}"
+    );
+    assert!(planted.is_dir(), "what was in the way is left alone");
+    assert_eq!(last_tool_added(&p), vec!["served-4.txt".to_string()]);
+    let status = p.cli(&["status"]);
+    assert!(status.contains("could not start"), "{status}");
+    assert!(status.contains("in the way"), "{status}");
+    let server = p.cli(&["server", "status"]);
+    assert!(server.contains("could not start"), "{server}");
+}
+
 /// `<store>/server` planted as a symlink to another directory: it is not
 /// used, and nothing is changed through it (its target's mode was made
 /// 0700 before the check refused it).

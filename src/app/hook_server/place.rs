@@ -59,6 +59,17 @@ impl Place {
         self.dir.join("server.log")
     }
 
+    /// Why the last server could not start, and when hooks try again
+    /// (`backoff.rs`).
+    pub fn start_failure(&self) -> PathBuf {
+        self.dir.join("start-failed.json")
+    }
+
+    /// Whether the directory exists at all (none: no server ever ran).
+    pub fn exists(&self) -> bool {
+        std::fs::symlink_metadata(&self.dir).is_ok()
+    }
+
     /// The name to bind or connect the socket by (see the module's
     /// comment): its path when that fits in a socket address.
     pub fn socket_name(&self) -> Result<SocketName> {
