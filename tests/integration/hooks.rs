@@ -712,6 +712,12 @@ fn a_server_whose_store_is_deleted_exits_and_the_next_event_starts_over() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // On its way out it wrote nothing into the store that is gone (its
+    // stat cache would have made `<store>/cache/` again).
+    let left: Vec<_> = std::fs::read_dir(p.home.path().join("projects"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
     p.write("after.txt", "x");
     let prompt = p.payload("d", "UserPromptSubmit", json!({"prompt": "go"}));
     assert_eq!(p.hook("codex", &prompt), (0, String::new()));

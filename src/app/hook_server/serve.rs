@@ -68,6 +68,9 @@ struct Listening {
     lock: File,
     /// The socket's file: one found otherwise is no longer this server's.
     ours: (u64, u64),
+    /// The store's directory: one found otherwise (deleted, replaced) is no
+    /// longer this server's to write to.
+    store: (u64, u64),
 }
 
 /// Why a server did not listen.
@@ -84,6 +87,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
         listener,
         lock,
         ours,
+        store: store_id,
     } = match listen(&place) {
         Ok(listening) => listening,
         Err(NotListening::Busy(err)) => return Err(err),
@@ -127,6 +131,10 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                     tracing::info!("the server's socket is gone or replaced: exiting");
                     break;
                 }
+                if !store_is(&place.store, store_id) {
+                    tracing::info!("the server's store is gone or replaced: exiting");
+                    break;
+                }
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -140,6 +148,13 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 event_id,
                 payload,
             } => {
+                if !store_is(&place.store, store_id) {
+                    // What is warm is another store's: the event is not
+                    // answered, and the hook records it itself.
+                    tracing::info!("the server's store is gone or replaced: exiting");
+                    drop(stream);
+                    break;
+                }
                 let full_before = full_scans(warm.as_ref());
                 record(
                     stream,
@@ -187,9 +202,21 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
     if identity(&socket).ok() == Some(ours) {
         let _ = std::fs::remove_file(&socket);
     }
-    drop(warm);
-    if let Some(p) = pusher {
-        p.stop(PUSH_FLUSH);
+    if store_is(&place.store, store_id) {
+        drop(warm);
+        if let Some(p) = pusher {
+            p.stop(PUSH_FLUSH);
+        }
+    } else {
+        // A store that is gone is not written to on the way out: saving
+        // the stat cache, publishing a pack or a last push would make its
+        // directories again, for no one. The push thread ends with the
+        // process, its last round not run.
+        tracing::info!("the store is gone: nothing is saved into it");
+        if let Some(w) = warm {
+            w.discard();
+        }
+        drop(pusher);
     }
     drop(lock);
     Ok(())
@@ -199,6 +226,9 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
 fn listen(place: &Place) -> Result<Listening, NotListening> {
     let failed = NotListening::Failed;
     place.prepare().map_err(failed)?;
+    let store = identity_of_dir(&place.store)
+        .with_context(|| format!("reading {}", place.store.display()))
+        .map_err(failed)?;
     let lock = File::options()
         .create(true)
         .truncate(false)
@@ -273,6 +303,7 @@ fn listen(place: &Place) -> Result<Listening, NotListening> {
         listener,
         lock,
         ours,
+        store,
     })
 }
 
@@ -286,6 +317,19 @@ fn kind_of(t: &std::fs::FileType) -> &'static str {
     } else {
         "not a socket"
     }
+}
+
+/// Which directory the store's path names now (followed: a store may be a
+/// symlink of the user's making).
+fn identity_of_dir(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether the store's path still names the directory the server started
+/// on.
+fn store_is(store: &Path, id: (u64, u64)) -> bool {
+    identity_of_dir(store).is_ok_and(|now| now == id)
 }
 
 /// How many full scans the warm working copy has made (none before the
