@@ -431,9 +431,7 @@ fn parallel_hooks_all_record(p: Project) {
     p.write("seed.txt", "s");
     let start = p.payload("par", "SessionStart", json!({}));
     assert_eq!(p.hook("claude-code", &start), (0, String::new()));
-    // The prompt, as an agent sends it before any tool: with the server it
-    // also waits for the session's baseline, which the server takes after
-    // answering SessionStart.
+    // The prompt, as an agent sends it before any tool.
     let prompt = p.payload("par", "UserPromptSubmit", json!({"prompt": "many files"}));
     assert_eq!(p.hook("claude-code", &prompt), (0, String::new()));
     let root = p.root();
@@ -1329,4 +1327,57 @@ fn a_symlinked_server_directory_is_not_used_and_its_target_is_untouched() {
     assert_eq!(snaps.last().unwrap().0, "message", "{snaps:?}");
     let status = p.cli(&["status"]);
     assert!(status.contains("symbolic link"), "{status}");
+}
+
+/// A server killed right after `SessionStart` was answered, then an edit,
+/// then the next event: the session's baseline is the project as the
+/// agent found it, not with the edit (the server answered before taking
+/// it, so the next event took it, edit included).
+#[test]
+fn a_server_killed_after_session_start_keeps_the_state_before_the_edits() {
+    let p = Project::with_server();
+    seed(&p);
+    // Enough content that a baseline takes a while.
+    let mut noise = vec![0u8; 1 << 20];
+    for i in 0..32u32 {
+        for (j, b) in noise.iter_mut().enumerate() {
+            *b = (j as u32)
+                .wrapping_mul(2_654_435_761)
+                .wrapping_add(i)
+                .rotate_left(i) as u8;
+        }
+        p.write(&format!("big/b{i:02}.bin"), "");
+        std::fs::write(p.dir.path().join(format!("big/b{i:02}.bin")), &noise).unwrap();
+    }
+    p.cli(&["server", "start"]);
+    let pid: i32 = status_field(&status_once_up(&p), "pid")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let start = p.payload("k", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    // SAFETY: kill has no memory preconditions; the pid is the server's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    p.write("a.txt", "edited after the session started\n");
+    let prompt = p.payload("k", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let checkpoints: Vec<Value> = entries(&sessions[0])
+        .into_iter()
+        .filter(|e| e["customType"] == "step-snapshot")
+        .collect();
+    let kinds: Vec<&str> = checkpoints
+        .iter()
+        .map(|e| e["data"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["baseline", "message"]);
+    // The prompt's checkpoint sees the edit: the baseline is from before.
+    assert_eq!(
+        checkpoints[1]["data"]["diff"]["modified"],
+        json!(["a.txt"]),
+        "{}",
+        checkpoints[1]
+    );
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
 }

@@ -362,9 +362,12 @@ fn start_pusher(place: &Place) -> Option<rewind::remote::Pusher> {
     }
 }
 
-/// Record one event as a hook process would, answering when it is done
-/// (a session's start at once: its baseline may take a while, and the next
-/// event of the session waits for it here anyway).
+/// Record one event as a hook process would, answering when it is done —
+/// a session's start too: its baseline is the state the agent found, and
+/// it must be durable before the agent goes on and edits. Answered first,
+/// a server killed before the baseline (or the baseline failing) left the
+/// session to be made by a later event, whose baseline held the agent's
+/// edits (docs/agents.md "The hook server").
 fn record(
     mut stream: UnixStream,
     d: Delivery<'_>,
@@ -372,12 +375,6 @@ fn record(
     served: &mut Served,
     pusher: Option<&rewind::remote::Pusher>,
 ) {
-    let starts_session = hooks::payload::parse(d.agent, d.input)
-        .is_ok_and(|e| e.step == hooks::payload::Step::SessionStart);
-    let done = Reply::done();
-    if starts_session {
-        answer(&mut stream, &done);
-    }
     served.events += 1;
     let started = Instant::now();
     let handled = hooks::handle(&d, Some(warm));
@@ -396,24 +393,20 @@ fn record(
             if let Some(p) = pusher {
                 p.wake();
             }
-            if !starts_session {
-                answer(&mut stream, &done);
-            }
+            answer(&mut stream, &Reply::done());
         }
         Err(err) => {
             served.failed += 1;
             // Logged where a hook process would log it: `rewind status`
             // shows it.
             hooks::record_failure(&d, &err);
-            if !starts_session {
-                answer(
-                    &mut stream,
-                    &Reply {
-                        error: Some(err.to_string()),
-                        ..Reply::done()
-                    },
-                );
-            }
+            answer(
+                &mut stream,
+                &Reply {
+                    error: Some(err.to_string()),
+                    ..Reply::done()
+                },
+            );
         }
     }
 }
