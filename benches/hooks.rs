@@ -247,8 +247,8 @@ struct Row {
     /// 8 read-only events at once against one alone (the process floor).
     noop_burst: Duration,
     noop_one: Duration,
-    /// The session's first event to the baseline recorded (with the
-    /// server, SessionStart plus the first prompt, which waits for it).
+    /// The session's first event to the baseline recorded (SessionStart
+    /// plus the first prompt).
     cold_baseline: Duration,
     cold_shadow: Duration,
 }
@@ -320,8 +320,8 @@ fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
     // pays for its own writes only.
     Command::new("sync").status()?;
     let cold_hook = hook(&home, &root, "SessionStart", "", server)?;
-    // With the server, SessionStart returns before the baseline; the prompt
-    // waits for it: the two together are the baseline's time.
+    // SessionStart returns once the baseline is synced (with the server
+    // too); the prompt after it adds its own checkpoint.
     let cold_baseline = cold_hook
         + hook(
             &home,

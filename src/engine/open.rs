@@ -104,6 +104,20 @@ impl Warm {
         std::mem::forget(self);
     }
 
+    /// For a process about to exit whose store is gone (a hook server's
+    /// store deleted under it): let the watcher go and write nothing — no
+    /// stat cache, no saved scan, no pack published — since any of them
+    /// would make the store's directories again.
+    pub fn discard(self) {
+        let Warm {
+            store,
+            working_copy,
+            ..
+        } = self;
+        working_copy.discard();
+        std::mem::forget(store);
+    }
+
     fn take_log(&mut self, path: &Path) -> Option<ParkedLog> {
         let i = self.logs.iter().position(|l| l.path() == path)?;
         Some(self.logs.remove(i))

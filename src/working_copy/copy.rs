@@ -156,6 +156,14 @@ impl WorkingCopy {
         }
     }
 
+    /// For a process about to exit whose store is gone: stop watching (the
+    /// watcher's barrier directory goes) and save nothing — saving the
+    /// caches would make the store's directories again.
+    pub fn discard(mut self) {
+        self.watcher = None;
+        std::mem::forget(self);
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -47,6 +47,20 @@ impl Project {
         p.server = true;
         p
     }
+
+    /// A project whose `REWIND_HOME` path is `len` bytes long.
+    fn with_server_and_home_of(len: usize) -> Project {
+        let tmp = std::env::temp_dir();
+        // `<tmp>/<prefix><6 random characters>`.
+        let prefix = "h".repeat(len - tmp.as_os_str().len() - 1 - 6);
+        let home = tempfile::Builder::new().prefix(&prefix).tempdir().unwrap();
+        assert_eq!(home.path().as_os_str().len(), len);
+        Project {
+            dir: tempfile::tempdir().unwrap(),
+            home,
+            server: true,
+        }
+    }
     fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
@@ -417,9 +431,7 @@ fn parallel_hooks_all_record(p: Project) {
     p.write("seed.txt", "s");
     let start = p.payload("par", "SessionStart", json!({}));
     assert_eq!(p.hook("claude-code", &start), (0, String::new()));
-    // The prompt, as an agent sends it before any tool: with the server it
-    // also waits for the session's baseline, which the server takes after
-    // answering SessionStart.
+    // The prompt, as an agent sends it before any tool.
     let prompt = p.payload("par", "UserPromptSubmit", json!({"prompt": "many files"}));
     assert_eq!(p.hook("claude-code", &prompt), (0, String::new()));
     let root = p.root();
@@ -698,6 +710,12 @@ fn a_server_whose_store_is_deleted_exits_and_the_next_event_starts_over() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // On its way out it wrote nothing into the store that is gone (its
+    // stat cache would have made `<store>/cache/` again).
+    let left: Vec<_> = std::fs::read_dir(p.home.path().join("projects"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
     p.write("after.txt", "x");
     let prompt = p.payload("d", "UserPromptSubmit", json!({"prompt": "go"}));
     assert_eq!(p.hook("codex", &prompt), (0, String::new()));
@@ -1159,4 +1177,207 @@ fn the_executable_needs_no_relocation_at_start() {
     assert_eq!(&bytes[..4], b"\x7fELF");
     let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
     assert_eq!(e_type, 2, "ET_EXEC expected, found e_type {e_type}");
+}
+
+// ---------------------------------------- a hook server that cannot start
+
+/// How long one hook event takes, start to exit.
+fn timed_hook(p: &Project, payload: &Value) -> std::time::Duration {
+    let t = std::time::Instant::now();
+    assert_eq!(p.hook("claude-code", payload), (0, String::new()));
+    t.elapsed()
+}
+
+fn median(mut times: Vec<std::time::Duration>) -> std::time::Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The median of `n` tool events (a Write of a new file each), with hooks
+/// handing them to the server (`served`) or recording them themselves.
+fn median_event(p: &mut Project, served: bool, n: usize) -> std::time::Duration {
+    p.server = served;
+    let times = (0..n)
+        .map(|i| {
+            let name = format!("{}-{i}.txt", if served { "served" } else { "alone" });
+            p.write(&name, "x\n");
+            let write =
+                json!({"tool_name": "Write", "tool_input": {"file_path": p.root().join(&name)}});
+            timed_hook(p, &p.payload("t", "PostToolUse", write))
+        })
+        .collect();
+    p.server = true;
+    median(times)
+}
+
+/// How many servers started and failed (each says why on its way out).
+fn failed_servers(p: &Project) -> usize {
+    std::fs::read_to_string(store_dir(p).join("server/server.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("rewind: "))
+        .count()
+}
+
+/// A `REWIND_HOME` deep enough that the socket's path does not fit in a
+/// socket address (107 bytes): it made every event start a server that
+/// could not listen, wait half a second, then record alone. The server
+/// listens all the same and events are as quick as without it.
+#[test]
+fn a_socket_path_too_long_for_an_address_still_reaches_the_server() {
+    let mut p = Project::with_server_and_home_of(90);
+    seed(&p);
+    p.server = false;
+    let start = p.payload("t", "SessionStart", json!({}));
+    assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    let socket = store_dir(&p).join("server/hook.sock");
+    assert!(socket.as_os_str().len() > 107, "{}", socket.display());
+    let alone = median_event(&mut p, false, 5);
+    let served = median_event(&mut p, true, 5);
+    eprintln!("long socket path: one-shot {alone:?}, through the server {served:?} (medians)");
+    // Not the half second a hook waits for a server to listen.
+    assert!(
+        served < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, with the server {served:?}"
+    );
+    let status = status_once_up(&p);
+    assert!(status_field(&status, "pid").is_some(), "{status}");
+    // One server started, and it served the events after the first (the
+    // first too, unless it was not listening within half a second).
+    assert!(
+        matches!(status_field(&status, "events").as_deref(), Some("4" | "5")),
+        "{status}"
+    );
+    assert_eq!(failed_servers(&p), 0);
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
+    assert_eq!(last_tool_added(&p), vec!["served-4.txt".to_string()]);
+}
+
+/// A directory left where the server's socket goes: the server cannot
+/// listen. The first event finds out at once (not after half a second),
+/// the next ones start no server at all, and `rewind status` says why.
+#[test]
+fn a_server_that_cannot_start_costs_nothing_and_says_why() {
+    let mut p = Project::with_server();
+    seed(&p);
+    p.server = false;
+    let start = p.payload("t", "SessionStart", json!({}));
+    assert_eq!(p.hook("claude-code", &start), (0, String::new()));
+    let planted = store_dir(&p).join("server/hook.sock");
+    std::fs::create_dir_all(&planted).unwrap();
+    let alone = median_event(&mut p, false, 5);
+    let first = median_event(&mut p, true, 1);
+    assert_eq!(failed_servers(&p), 1, "the first event tried a server");
+    let served = median_event(&mut p, true, 5);
+    eprintln!(
+        "hook.sock in the way: one-shot {alone:?}, first event {first:?}, then {served:?} (median)"
+    );
+    assert_eq!(
+        failed_servers(&p),
+        1,
+        "no event after the first tries again"
+    );
+    assert!(
+        first < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, the first event with the server {first:?}"
+    );
+    assert!(
+        served < alone + std::time::Duration::from_millis(250),
+        "one-shot {alone:?}, with the server {served:?}"
+    );
+    assert!(planted.is_dir(), "what was in the way is left alone");
+    assert_eq!(last_tool_added(&p), vec!["served-4.txt".to_string()]);
+    let status = p.cli(&["status"]);
+    assert!(status.contains("could not start"), "{status}");
+    assert!(status.contains("in the way"), "{status}");
+    let server = p.cli(&["server", "status"]);
+    assert!(server.contains("could not start"), "{server}");
+}
+
+/// `<store>/server` planted as a symlink to another directory: it is not
+/// used, and nothing is changed through it (its target's mode was made
+/// 0700 before the check refused it).
+#[test]
+fn a_symlinked_server_directory_is_not_used_and_its_target_is_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::with_server();
+    seed(&p);
+    let start = p.payload("l", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    assert!(p.cli(&["server", "stop"]).contains("stopped"));
+    let dir = store_dir(&p).join("server");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let target = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(target.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(target.path(), &dir).unwrap();
+    let prompt = p.payload("l", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let mode = std::fs::metadata(target.path())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o755, "the symlink's target was changed");
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "nothing is written through the symlink"
+    );
+    let snaps = snapshots(&p.store_sessions()[0]);
+    assert_eq!(snaps.last().unwrap().0, "message", "{snaps:?}");
+    let status = p.cli(&["status"]);
+    assert!(status.contains("symbolic link"), "{status}");
+}
+
+/// A server killed right after `SessionStart` was answered, then an edit,
+/// then the next event: the session's baseline is the project as the
+/// agent found it, not with the edit (the server answered before taking
+/// it, so the next event took it, edit included).
+#[test]
+fn a_server_killed_after_session_start_keeps_the_state_before_the_edits() {
+    let p = Project::with_server();
+    seed(&p);
+    // Enough content that a baseline takes a while.
+    let mut noise = vec![0u8; 1 << 20];
+    for i in 0..32u32 {
+        for (j, b) in noise.iter_mut().enumerate() {
+            *b = (j as u32)
+                .wrapping_mul(2_654_435_761)
+                .wrapping_add(i)
+                .rotate_left(i) as u8;
+        }
+        p.write(&format!("big/b{i:02}.bin"), "");
+        std::fs::write(p.dir.path().join(format!("big/b{i:02}.bin")), &noise).unwrap();
+    }
+    p.cli(&["server", "start"]);
+    let pid: i32 = status_field(&status_once_up(&p), "pid")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let start = p.payload("k", "SessionStart", json!({}));
+    assert_eq!(p.hook("codex", &start), (0, String::new()));
+    // SAFETY: kill has no memory preconditions; the pid is the server's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    p.write("a.txt", "edited after the session started\n");
+    let prompt = p.payload("k", "UserPromptSubmit", json!({"prompt": "go"}));
+    assert_eq!(p.hook("codex", &prompt), (0, String::new()));
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let checkpoints: Vec<Value> = entries(&sessions[0])
+        .into_iter()
+        .filter(|e| e["customType"] == "step-snapshot")
+        .collect();
+    let kinds: Vec<&str> = checkpoints
+        .iter()
+        .map(|e| e["data"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["baseline", "message"]);
+    // The prompt's checkpoint sees the edit: the baseline is from before.
+    assert_eq!(
+        checkpoints[1]["data"]["diff"]["modified"],
+        json!(["a.txt"]),
+        "{}",
+        checkpoints[1]
+    );
+    assert!(p.cli(&["status"]).contains("no failures recorded"));
 }

@@ -180,7 +180,12 @@ pub fn status(at: Location) -> Result<()> {
             "server   hook server pid {} ({} events served; `rewind server status`)",
             s.pid, s.events_served
         ),
-        Ok(None) => {}
+        Ok(None) => {
+            // None answers: say why, when one could not start or is not used.
+            if let Some(why) = crate::app::hook_server::client::why_none(&place) {
+                println!("server   {why}");
+            }
+        }
         Err(err) => println!("server   {err:#}"),
     }
     print_remotes(&layout);

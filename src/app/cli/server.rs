@@ -41,11 +41,24 @@ pub fn server(action: ServerAction) -> Result<()> {
                 );
                 return Ok(());
             }
-            client::start(&place)?;
-            println!(
-                "started a hook server for {} (it exits after its idle time; `rewind server stop` stops it)",
-                place.project.display()
-            );
+            // Asked for by name: tried even while hooks leave a server that
+            // could not start alone, and told how it went.
+            match client::start_and_wait(&place, Duration::from_secs(10))? {
+                client::Started::Listening => println!(
+                    "started a hook server for {} (it exits after its idle time; `rewind server stop` stops it)",
+                    place.project.display()
+                ),
+                client::Started::Slow => println!(
+                    "started a hook server for {}; it is not listening yet (its log: {})",
+                    place.project.display(),
+                    place.log().display()
+                ),
+                client::Started::Exited => anyhow::bail!(
+                    "{}",
+                    client::why_none(&place)
+                        .unwrap_or_else(|| "the hook server could not start".into())
+                ),
+            }
             Ok(())
         }
         ServerAction::Stop { at } => {
@@ -60,10 +73,16 @@ pub fn server(action: ServerAction) -> Result<()> {
         ServerAction::Status { at } => {
             let place = place(&at)?;
             match client::status(&place)? {
-                None => println!(
-                    "no hook server runs for {} (the next hook event starts one; REWIND_SERVER=0 turns them off)",
-                    place.project.display()
-                ),
+                None => match client::why_none(&place) {
+                    Some(why) => println!(
+                        "no hook server runs for {}: {why}",
+                        place.project.display()
+                    ),
+                    None => println!(
+                        "no hook server runs for {} (the next hook event starts one; REWIND_SERVER=0 turns them off)",
+                        place.project.display()
+                    ),
+                },
                 Some(s) => {
                     println!("project  {}", s.project);
                     println!("store    {}", s.store);

@@ -9,6 +9,8 @@
 //! |---|---|
 //! | answers | done |
 //! | none, or a stale socket | starts one (detached), hands the event to it once it listens, else records it itself |
+//! | could not start lately (`backoff.rs`) | records the event itself at once, starts nothing until the retry time |
+//! | starts, then exits without listening | remembers it (`backoff.rs`) and records the event itself at once |
 //! | acknowledges, then dies | starts another, records the event itself |
 //! | does not acknowledge in `ACK_WAIT`, or does not answer in `REPLY_WAIT` | records the event itself (the server's lock is the session's: the two never record at once) |
 //! | another build | it exits; the hook starts one of its own build and records the event itself |
@@ -17,11 +19,12 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::backoff;
 use super::place::{self, build_id, Place};
 use super::wire::{Reply, Request, Status};
 use crate::app::hooks::{self, Agent, Delivery};
@@ -97,20 +100,28 @@ pub fn deliver(agent: Agent, input: &[u8]) {
     };
     let why = match send_event(&place, &d) {
         Ok(()) => return,
-        Err(why) if why.start_one() => {
-            tracing::debug!(%why, "starting a hook server");
-            match start(&place) {
-                Ok(()) if wait_listening(&place) => match send_event(&place, &d) {
-                    Ok(()) => return,
-                    Err(again) => again,
-                },
-                Ok(()) => why,
-                Err(err) => {
-                    tracing::warn!(%err, "could not start a hook server");
-                    why
+        Err(why) if why.start_one() => match backoff::read(&place).filter(|f| f.waiting()) {
+            // One that failed lately would fail again: not tried, and not
+            // waited for, before its retry time.
+            Some(failed) => {
+                tracing::debug!(reason = %failed.reason, "the hook server could not start lately");
+                why
+            }
+            None => {
+                tracing::debug!(%why, "starting a hook server");
+                match start_and_wait(&place, START_WAIT) {
+                    Ok(Started::Listening) => match send_event(&place, &d) {
+                        Ok(()) => return,
+                        Err(again) => again,
+                    },
+                    Ok(Started::Exited | Started::Slow) => why,
+                    Err(err) => {
+                        tracing::warn!(err = format!("{err:#}"), "could not start a hook server");
+                        why
+                    }
                 }
             }
-        }
+        },
         Err(why) => why,
     };
     tracing::debug!(%why, "recording the event here");
@@ -153,7 +164,8 @@ fn open(place: &Place, request: &Request) -> Result<(UnixStream, BufReader<UnixS
         }
         return Err(Unserved::Unsafe(unsafe_dir));
     }
-    let mut stream = UnixStream::connect(place.socket()).map_err(Unserved::Absent)?;
+    let name = place.socket_name().map_err(Unserved::Unsafe)?;
+    let mut stream = UnixStream::connect(&name.path).map_err(Unserved::Absent)?;
     let mut line = serde_json::to_vec(request).map_err(|e| Unserved::Other(e.to_string()))?;
     line.push(b'\n');
     stream
@@ -187,10 +199,64 @@ fn next_reply(replies: &mut BufReader<UnixStream>, wait: Duration) -> Result<Rep
     }
 }
 
+/// How a server just started came up.
+pub enum Started {
+    Listening,
+    /// It exited before it listened (its failure is remembered).
+    Exited,
+    /// Neither yet: it may still listen, for the next events.
+    Slow,
+}
+
+/// Start the project's server and wait up to `wait` for it to listen. One
+/// that exits before it does is not waited for: a server that cannot start
+/// costs an event its start, not the whole wait, and is remembered (in
+/// `backoff.rs`, by the server itself when it could say why, else here) so
+/// the next events start none.
+pub fn start_and_wait(place: &Place, wait: Duration) -> Result<Started> {
+    let mut child = match start(place) {
+        Ok(child) => child,
+        Err(err) => {
+            // Noted only in a private directory of ours (a directory that is
+            // not is refused at every event, which costs nothing).
+            backoff::note(place, &format!("{err:#}"), 0);
+            return Err(err);
+        }
+    };
+    let started = Instant::now();
+    loop {
+        if place
+            .socket_name()
+            .is_ok_and(|name| UnixStream::connect(&name.path).is_ok())
+        {
+            return Ok(Started::Listening);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            // The server says why when it can; a server that could not
+            // (killed, crashed) is remembered all the same.
+            if backoff::read(place).is_none_or(|f| f.pid != child.id()) {
+                backoff::note(
+                    place,
+                    &format!(
+                        "it exited ({status}) before it listened; {} may say why",
+                        place.log().display()
+                    ),
+                    child.id(),
+                );
+            }
+            return Ok(Started::Exited);
+        }
+        if started.elapsed() >= wait {
+            return Ok(Started::Slow);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Start the project's server in the background, detached from the
 /// agent's process group, with no terminal: its output goes to its log,
 /// never to the hook's stdout (which the agent reads to its end).
-pub fn start(place: &Place) -> Result<()> {
+fn start(place: &Place) -> Result<Child> {
     place.prepare()?;
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -208,20 +274,20 @@ pub fn start(place: &Place) -> Result<()> {
         .stderr(log)
         .process_group(0)
         .spawn()
-        .context("starting the hook server")?;
-    Ok(())
+        .context("starting the hook server")
 }
 
-/// Whether the server started listens within [`START_WAIT`].
-fn wait_listening(place: &Place) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < START_WAIT {
-        if UnixStream::connect(place.socket()).is_ok() {
-            return true;
+/// Why no server serves the project when none answers: the failure to
+/// start it remembered lately, or a server directory that is not used.
+pub fn why_none(place: &Place) -> Option<String> {
+    if place.exists() {
+        if let Err(err) = place.check() {
+            return Some(format!(
+                "not used: {err:#}; hooks record their events themselves"
+            ));
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
-    false
+    backoff::read(place).map(|f| f.describe())
 }
 
 /// `rewind server status`: what the project's server runs and has done;
@@ -231,7 +297,7 @@ pub fn status(place: &Place) -> Result<Option<Status>> {
     let (_stream, mut replies) = match open(place, &request) {
         Ok(open) => open,
         Err(Unserved::Absent(_)) => return Ok(None),
-        Err(e) => bail!("{e}"),
+        Err(e) => bail!("{e:#}"),
     };
     let reply = next_reply(&mut replies, REPLY_WAIT).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(reply.status)

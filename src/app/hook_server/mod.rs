@@ -16,7 +16,10 @@
 //! - `wire.rs`: the lines the two exchange.
 //! - `place.rs`: where a project's server lives (a 0700 directory in its
 //!   store), who may talk to it (the same user), and which build it is.
+//! - `backoff.rs`: a server that could not start, remembered, so hooks
+//!   leave it alone for a while instead of waiting on it at every event.
 
+mod backoff;
 pub mod client;
 mod place;
 pub mod serve;

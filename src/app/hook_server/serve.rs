@@ -5,18 +5,21 @@
 //! armed, so an event scans only what changed: docs/architecture.md rule 12
 //! still decides when everything must be scanned), and exits after
 //! `idle` without an event, on `rewind server stop`, or when a hook of
-//! another build of rewind finds it.
+//! another build of rewind finds it. One that cannot start says why in
+//! `backoff.rs`'s file, and hooks leave it alone for a while.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use rewind::engine::Warm;
 
+use super::backoff;
 use super::place::{build_id, effective_uid, peer_uid, Place};
 use super::wire::{Reply, Request, Status};
 use crate::app::hooks::{self, Agent, Delivery};
@@ -58,42 +61,43 @@ struct Served {
     sessions: std::collections::BTreeSet<String>,
 }
 
+/// A server listening: what [`listen`] hands to [`run`].
+struct Listening {
+    listener: UnixListener,
+    /// Held for the server's whole life: one server per store.
+    lock: File,
+    /// The socket's file: one found otherwise is no longer this server's.
+    ours: (u64, u64),
+    /// The store's directory: one found otherwise (deleted, replaced) is no
+    /// longer this server's to write to.
+    store: (u64, u64),
+}
+
+/// Why a server did not listen.
+enum NotListening {
+    /// Another server holds the store's server lock: nothing to remember.
+    Busy(anyhow::Error),
+    /// It cannot start: remembered, so hooks do not start it again at once.
+    Failed(anyhow::Error),
+}
+
 /// Serve `place` until idle for `idle`, stopped, or replaced.
 pub fn run(place: Place, idle: Duration) -> Result<()> {
-    place.prepare()?;
-    let lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(place.lock())
-        .with_context(|| format!("opening {}", place.lock().display()))?;
-    let start = Instant::now();
-    loop {
-        match lock.try_lock() {
-            Ok(()) => break,
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                bail!("a hook server already runs for {}", place.project.display())
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).context("locking the server directory")
-            }
+    let Listening {
+        listener,
+        lock,
+        ours,
+        store: store_id,
+    } = match listen(&place) {
+        Ok(listening) => listening,
+        Err(NotListening::Busy(err)) => return Err(err),
+        Err(NotListening::Failed(err)) => {
+            backoff::note(&place, &format!("{err:#}"), std::process::id());
+            return Err(err);
         }
-    }
+    };
+    backoff::clear(&place);
     let socket = place.socket();
-    // The lock is ours: a socket file left here is a dead server's.
-    match std::fs::remove_file(&socket) {
-        Ok(()) => tracing::info!("removed a stale server socket"),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).context("removing the stale server socket"),
-    }
-    let listener = UnixListener::bind(&socket)
-        .with_context(|| format!("listening on {}", socket.display()))?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-        .context("making the socket private")?;
-    let ours = identity(&socket).context("looking at the new socket")?;
     let build = build_id();
     tracing::info!(project = %place.project.display(), pid = std::process::id(), "hook server started");
     let (jobs, next) = mpsc::channel::<Job>();
@@ -127,6 +131,10 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                     tracing::info!("the server's socket is gone or replaced: exiting");
                     break;
                 }
+                if !store_is(&place.store, store_id) {
+                    tracing::info!("the server's store is gone or replaced: exiting");
+                    break;
+                }
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -140,6 +148,13 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 event_id,
                 payload,
             } => {
+                if !store_is(&place.store, store_id) {
+                    // What is warm is another store's: the event is not
+                    // answered, and the hook records it itself.
+                    tracing::info!("the server's store is gone or replaced: exiting");
+                    drop(stream);
+                    break;
+                }
                 let full_before = full_scans(warm.as_ref());
                 record(
                     stream,
@@ -187,12 +202,134 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
     if identity(&socket).ok() == Some(ours) {
         let _ = std::fs::remove_file(&socket);
     }
-    drop(warm);
-    if let Some(p) = pusher {
-        p.stop(PUSH_FLUSH);
+    if store_is(&place.store, store_id) {
+        drop(warm);
+        if let Some(p) = pusher {
+            p.stop(PUSH_FLUSH);
+        }
+    } else {
+        // A store that is gone is not written to on the way out: saving
+        // the stat cache, publishing a pack or a last push would make its
+        // directories again, for no one. The push thread ends with the
+        // process, its last round not run.
+        tracing::info!("the store is gone: nothing is saved into it");
+        if let Some(w) = warm {
+            w.discard();
+        }
+        drop(pusher);
     }
     drop(lock);
     Ok(())
+}
+
+/// Take the store's server lock and listen on its socket.
+fn listen(place: &Place) -> Result<Listening, NotListening> {
+    let failed = NotListening::Failed;
+    place.prepare().map_err(failed)?;
+    let store = identity_of_dir(&place.store)
+        .with_context(|| format!("reading {}", place.store.display()))
+        .map_err(failed)?;
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(place.lock())
+        .with_context(|| format!("opening {}", place.lock().display()))
+        .map_err(failed)?;
+    let start = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(NotListening::Busy(anyhow::anyhow!(
+                    "a hook server already runs for {}",
+                    place.project.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(failed(
+                    anyhow::Error::new(e).context("locking the server directory"),
+                ))
+            }
+        }
+    }
+    let socket = place.socket();
+    // The lock is ours: a socket left here is a dead server's. Anything
+    // else in its place is not ours to remove.
+    match std::fs::symlink_metadata(&socket) {
+        Ok(m) if m.file_type().is_socket() => match std::fs::remove_file(&socket) {
+            Ok(()) => tracing::info!("removed a stale server socket"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(failed(
+                    anyhow::Error::new(e).context("removing the stale server socket"),
+                ))
+            }
+        },
+        Ok(m) => {
+            return Err(failed(anyhow::anyhow!(
+                "{} is in the way of the server's socket ({}): remove it",
+                socket.display(),
+                kind_of(&m.file_type())
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(failed(
+                anyhow::Error::new(e).context(format!("reading {}", socket.display())),
+            ))
+        }
+    }
+    let name = place.socket_name().map_err(failed)?;
+    // Created 0600 (the umask is the process's own, and nothing else of
+    // this process creates files yet), so its mode is never changed by
+    // path after: the directory is private already (`Place::prepare`).
+    // SAFETY: umask has no preconditions and cannot fail.
+    let umask = unsafe { libc::umask(0o177) };
+    let bound = UnixListener::bind(&name.path);
+    // SAFETY: as above.
+    unsafe { libc::umask(umask) };
+    let listener = bound
+        .with_context(|| format!("listening on {}", socket.display()))
+        .map_err(failed)?;
+    drop(name);
+    let ours = identity(&socket)
+        .context("looking at the new socket")
+        .map_err(failed)?;
+    Ok(Listening {
+        listener,
+        lock,
+        ours,
+        store,
+    })
+}
+
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_file() {
+        "a file"
+    } else {
+        "not a socket"
+    }
+}
+
+/// Which directory the store's path names now (followed: a store may be a
+/// symlink of the user's making).
+fn identity_of_dir(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether the store's path still names the directory the server started
+/// on.
+fn store_is(store: &Path, id: (u64, u64)) -> bool {
+    identity_of_dir(store).is_ok_and(|now| now == id)
 }
 
 /// How many full scans the warm working copy has made (none before the
@@ -202,7 +339,7 @@ fn full_scans(warm: Option<&Warm>) -> Option<u64> {
 }
 
 /// Which file a path names now (device and inode).
-fn identity(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).map(|m| (m.dev(), m.ino()))
 }
@@ -225,9 +362,12 @@ fn start_pusher(place: &Place) -> Option<rewind::remote::Pusher> {
     }
 }
 
-/// Record one event as a hook process would, answering when it is done
-/// (a session's start at once: its baseline may take a while, and the next
-/// event of the session waits for it here anyway).
+/// Record one event as a hook process would, answering when it is done —
+/// a session's start too: its baseline is the state the agent found, and
+/// it must be durable before the agent goes on and edits. Answered first,
+/// a server killed before the baseline (or the baseline failing) left the
+/// session to be made by a later event, whose baseline held the agent's
+/// edits (docs/agents.md "The hook server").
 fn record(
     mut stream: UnixStream,
     d: Delivery<'_>,
@@ -235,12 +375,6 @@ fn record(
     served: &mut Served,
     pusher: Option<&rewind::remote::Pusher>,
 ) {
-    let starts_session = hooks::payload::parse(d.agent, d.input)
-        .is_ok_and(|e| e.step == hooks::payload::Step::SessionStart);
-    let done = Reply::done();
-    if starts_session {
-        answer(&mut stream, &done);
-    }
     served.events += 1;
     let started = Instant::now();
     let handled = hooks::handle(&d, Some(warm));
@@ -259,24 +393,20 @@ fn record(
             if let Some(p) = pusher {
                 p.wake();
             }
-            if !starts_session {
-                answer(&mut stream, &done);
-            }
+            answer(&mut stream, &Reply::done());
         }
         Err(err) => {
             served.failed += 1;
             // Logged where a hook process would log it: `rewind status`
             // shows it.
             hooks::record_failure(&d, &err);
-            if !starts_session {
-                answer(
-                    &mut stream,
-                    &Reply {
-                        error: Some(err.to_string()),
-                        ..Reply::done()
-                    },
-                );
-            }
+            answer(
+                &mut stream,
+                &Reply {
+                    error: Some(err.to_string()),
+                    ..Reply::done()
+                },
+            );
         }
     }
 }
