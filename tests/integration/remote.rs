@@ -1035,3 +1035,112 @@ fn a_pull_cut_by_a_server_crash_writes_nothing_and_pulls_again() {
     assert_eq!(disk_state(&b.project()), disk_state(&a.project()));
     assert!(b.ok(&["verify"]).contains("no problems"));
 }
+
+/// Issue 36 item 4 against the real server: a gc loops (keep the last 2
+/// sessions, grace 1 s) beside machines that each push a session whose
+/// directories recur from a small pool of contents (so a tree the remote
+/// has may name blobs gc has marked). After every push, the newest session
+/// pulls whole on another machine while the gc goes on; at the end, every
+/// session still listed does. (The deterministic version, which lost a
+/// session in round 66 before the fix, is
+/// `remote::hostile_tests::gc_beside_pushes_never_loses_a_pushed_session`.)
+#[test]
+fn gc_looping_beside_pushes_loses_no_session_on_garage() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let url = format!("s3://{}/gc-loop", garage.bucket());
+    let stop = Arc::new(AtomicBool::new(false));
+    let gc_machine = Machine::new(&garage);
+    gc_machine.turn("true", None);
+    let gc_loop = {
+        let (stop, url) = (stop.clone(), url.clone());
+        std::thread::spawn(move || {
+            let mut runs = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let (code, _, err) = gc_machine.rewind(&[
+                    "gc",
+                    "--remote",
+                    &url,
+                    "--keep-last",
+                    "2",
+                    "--grace-seconds",
+                    "1",
+                ]);
+                // A gc that meets a session being pushed may stop ("not on
+                // the remote"), deleting nothing; it never loses one.
+                assert!(code == 0 || code == 1, "{err}");
+                runs += 1;
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            runs
+        })
+    };
+    let mut pool = 0x2545f4914f6cdd1du64;
+    let mut pushed = Vec::new();
+    for round in 0..12 {
+        let m = Machine::new(&garage);
+        for d in 0..4 {
+            pool ^= pool << 13;
+            pool ^= pool >> 7;
+            pool ^= pool << 17;
+            let dir = m.project().join(format!("d{d}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join(format!("f{d}.txt")),
+                format!("version {}\n", pool % 3),
+            )
+            .unwrap();
+        }
+        m.turn("true", None);
+        m.ok(&["push", "--remote", &url]);
+        let id = session_id(&m.session_files()[0]);
+        let reader = Machine::new(&garage);
+        let (code, out, err) = reader.rewind(&["pull", "--remote", &url, &id]);
+        assert_eq!(
+            code, 0,
+            "round {round}: the session just pushed: {out}{err}"
+        );
+        pushed.push(id);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let runs = gc_loop.join().unwrap();
+    assert!(runs >= 3, "the gc ran beside the pushes ({runs} runs)");
+    let reader = Machine::new(&garage);
+    let listed = reader.ok(&["sessions", "--remote", &url]);
+    for id in pushed.iter().filter(|id| listed.contains(id.as_str())) {
+        let r = Machine::new(&garage);
+        r.ok(&["pull", "--remote", &url, id]);
+    }
+}
+
+/// Issue 36 item 5 against the real server: a session a remote gc removed
+/// is sent whole again by the next `rewind push`, which says so.
+#[test]
+fn a_push_after_remote_gc_removed_the_session_sends_it_again_on_garage() {
+    let Some(garage) = Garage::start() else {
+        return;
+    };
+    let (a, id) = Machine::pushed(&garage);
+    a.turn("echo two >> a.txt", None);
+    a.ok(&["push"]);
+    let client = garage::client(&garage);
+    garage::runtime().block_on(async {
+        use futures_util::TryStreamExt;
+        let prefix = ObjectPath::from(format!("team-a/sessions/{id}"));
+        let keys: Vec<_> = client.list(Some(&prefix)).try_collect().await.unwrap();
+        assert!(keys.len() >= 3, "two chunks and a manifest");
+        for k in keys {
+            client.delete(&k.location).await.unwrap();
+        }
+    });
+    let out = a.ok(&["push"]);
+    assert!(
+        out.contains("had lost 2 chunk(s) and its manifest"),
+        "{out}"
+    );
+    let b = Machine::new(&garage);
+    b.ok(&["pull", "--remote", &url(&garage), &id]);
+}
