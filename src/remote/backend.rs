@@ -304,37 +304,15 @@ impl Backend {
     /// Every object under `prefix` (one request per thousand or so).
     pub fn list(&self, prefix: &Path) -> Result<Vec<Listed>, RemoteError> {
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
-        // A name the crate cannot take for a key (a control character
-        // planted in a `file://` remote) is left out, not made a failure of
-        // the whole listing: it is nothing rewind wrote.
-        let listed: Vec<object_store::ObjectMeta> = self
+        if let Some(root) = &self.local_root {
+            return self.list_local(root, prefix);
+        }
+        let listed: Vec<_> = self
             .runtime
-            .block_on(async {
-                let mut out = Vec::new();
-                let mut items = self.store.list(Some(prefix));
-                loop {
-                    match items.try_next().await {
-                        Ok(Some(meta)) => out.push(meta),
-                        Ok(None) => return Ok(out),
-                        Err(object_store::Error::InvalidPath { source }) => {
-                            tracing::warn!(error = %source, "a name on the remote that is not a key is left out of a listing");
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-            })
+            .block_on(self.store.list(Some(prefix)).try_collect())
             .map_err(|e| self.fail("listing", prefix, e))?;
         Ok(listed
             .into_iter()
-            .filter(
-                |m: &object_store::ObjectMeta| match self.check_local(&m.location) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        tracing::warn!(%e, "left out of a listing");
-                        false
-                    }
-                },
-            )
             .map(|m: object_store::ObjectMeta| Listed {
                 key: m.location,
                 size: m.size,
@@ -342,6 +320,75 @@ impl Backend {
             })
             .collect())
     }
+
+    /// A `file://` remote's listing, walked here rather than by the crate,
+    /// which follows symbolic links and gives up a whole listing (or the
+    /// rest of it) at a name it cannot take for a key: a link is never
+    /// entered and a name of characters rewind never writes in a key is
+    /// left out, so something planted in the directory changes nothing.
+    fn list_local(
+        &self,
+        root: &std::path::Path,
+        prefix: &Path,
+    ) -> Result<Vec<Listed>, RemoteError> {
+        self.check_local(prefix)?;
+        let mut out = Vec::new();
+        let mut stack = vec![prefix.as_ref().to_owned()];
+        while let Some(rel) = stack.pop() {
+            let dir = if rel.is_empty() {
+                root.to_path_buf()
+            } else {
+                root.join(&rel)
+            };
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(RemoteError::io("listing", &dir, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| RemoteError::io("listing", &dir, e))?;
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                let key = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                if !is_key_name(&name) {
+                    tracing::warn!(key = %crate::printable::printable(&key), "a name on the remote that rewind never writes is left out of a listing");
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_symlink() {
+                    tracing::warn!(%key, "a symbolic link in a file:// remote is never followed");
+                } else if kind.is_dir() {
+                    stack.push(key);
+                } else if kind.is_file() {
+                    let Ok(meta) = entry.metadata() else { continue };
+                    out.push(Listed {
+                        key: Path::from(key),
+                        size: meta.len(),
+                        modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A name rewind may write as part of a key: letters, digits, `-`, `_`
+/// and `.`, not `.` or `..` (keys.rs spells every key so).
+fn is_key_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 fn prefixed<T: ObjectStore>(store: T, prefix: Path) -> Arc<dyn ObjectStore> {
