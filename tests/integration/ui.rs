@@ -595,3 +595,79 @@ fn a_conflicting_revert_is_refused_with_abort_and_skip_keeps_the_file() {
         b"1\ntwo\n3\n4\nFIVE!\n6\n7\neight\n9\n"
     );
 }
+
+/// `rewind ui` hands the browser opener a private file, never the secret on
+/// its command line (which every user can read); an opener that fails is
+/// said in one line with what to do.
+#[test]
+fn the_opener_never_sees_the_secret_and_a_missing_browser_is_said() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = scripted();
+    let bin_dir = tempfile::tempdir().unwrap();
+    let args_log = bin_dir.path().join("args");
+    // A stand-in for xdg-open that notes what it was given, then fails as
+    // it does on a machine without a browser.
+    let opener = bin_dir.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\ncat \"$1\" >> '{}'\nstat -c %a \"$1\" >> '{}'\nexit 3\n",
+            args_log.display(),
+            args_log.display(),
+            args_log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut child = Command::new(common::bin())
+        .args([
+            "ui",
+            "--cwd",
+            fx.project.path().to_str().unwrap(),
+            "--store",
+            fx.store.path().to_str().unwrap(),
+            "--port",
+            "0",
+        ])
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let secret = url.trim().rsplit_once("token=").unwrap().1.to_owned();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !said.contains("no browser could be opened") && std::time::Instant::now() < deadline {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push_str(&line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        said.contains("--no-open") && said.contains("ssh -L"),
+        "{said}"
+    );
+    let logged = std::fs::read_to_string(&args_log).unwrap();
+    let mut lines = logged.lines();
+    let arg = lines.next().unwrap();
+    assert!(!arg.contains(&secret), "the opener's argument: {arg}");
+    assert!(
+        logged.contains(&secret),
+        "the page it opens leads to the URL: {logged}"
+    );
+    assert_eq!(logged.lines().last(), Some("600"), "{logged}");
+}

@@ -85,7 +85,7 @@ pub fn run(at: Location, options: Options) -> Result<()> {
             if options.read_only { " read-only" } else { "" }
         );
         if options.open {
-            open_browser(&url);
+            open_browser(&url, port);
         }
         let app = api::router(ui, guard.clone());
         // The guard wraps the router, so it runs before routing: a bad Host
@@ -105,24 +105,83 @@ pub fn run(at: Location, options: Options) -> Result<()> {
 }
 
 /// Open the page in the user's browser; a machine without one is fine
-/// (the URL was printed).
-fn open_browser(url: &str) {
+/// (the URL was printed), and is said in one line with what to do.
+///
+/// The secret never goes on another program's command line, where every
+/// user of the machine can read it (`/proc/PID/cmdline`): the opener gets a
+/// file only this user can read, in a directory only this user can enter,
+/// that sends the browser on to the URL; it is removed a minute later.
+fn open_browser(url: &str, port: u16) {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
+    let page = match launcher_page(url) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(%e, "could not write the page that opens the browser");
+            no_browser(port);
+            return;
+        }
+    };
     let spawned = std::process::Command::new(opener)
-        .arg(url)
+        .arg(&page)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
-    match spawned {
-        // Reap it without blocking the server.
-        Ok(mut child) => {
-            std::thread::spawn(move || child.wait());
+    let dir = page.parent().map(std::path::Path::to_path_buf);
+    let cleanup = move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        if let Some(dir) = dir {
+            let _ = std::fs::remove_dir_all(dir);
         }
-        Err(e) => tracing::info!(%e, opener, "could not open a browser; open the URL printed"),
+    };
+    match spawned {
+        // Reap it without blocking the server; an opener that fails (no
+        // browser, no display) is said.
+        Ok(mut child) => {
+            std::thread::spawn(move || {
+                if !child.wait().is_ok_and(|s| s.success()) {
+                    no_browser(port);
+                }
+                cleanup();
+            });
+        }
+        Err(e) => {
+            tracing::debug!(%e, opener, "could not start the opener");
+            no_browser(port);
+            std::thread::spawn(cleanup);
+        }
     }
+}
+
+fn no_browser(port: u16) {
+    eprintln!(
+        "rewind ui: no browser could be opened here: open the URL above in one (on another \
+         machine: `ssh -L {port}:127.0.0.1:{port} THIS-HOST`, then the URL there); --no-open \
+         skips this, --port N keeps the port"
+    );
+}
+
+/// `<temp>/rewind-ui-<random>/open.html` (directory 0700, file 0600),
+/// which sends the browser on to `url`.
+fn launcher_page(url: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = std::env::temp_dir().join(format!("rewind-ui-{:016x}", rand::random::<u64>()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let page = dir.join("open.html");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&page)?;
+    // The URL is ours (127.0.0.1, a port, hex): nothing in it needs escaping.
+    write!(
+        f,
+        "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>rewind</title><a href=\"{url}\">rewind</a>\n"
+    )?;
+    Ok(page)
 }
