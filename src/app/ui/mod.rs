@@ -179,9 +179,9 @@ fn launcher_page(url: &str) -> std::io::Result<std::path::PathBuf> {
         .mode(0o600)
         .open(&page)?;
     // The URL is ours (127.0.0.1, a port, hex): nothing in it needs escaping.
-    write!(
+    writeln!(
         f,
-        "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>rewind</title><a href=\"{url}\">rewind</a>\n"
+        "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>rewind</title><a href=\"{url}\">rewind</a>"
     )?;
     Ok(page)
 }
