@@ -355,12 +355,16 @@ fn restore_shows_the_plan_and_writes_only_when_told() {
     let fx = &p.fx;
     let before = std::fs::read(&p.session).unwrap();
     // No terminal and no --yes: the plan is shown, nothing is written or
-    // appended.
+    // appended, and the command fails saying what to pass (a script must
+    // not read success).
     let (code, out, err) = cli(fx, &["restore", p.baseline.as_str()]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(out.contains("write   edit.txt"), "{out}");
     assert!(out.contains("delete  new.txt"), "{out}");
-    assert!(out.contains("Nothing written"), "{out}");
+    assert!(
+        err.contains("nothing written") && err.contains("pass --yes"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&p.session).unwrap(), before);
     assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
 

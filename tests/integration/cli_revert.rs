@@ -69,13 +69,16 @@ fn three_turns() -> (Fixture, Vec<String>) {
 #[test]
 fn revert_by_turn_number_shows_the_plan_then_writes_with_yes_and_undo_reverts_it() {
     let (fx, _) = three_turns();
-    // No terminal, no --yes: the plan only.
+    // No terminal, no --yes: the plan only, and a failure saying what to pass.
     let (code, out, err) = cli(&fx, &["revert", "2"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(out.contains("clean    write  f.txt"), "{out}");
     assert!(out.contains("clean    delete added.txt"), "{out}");
     assert!(out.contains("-FIVE\n+5"), "{out}");
-    assert!(out.contains("Nothing written"), "{out}");
+    assert!(
+        err.contains("nothing written") && err.contains("pass --yes"),
+        "{err}"
+    );
     assert_eq!(fx.read("added.txt").unwrap(), b"by turn 2\n");
 
     let (code, out, err) = cli(&fx, &["revert", "2", "--yes"]);

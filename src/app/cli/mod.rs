@@ -36,9 +36,10 @@ pub(crate) fn repo_paths(files: &[String]) -> Result<Option<Vec<RepoPath>>> {
 /// is written unless `--yes` says so).
 pub(crate) fn ask(question: &str) -> Result<bool> {
     use std::io::{BufRead, IsTerminal, Write};
+    // Refused, not declined: a script that forgot --yes must see a failure,
+    // not an exit status that says the restore happened.
     if !std::io::stdin().is_terminal() {
-        println!("Nothing written (no terminal to ask; pass --yes to proceed).");
-        return Ok(false);
+        anyhow::bail!("nothing written: there is no terminal to ask (pass --yes to proceed)");
     }
     print!("{question} [y/N] ");
     std::io::stdout().flush()?;
