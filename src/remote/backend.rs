@@ -92,6 +92,18 @@ impl Backend {
         // harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
+        // `file://srv/x` names host "srv" and path "/x": a slash short.
+        if parsed.scheme() == "file"
+            && parsed
+                .host_str()
+                .is_some_and(|h| !h.is_empty() && h != "localhost")
+        {
+            return Err(bad(format!(
+                "a file:// URL takes an absolute path after its two slashes: file:///{}{}",
+                parsed.host_str().unwrap_or_default(),
+                parsed.path()
+            )));
+        }
         let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(one_line(&e)))?;
         let retry = RetryConfig {
             backoff: BackoffConfig::default(),
@@ -103,8 +115,14 @@ impl Backend {
             ObjectStoreScheme::Local => {
                 let dir = std::path::PathBuf::from(parsed.path());
                 local_root = Some(dir.clone());
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
+                // Never made here: a mistyped URL would become a new,
+                // empty remote instead of an error.
+                if !dir.is_dir() {
+                    return Err(bad(format!(
+                        "{} is not a directory (a file:// remote names one that exists: create it first)",
+                        dir.display()
+                    )));
+                }
                 Arc::new(
                     LocalFileSystem::new_with_prefix(&dir)
                         .map_err(|e| bad(one_line(&e)))?

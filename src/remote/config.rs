@@ -129,7 +129,10 @@ pub fn remove(layout: &Layout, name: &str) -> Result<(), RemoteError> {
         .and_then(Item::as_table_mut)
         .and_then(|t| t.remove(name));
     if removed.is_none() {
-        return Err(RemoteError::UnknownRemote(name.to_owned()));
+        return Err(RemoteError::UnknownRemote {
+            name: name.to_owned(),
+            configured: names(&list(layout)?),
+        });
     }
     write(layout, &doc)?;
     let dir = layout.remote_dir(name);
@@ -150,27 +153,35 @@ pub fn resolve(layout: &Layout, which: Option<&str>) -> Result<RemoteSpec, Remot
             url: w.to_owned(),
             auto_push: false,
         }),
-        Some(name) => list(layout)?
-            .into_iter()
-            .find(|r| r.name == name)
-            .ok_or_else(|| RemoteError::UnknownRemote(name.to_owned())),
+        Some(path) if path.starts_with(['/', '.', '~']) => {
+            Err(RemoteError::NotARemote(path.to_owned()))
+        }
+        Some(name) => {
+            let all = list(layout)?;
+            match all.iter().find(|r| r.name == name) {
+                Some(r) => Ok(r.clone()),
+                None => Err(RemoteError::UnknownRemote {
+                    name: name.to_owned(),
+                    configured: names(&all),
+                }),
+            }
+        }
         None => {
             let mut all = list(layout)?;
             match all.len() {
                 1 => Ok(all.remove(0)),
-                0 => Err(RemoteError::UnknownRemote(
-                    "(none configured; name one with --remote or REWIND_REMOTE)".to_owned(),
-                )),
-                _ => Err(RemoteError::UnknownRemote(format!(
-                    "(several configured: {}; name one with --remote or REWIND_REMOTE)",
-                    all.iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))),
+                0 => Err(RemoteError::NoRemote),
+                _ => Err(RemoteError::SeveralRemotes(names(&all))),
             }
         }
     }
+}
+
+fn names(all: &[RemoteSpec]) -> String {
+    all.iter()
+        .map(|r| r.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The environment variable that names a remote (a name or a URL): the

@@ -14,8 +14,24 @@ pub enum RemoteError {
     #[error("remote {url}: {message}")]
     Backend { url: String, message: String },
 
-    #[error("no remote named {0:?} (add one with `rewind remote add NAME URL`)")]
-    UnknownRemote(String),
+    /// Remotes belong to one project's store: a name added on another
+    /// machine (or for another project) is unknown here, a URL works anywhere.
+    #[error(
+        "no remote named {name:?} in this project's store ({}); add it with `rewind remote add {name} URL`, or give the URL itself",
+        if configured.is_empty() { "none configured".to_owned() } else { format!("configured: {configured}") }
+    )]
+    UnknownRemote { name: String, configured: String },
+
+    #[error(
+        "no remote configured for this project's store: add one with `rewind remote add NAME URL`, or give a URL with --remote or REWIND_REMOTE"
+    )]
+    NoRemote,
+
+    #[error("several remotes configured ({0}): name one with --remote or REWIND_REMOTE")]
+    SeveralRemotes(String),
+
+    #[error("{0:?} is a path, not a remote: a directory is given as a URL, file:///absolute/path")]
+    NotARemote(String),
 
     #[error("remote {0:?} exists already (`rewind remote remove {0}` first)")]
     RemoteExists(String),

@@ -1144,3 +1144,36 @@ fn a_push_after_remote_gc_removed_the_session_sends_it_again_on_garage() {
     let b = Machine::new(&garage);
     b.ok(&["pull", "--remote", &url(&garage), &id]);
 }
+
+/// Naming a remote wrongly gets one line that says the next step (issue
+/// 39): none configured, an unknown name (a URL works anywhere), a bare
+/// path, `file://` a slash short, a directory that does not exist (never
+/// made by a mistyped URL).
+#[test]
+fn naming_a_remote_wrongly_says_what_to_do() {
+    let m = Machine::with_env(vec![]);
+    seed(&m);
+    m.turn("true", None);
+    let err = m.fails_in_one_line(&["push"]);
+    assert!(
+        err.contains("no remote configured") && err.contains("rewind remote add"),
+        "{err}"
+    );
+    let err = m.fails_in_one_line(&["pull", "--remote", "origin", "abc"]);
+    assert!(
+        err.contains("no remote named \"origin\"") && err.contains("URL"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().display().to_string();
+    let err = m.fails_in_one_line(&["sessions", "--remote", &path]);
+    assert!(err.contains("file:///absolute/path"), "{err}");
+    let err = m.fails_in_one_line(&["sessions", "--remote", "file://srv/rewind"]);
+    assert!(err.contains("file:///srv/rewind"), "{err}");
+    let missing = format!("file://{path}/not-there");
+    let err = m.fails_in_one_line(&["remote", "add", "origin", &missing]);
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(!dir.path().join("not-there").exists(), "never made");
+    let err = m.fails_in_one_line(&["pull", "--remote", &missing, "abc"]);
+    assert!(err.contains("not a directory"), "{err}");
+}
