@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{run_cli, run_cli_env, Fixture, Sidecar};
+use crate::common::{disk_state, run_cli, run_cli_env, Fixture, Sidecar};
 
 /// The methods of this build's foundation (PROTOCOL.md "Methods").
 const FOUNDATION: &[&str] = &[
@@ -402,6 +402,81 @@ fn restore_without_a_target_discards_changes_since_the_last_checkpoint() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\n");
     assert_eq!(fx.read("stray.txt").unwrap(), b"again\n");
+}
+
+/// `--on-conflict skip` keeps, byte for byte, the files its plan says it
+/// keeps: here one edited outside the agent after the last checkpoint. (The
+/// write used to open the session with an `outside` snapshot first, after
+/// which the file no longer counted as changed and was overwritten.)
+#[test]
+fn restore_on_conflict_skip_keeps_what_its_plan_keeps() {
+    let p = project();
+    let fx = &p.fx;
+    let args = [
+        "restore",
+        "--on-conflict",
+        "skip",
+        "--yes",
+        p.baseline.as_str(),
+    ];
+    let (code, out, err) = cli(fx, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("keep    edit.txt (changed since it was last recorded)"),
+        "{out}"
+    );
+    assert!(!out.contains("write   edit.txt"), "{out}");
+    assert!(out.contains("kept    edit.txt"), "{out}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+    // The rest of the plan is carried out.
+    assert_eq!(fx.read("old.txt").unwrap(), b"old\n");
+    assert_eq!(fx.read("new.txt"), None);
+    assert_eq!(fx.read("img.bin"), None);
+}
+
+/// `--on-conflict abort` with a conflict in the plan writes nothing — no
+/// file, no session line — and fails with a line that says so.
+#[test]
+fn restore_on_conflict_abort_writes_nothing_and_fails() {
+    let p = project();
+    let fx = &p.fx;
+    let disk = disk_state(&fx.root());
+    let session = std::fs::read(&p.session).unwrap();
+    let args = [
+        "restore",
+        "--on-conflict",
+        "abort",
+        "--yes",
+        p.baseline.as_str(),
+    ];
+    let (code, out, err) = cli(fx, &args);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("keep    edit.txt"), "{out}");
+    assert!(
+        err.contains("nothing was written: 1 file(s) conflict and --on-conflict abort was given"),
+        "{err}"
+    );
+    assert_eq!(disk_state(&fx.root()), disk);
+    assert_eq!(std::fs::read(&p.session).unwrap(), session);
+}
+
+/// `rewind undo --on-conflict skip` keeps what its plan keeps too.
+#[test]
+fn undo_on_conflict_skip_keeps_what_its_plan_keeps() {
+    let p = project();
+    let fx = &p.fx;
+    let (code, _, err) = cli(fx, &["restore", "--yes", p.baseline.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fx.read("old.txt").unwrap(), b"old\n");
+    // Edited by hand after the restore, which undo would delete.
+    fx.write("old.txt", "edited by hand\n");
+    let (code, out, err) = cli(fx, &["undo", "--on-conflict", "skip", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("keep    old.txt"), "{out}");
+    assert_eq!(fx.read("old.txt").unwrap(), b"edited by hand\n");
+    // The rest of the restore is undone.
+    assert_eq!(fx.read("new.txt").unwrap(), b"new\n");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
 }
 
 #[test]
