@@ -479,6 +479,93 @@ fn undo_on_conflict_skip_keeps_what_its_plan_keeps() {
     assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
 }
 
+fn chmod(fx: &Fixture, rel: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        fx.project.path().join(rel),
+        std::fs::Permissions::from_mode(mode),
+    )
+    .unwrap();
+}
+
+fn mode(fx: &Fixture, rel: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(fx.project.path().join(rel))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// Permission bits come back as captured (0600, 0640, 0755, 0700), whatever
+/// the umask, through snapshot → change → restore; a chmod alone is a change.
+#[test]
+fn restore_puts_back_the_permission_bits() {
+    let fx = Fixture::new();
+    let modes = [
+        ("key", 0o600),
+        ("shared.cfg", 0o640),
+        ("run.sh", 0o755),
+        ("private.sh", 0o700),
+        ("plain.txt", 0o644),
+    ];
+    for (rel, m) in modes {
+        fx.write(rel, format!("{rel}\n"));
+        chmod(&fx, rel, m);
+    }
+    // Old enough that the stat cache keeps them (past the racy window).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (mut s, init) = fx.start(json!({}));
+    let base = init["baseline"]["entryId"].as_str().unwrap().to_string();
+
+    // A chmod alone, and a chmod with an edit, a deletion.
+    chmod(&fx, "key", 0o644);
+    chmod(&fx, "shared.cfg", 0o604);
+    fx.write("run.sh", "changed\n");
+    chmod(&fx, "run.sh", 0o700);
+    fx.remove("private.sh");
+    let turn = s.ok("snapshot", json!({}));
+    let modified: Vec<&str> = turn["diff"]["modified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(modified, ["key", "run.sh", "shared.cfg"], "{turn}");
+    assert!(s.finish().success());
+    // A chmod the session has not recorded yet is a change too.
+    chmod(&fx, "plain.txt", 0o600);
+    let (code, out, err) = cli(&fx, &["diff", "--name-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("M\tplain.txt"), "{out}");
+    assert!(out.contains("M\tkey"), "{out}");
+    // The diff of a mode alone: git's two lines.
+    let (code, out, err) = cli(&fx, &["diff"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("old mode 100600\nnew mode 100644\n"), "{out}");
+    assert!(!out.contains("--- a/key"), "{out}");
+
+    let (code, out, err) = cli(&fx, &["restore", "--yes", base.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   key"), "{out}");
+    for (rel, m) in modes {
+        assert_eq!(mode(&fx, rel), m, "{rel}: {:o}", mode(&fx, rel));
+        assert_eq!(fx.read(rel).unwrap(), format!("{rel}\n").as_bytes());
+    }
+    // And undo puts back the modes the restore replaced.
+    let (code, _, err) = cli(&fx, &["undo", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    for (rel, m) in [
+        ("key", 0o644),
+        ("shared.cfg", 0o604),
+        ("run.sh", 0o700),
+        ("plain.txt", 0o600),
+    ] {
+        assert_eq!(mode(&fx, rel), m, "{rel}: {:o}", mode(&fx, rel));
+    }
+    assert_eq!(fx.read("private.sh"), None);
+}
+
 #[test]
 fn restore_refuses_while_a_sidecar_holds_the_session() {
     let p = project();

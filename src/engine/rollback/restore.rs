@@ -92,11 +92,11 @@ pub(crate) struct Scanned {
     pub state: crate::working_copy::WorkingState,
 }
 
-/// The same entry (kind and content), or both absent.
+/// The same entry (kind, content and mode), or both absent.
 pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id,
+        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id && a.mode == b.mode,
         _ => false,
     }
 }
