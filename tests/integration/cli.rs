@@ -566,6 +566,54 @@ fn restore_puts_back_the_permission_bits() {
     assert_eq!(fx.read("private.sh"), None);
 }
 
+/// A checkpoint an older build recorded (its record without `modes`) says
+/// 0644 for every file: a restore to it leaves a file's mode as it is on
+/// disk rather than open a private file to everyone, and a mode the
+/// recorded state could not know is no edit (docs/format.md "What a restore
+/// does not put back").
+#[test]
+fn a_checkpoint_from_before_modes_leaves_modes_alone() {
+    let fx = Fixture::new();
+    fx.write("key", "secret\n");
+    fx.write("notes.txt", "one\n");
+    chmod(&fx, "key", 0o644);
+    chmod(&fx, "notes.txt", 0o644);
+    let (mut s, init) = fx.start(json!({}));
+    let session = init["sessionFile"].as_str().unwrap().to_string();
+    let base = init["baseline"]["entryId"].as_str().unwrap().to_string();
+    fx.write("key", "rotated\n");
+    s.ok("snapshot", json!({}));
+    assert!(s.finish().success());
+    // As an older build wrote it.
+    let text = std::fs::read_to_string(&session).unwrap();
+    assert_eq!(text.matches(",\"modes\":true").count(), 2, "{text}");
+    std::fs::write(&session, text.replace(",\"modes\":true", "")).unwrap();
+
+    // The key made private since, unchanged otherwise: the last checkpoint
+    // has nothing to put back.
+    chmod(&fx, "key", 0o600);
+    let (code, out, err) = cli(&fx, &["restore", "--on-conflict", "skip", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nothing to change"), "{out}");
+    assert!(!out.contains("key"), "{out}");
+    assert_eq!(mode(&fx, "key"), 0o600);
+    // Back to the baseline: the key's content (not "changed since": only
+    // its mode differs from what the older record says), and its mode kept.
+    let args = ["restore", "--on-conflict", "skip", "--yes", base.as_str()];
+    let (code, out, err) = cli(&fx, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   key\n"), "{out}");
+    assert_eq!(fx.read("key").unwrap(), b"secret\n");
+    assert_eq!(mode(&fx, "key"), 0o600);
+    // A file the restore writes over keeps its mode too.
+    fx.write("notes.txt", "three\n");
+    chmod(&fx, "notes.txt", 0o640);
+    let (code, _, err) = cli(&fx, &["restore", "--yes", base.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fx.read("notes.txt").unwrap(), b"one\n");
+    assert_eq!(mode(&fx, "notes.txt"), 0o640);
+}
+
 #[test]
 fn restore_refuses_while_a_sidecar_holds_the_session() {
     let p = project();
