@@ -1,7 +1,9 @@
 //! The plan-then-confirm write of the front ends that open the session per
-//! call (`rewind mcp`, `rewind ui`): a plan first, with a token bound to the
-//! plan, the arguments, the files on disk and the session's leaf, then the
-//! write only with a token that still matches.
+//! call (`rewind mcp`, `rewind ui`, and `rewind restore` / `undo`, which
+//! plan on a read-only view and write after the person says yes): a plan
+//! first, with a token bound to the plan, the arguments, the files on disk
+//! and the session's leaf, then the write only with a token that still
+//! matches — so what is written is what the plan showed.
 
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, ToWire};
@@ -58,6 +60,36 @@ pub enum Step<T> {
     },
 }
 
+/// A plan and the token that confirms it.
+pub struct Planned<T> {
+    pub plan: T,
+    pub token: String,
+    /// The files on disk the plan was made against.
+    pub working_tree: ObjectId,
+}
+
+/// The first step alone: `run(engine, true)` plans, and the token binds
+/// the plan to `op` (with the session), the files on disk and the session's
+/// leaf. On any engine — `rewind restore` plans on a read-only view, then
+/// confirms with [`two_step`] on the session opened for writing.
+pub fn plan<T: ToWire<Wire: Serialize> + Clone>(
+    engine: &mut Engine,
+    op: &Value,
+    run: &impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
+) -> Result<Planned<T>, FrontError> {
+    let mut op = op.clone();
+    op["session"] = json!(engine.session_file().display().to_string());
+    let working = engine.working_tree_hash()?;
+    let leaf = engine.get_tree()?.leaf_id;
+    let plan = run(engine, true)?;
+    let token = plan_token(&op, &to_value(&plan)?, &working, leaf.as_ref())?;
+    Ok(Planned {
+        plan,
+        token,
+        working_tree: working,
+    })
+}
+
 /// The two steps of a write: `run(engine, true)` plans, `run(engine,
 /// false)` executes. Without `token`, or with one that no longer matches
 /// the plan, the files on disk and the session, nothing is written and the
@@ -68,12 +100,11 @@ pub fn two_step<T: ToWire<Wire: Serialize> + Clone>(
     token: Option<&str>,
     run: impl Fn(&mut Engine, bool) -> Result<T, EngineError>,
 ) -> Result<Step<T>, FrontError> {
-    let mut op = op;
-    op["session"] = json!(engine.session_file().display().to_string());
-    let working = engine.working_tree_hash()?;
-    let leaf = engine.get_tree()?.leaf_id;
-    let plan = run(engine, true)?;
-    let fresh = plan_token(&op, &to_value(&plan)?, &working, leaf.as_ref())?;
+    let Planned {
+        plan,
+        token: fresh,
+        working_tree,
+    } = plan(engine, &op, &run)?;
     match token {
         Some(t) if constant_time_eq(t.as_bytes(), fresh.as_bytes()) => {
             Ok(Step::Done(run(engine, false)?))
@@ -81,7 +112,7 @@ pub fn two_step<T: ToWire<Wire: Serialize> + Clone>(
         given => Ok(Step::Plan {
             plan,
             token: fresh,
-            working_tree: working,
+            working_tree,
             stale: given.is_some(),
         }),
     }

@@ -95,35 +95,17 @@ fn walker_reads_each_tree_once_and_survives_missing_and_corrupt_trees() {
     let store = Store::open(dir.path(), false).unwrap();
     let blob = store.put(b"content").unwrap().id;
     let mut sub = Tree::default();
-    sub.entries.insert(
-        "f".into(),
-        TreeEntry {
-            kind: EntryKind::File,
-            id: blob,
-            size: 7,
-        },
-    );
+    sub.entries
+        .insert("f".into(), TreeEntry::new(EntryKind::File, blob, 7));
     let sub_id = store.put_tree(&sub).unwrap();
     let mut root = Tree::default();
     for name in ["a", "b"] {
-        root.entries.insert(
-            name.into(),
-            TreeEntry {
-                kind: EntryKind::Tree,
-                id: sub_id,
-                size: 0,
-            },
-        );
+        root.entries
+            .insert(name.into(), TreeEntry::new(EntryKind::Tree, sub_id, 0));
     }
     let missing = ObjectId::of(b"never stored");
-    root.entries.insert(
-        "gone".into(),
-        TreeEntry {
-            kind: EntryKind::Tree,
-            id: missing,
-            size: 0,
-        },
-    );
+    root.entries
+        .insert("gone".into(), TreeEntry::new(EntryKind::Tree, missing, 0));
     let root_id = store.put_tree(&root).unwrap();
 
     let mut blockers = Blockers::default();

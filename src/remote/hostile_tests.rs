@@ -54,11 +54,7 @@ fn tree(store: &Store, files: &[(&str, &[u8])]) -> ObjectId {
         .iter()
         .map(|(p, c)| {
             let id = store.put(c).unwrap().id;
-            let entry = TreeEntry {
-                kind: EntryKind::File,
-                id,
-                size: c.len() as u64,
-            };
+            let entry = TreeEntry::new(EntryKind::File, id, c.len() as u64);
             (p.to_string(), entry)
         })
         .collect();
@@ -225,30 +221,16 @@ fn a_tree_naming_git_is_refused_by_a_pull() {
         let mut hooks = Tree::default();
         hooks.entries.insert(
             "post-checkout".into(),
-            TreeEntry {
-                kind: EntryKind::Executable,
-                id: hook,
-                size: 27,
-            },
+            TreeEntry::new(EntryKind::Executable, hook, 27),
         );
         let mut git = Tree::default();
         git.entries.insert(
             "hooks".into(),
-            TreeEntry {
-                kind: EntryKind::Tree,
-                id: hooks.id(),
-                size: 0,
-            },
+            TreeEntry::new(EntryKind::Tree, hooks.id(), 0),
         );
         let mut root = Tree::default();
-        root.entries.insert(
-            name.into(),
-            TreeEntry {
-                kind: EntryKind::Tree,
-                id: git.id(),
-                size: 0,
-            },
-        );
+        root.entries
+            .insert(name.into(), TreeEntry::new(EntryKind::Tree, git.id(), 0));
         assert!(a.store.put_tree(&root).is_err(), "never stored locally");
         let mut ids = vec![hook];
         for t in [&hooks, &git, &root] {

@@ -50,11 +50,7 @@ fn tree(store: &Store, files: &[(&str, &[u8])]) -> crate::store::ObjectId {
             let id = store.put(c).unwrap().id;
             (
                 p.to_string(),
-                TreeEntry {
-                    kind: EntryKind::File,
-                    id,
-                    size: c.len() as u64,
-                },
+                TreeEntry::new(EntryKind::File, id, c.len() as u64),
             )
         })
         .collect();

@@ -218,6 +218,13 @@ pub struct StepSnapshot {
     /// `requestId`): the same request again returns this checkpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// Written by builds that record files' modes (docs/format.md "Trees"):
+    /// the tree this record captured (`snapshotTreeHash`) holds each file's permission bits.
+    /// Absent: an older build's, whose trees say 0o644 or 0o755 for every
+    /// file whatever it had (docs/format.md "What a restore does not put
+    /// back").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modes: bool,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -273,6 +280,13 @@ pub struct UnrevertPoint {
     /// Revert only: the last checkpoint of the range taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverted_to_entry_id: Option<EntryId>,
+    /// Written by builds that record files' modes (docs/format.md "Trees"):
+    /// `preRollbackTreeHash` and `workingTreeHash` hold each file's
+    /// permission bits (`targetTreeHash` is the target's, which may be
+    /// older). Absent: an older build's, whose trees say 0o644 or 0o755 for
+    /// every file whatever it had.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modes: bool,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -306,6 +320,11 @@ pub struct Approval {
     pub snapshots_approved: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Written by builds that record files' modes (docs/format.md "Trees"):
+    /// its trees hold each file's permission bits. Absent: an older
+    /// build's, whose trees say 0o644 or 0o755 for every file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modes: bool,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

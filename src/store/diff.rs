@@ -172,11 +172,7 @@ pub fn flatten(store: &Store, root: &ObjectId) -> Result<FlatTree, StoreError> {
 /// itself (a `Tree` entry with size 0). Malformed paths (leading, trailing or doubled '/',
 /// "." or "..") name nothing and give `None`.
 pub fn lookup(store: &Store, root: &ObjectId, path: &str) -> Result<Option<TreeEntry>, StoreError> {
-    let mut current = TreeEntry {
-        kind: EntryKind::Tree,
-        id: *root,
-        size: 0,
-    };
+    let mut current = TreeEntry::new(EntryKind::Tree, *root, 0);
     if path.is_empty() {
         return Ok(Some(current));
     }
@@ -264,14 +260,8 @@ fn update_node(
         };
         match update_node(store, child, sub)? {
             Some(id) => {
-                tree.entries.insert(
-                    head.to_string(),
-                    TreeEntry {
-                        kind: EntryKind::Tree,
-                        id,
-                        size: 0,
-                    },
-                );
+                tree.entries
+                    .insert(head.to_string(), TreeEntry::new(EntryKind::Tree, id, 0));
             }
             None => {
                 if tree
@@ -459,11 +449,7 @@ impl Node {
         for (name, child) in &self.children {
             let entry = match child {
                 Child::Entry(entry) => *entry,
-                Child::Dir(dir) => TreeEntry {
-                    kind: EntryKind::Tree,
-                    id: dir.store(store)?,
-                    size: 0,
-                },
+                Child::Dir(dir) => TreeEntry::new(EntryKind::Tree, dir.store(store)?, 0),
             };
             tree.entries.insert(name.clone(), entry);
         }
@@ -480,11 +466,7 @@ mod tests {
 
     fn put_leaf(store: &Store, kind: EntryKind, content: &[u8]) -> TreeEntry {
         let out = store.put(content).unwrap();
-        TreeEntry {
-            kind,
-            id: out.id,
-            size: content.len() as u64,
-        }
+        TreeEntry::new(kind, out.id, content.len() as u64)
     }
 
     /// Builds a tree from `(path, kind, content)` triples.
@@ -712,11 +694,7 @@ mod tests {
 
     #[test]
     fn entries_under_takes_the_path_and_its_descendants_only() {
-        let leaf = TreeEntry {
-            kind: EntryKind::File,
-            id: ObjectId::of(b""),
-            size: 0,
-        };
+        let leaf = TreeEntry::new(EntryKind::File, ObjectId::of(b""), 0);
         let files: FlatTree = ["a", "a-b", "a.txt", "a/b", "a/b/c", "a0", "ab", "b"]
             .iter()
             .map(|p| (p.to_string(), leaf))
@@ -806,11 +784,7 @@ mod tests {
         let mut map = BTreeMap::new();
         map.insert(
             "vendor/lib".to_string(),
-            TreeEntry {
-                kind: EntryKind::Tree,
-                id: sub,
-                size: 0,
-            },
+            TreeEntry::new(EntryKind::Tree, sub, 0),
         );
         map.insert("a".to_string(), put_leaf(&store, File, b"a"));
         let root = build_tree(&store, &map).unwrap();

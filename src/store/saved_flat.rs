@@ -12,11 +12,14 @@ use std::path::Path;
 use super::{EntryKind, FlatTree, ObjectId, TreeEntry};
 
 /// The format written: the header, an xxh3-64 checksum of the files, the
-/// files uncompressed. Every hook process of its own reads it whole, and
-/// decompressing it cost more than checking and copying it (20,000 files:
-/// 1.5 MB; docs/format.md "Saved flat tree").
-const MAGIC: &[u8; 8] = b"RWFLAT02";
-/// Version 1: the files as one zstd frame with its checksum.
+/// files uncompressed, each with its mode. Every hook process of its own
+/// reads it whole, and decompressing it cost more than checking and copying
+/// it (20,000 files: 1.5 MB; docs/format.md "Saved flat tree").
+const MAGIC: &[u8; 8] = b"RWFLAT03";
+/// Version 2: version 3 without the modes. Only builds that wrote trees of
+/// encoding version 1 wrote it, whose files all have their ordinary mode.
+const MAGIC_V2: &[u8; 8] = b"RWFLAT02";
+/// Version 1: version 2's files as one zstd frame with its checksum.
 const MAGIC_V1: &[u8; 8] = b"RWFLAT01";
 const HEADER: usize = 8 + 16;
 
@@ -25,7 +28,8 @@ pub(crate) fn tree_at(path: &Path) -> Option<ObjectId> {
     let mut f = std::fs::File::open(path).ok()?;
     let mut head = [0u8; HEADER];
     f.read_exact(&mut head).ok()?;
-    if &head[..8] != MAGIC && &head[..8] != MAGIC_V1 {
+    let magic = &head[..8];
+    if magic != MAGIC && magic != MAGIC_V2 && magic != MAGIC_V1 {
         return None;
     }
     let mut id = [0u8; 16];
@@ -43,12 +47,12 @@ pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
         return None;
     }
     let mut rest = Vec::new();
-    if &head[..8] == MAGIC {
+    if &head[..8] == MAGIC || &head[..8] == MAGIC_V2 {
         let Some(body) = super::checked::read(&mut f).ok().flatten() else {
             tracing::debug!(path = %path.display(), "ignoring a torn or damaged saved flat tree");
             return None;
         };
-        return decode(&body);
+        return decode(&body, &head[..8] == MAGIC);
     }
     if &head[..8] != MAGIC_V1 {
         return None;
@@ -61,10 +65,12 @@ pub(crate) fn load(path: &Path, tree: &ObjectId) -> Option<FlatTree> {
             return None;
         }
     };
-    decode(&raw)
+    decode(&raw, false)
 }
 
-fn decode(raw: &[u8]) -> Option<FlatTree> {
+/// The entries; `with_modes`: each carries its mode (version 3), else each
+/// has its kind's ordinary one.
+fn decode(raw: &[u8], with_modes: bool) -> Option<FlatTree> {
     let mut r = raw;
     let mut take = |n: usize| -> Option<&[u8]> {
         if r.len() < n {
@@ -80,25 +86,47 @@ fn decode(raw: &[u8]) -> Option<FlatTree> {
         let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
         let path = std::str::from_utf8(take(len)?).ok()?.to_string();
         let kind = EntryKind::from_code(take(1)?[0])?;
+        let mode = if with_modes {
+            u16::from_le_bytes(take(2)?.try_into().ok()?)
+        } else {
+            kind.ordinary_mode()
+        };
         let size = u64::from_le_bytes(take(8)?.try_into().ok()?);
         let id = ObjectId::from_bytes(take(16)?.try_into().ok()?);
-        files.push((path, TreeEntry { kind, id, size }));
+        files.push((
+            path,
+            TreeEntry {
+                kind,
+                id,
+                size,
+                mode,
+            },
+        ));
     }
     Some(files.into_iter().collect())
 }
 
-/// Keep `files`, the files of `tree`, at `path` (temp file + rename; not
-/// synced: a lost one only means walking the tree's objects).
-pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::Result<()> {
+/// The entries as version 3 (`with_modes`) or 2 lays them out.
+fn encode(files: &FlatTree, with_modes: bool) -> Vec<u8> {
     let mut raw = Vec::with_capacity(files.len() * 64 + 8);
     raw.extend_from_slice(&(files.len() as u64).to_le_bytes());
     for (p, e) in files.iter() {
         raw.extend_from_slice(&(p.len() as u32).to_le_bytes());
         raw.extend_from_slice(p.as_bytes());
         raw.push(e.kind.code());
+        if with_modes {
+            raw.extend_from_slice(&e.mode.to_le_bytes());
+        }
         raw.extend_from_slice(&e.size.to_le_bytes());
         raw.extend_from_slice(e.id.as_bytes());
     }
+    raw
+}
+
+/// Keep `files`, the files of `tree`, at `path` (temp file + rename; not
+/// synced: a lost one only means walking the tree's objects).
+pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::Result<()> {
+    let raw = encode(files, true);
     let temp = super::Layout::stat_cache_temp(path);
     crate::durability::atomic_write(path, &temp, false, |f| {
         f.write_all(MAGIC)?;
@@ -116,27 +144,15 @@ mod tests {
         [
             (
                 "a.txt",
-                TreeEntry {
-                    kind: EntryKind::File,
-                    id: ObjectId::of(b"a"),
-                    size: 1,
-                },
+                TreeEntry::new(EntryKind::File, ObjectId::of(b"a"), 1),
             ),
             (
                 "bin/run",
-                TreeEntry {
-                    kind: EntryKind::Executable,
-                    id: ObjectId::of(b"#!"),
-                    size: 2,
-                },
+                TreeEntry::new(EntryKind::Executable, ObjectId::of(b"#!"), 2),
             ),
             (
                 "link",
-                TreeEntry {
-                    kind: EntryKind::Symlink,
-                    id: ObjectId::of(b"a.txt"),
-                    size: 5,
-                },
+                TreeEntry::new(EntryKind::Symlink, ObjectId::of(b"a.txt"), 5),
             ),
             ("locked", TreeEntry::uncaptured(UntrackedReason::Unreadable)),
         ]
@@ -172,19 +188,48 @@ mod tests {
         assert_eq!(load(&path, &tree), None);
     }
 
-    /// A file an older build saved (version 1, one zstd frame) still holds.
+    /// Modes other than the ordinary ones come back as saved.
     #[test]
-    fn a_version_1_file_still_reads() {
+    fn modes_read_back() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("flat-x.bin");
         let tree = ObjectId::of(b"tree");
-        save(&path, &tree, &sample()).expect("save");
-        let bytes = std::fs::read(&path).expect("read");
+        let mut files = sample();
+        files.insert(
+            "secret".into(),
+            TreeEntry::file(0o100600, ObjectId::of(b"k"), 1),
+        );
+        files.insert(
+            "private.sh".into(),
+            TreeEntry::file(0o100700, ObjectId::of(b"#"), 1),
+        );
+        save(&path, &tree, &files).expect("save");
+        let back = load(&path, &tree).expect("load");
+        assert_eq!(back, files);
+        assert_eq!(back["secret"].mode, 0o600);
+        assert_eq!(back["private.sh"].kind, EntryKind::Executable);
+    }
+
+    /// Files older builds saved (version 2, and version 1 as one zstd
+    /// frame) still hold, with the ordinary modes their trees imply.
+    #[test]
+    fn version_1_and_2_files_still_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("flat-x.bin");
+        let tree = ObjectId::of(b"tree");
+        let body = encode(&sample(), false);
+        let mut v2 = MAGIC_V2.to_vec();
+        v2.extend_from_slice(tree.as_bytes());
+        super::super::checked::write(&mut v2, &body).expect("checksum");
+        std::fs::write(&path, &v2).expect("write");
+        assert_eq!(tree_at(&path), Some(tree));
+        assert_eq!(load(&path, &tree), Some(sample()));
+
         let mut v1 = MAGIC_V1.to_vec();
-        v1.extend_from_slice(&bytes[8..HEADER]);
+        v1.extend_from_slice(tree.as_bytes());
         let mut z = zstd::stream::write::Encoder::new(Vec::new(), 1).expect("encoder");
         z.include_checksum(true).expect("checksum");
-        z.write_all(&bytes[HEADER + 8..]).expect("compress");
+        z.write_all(&body).expect("compress");
         v1.extend_from_slice(&z.finish().expect("finish"));
         std::fs::write(&path, &v1).expect("write");
         assert_eq!(tree_at(&path), Some(tree));

@@ -1,15 +1,16 @@
 //! Writing the working copy: the filesystem half of a restore. Every write
-//! is atomic (temp file + rename, exec bit set), symlinks are recreated as
-//! links, and nothing is ever written or deleted through a symlinked parent
-//! (docs/architecture.md rule 7) — a parent that is not a real directory blocks the path.
+//! is atomic (temp file + rename, with exactly the captured permission
+//! bits: docs/format.md "What a restore does not put back"), symlinks are
+//! recreated as links, and nothing is ever written or deleted through a
+//! symlinked parent (docs/architecture.md rule 7) — a parent that is not a
+//! real directory blocks the path.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawMode};
 
 use super::beneath::{self, Unreachable};
 use super::stat_cache::{CachedFile, FileStat};
@@ -164,12 +165,13 @@ pub fn write_entry(
                 rustix::fs::symlinkat(OsStr::from_bytes(content), dir, tmp.as_str())?;
             }
             EntryKind::File | EntryKind::Executable => {
-                let mode = if entry.kind == EntryKind::Executable {
-                    0o777
-                } else {
-                    0o666
-                };
-                // Less the umask, as for any new file.
+                // Created private — the owner's read and write bits, and
+                // only those the file had — then set to exactly its
+                // captured bits with fchmod: the umask neither widens nor
+                // narrows them, and the file is never more open than it
+                // was captured, not even while it is written. (A file
+                // just created is writable through this descriptor
+                // whatever its mode.)
                 let fd = rustix::fs::openat(
                     dir,
                     tmp.as_str(),
@@ -178,17 +180,11 @@ pub fn write_entry(
                         | OFlags::EXCL
                         | OFlags::NOFOLLOW
                         | OFlags::CLOEXEC,
-                    Mode::from_raw_mode(mode),
+                    Mode::from_raw_mode(RawMode::from(entry.mode & 0o600)),
                 )?;
                 let mut f = std::fs::File::from(fd);
                 f.write_all(content)?;
-                if entry.kind == EntryKind::Executable {
-                    // The umask may have dropped the owner's x bit.
-                    let m = f.metadata()?.permissions().mode();
-                    if m & 0o100 == 0 {
-                        f.set_permissions(std::fs::Permissions::from_mode(m | 0o100))?;
-                    }
-                }
+                rustix::fs::fchmod(&f, Mode::from_raw_mode(RawMode::from(entry.mode)))?;
                 if fsync {
                     f.sync_all()?;
                 }
@@ -292,12 +288,9 @@ pub fn matches_on_disk(
                 return false;
             };
             let stat = FileStat::from_metadata(&meta);
-            let kind = if stat.mode & 0o100 != 0 {
-                EntryKind::Executable
-            } else {
-                EntryKind::File
-            };
-            if kind != want.kind || stat.size != want.size {
+            // Its kind and permission bits as a scan would record them.
+            let seen = TreeEntry::file(stat.mode, want.id, stat.size);
+            if seen != *want {
                 return false;
             }
             if cached.is_some_and(|c| c.stat == stat && c.entry == *want) {
@@ -360,13 +353,65 @@ pub fn files_below(root: &Path, dir: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn file(kind: EntryKind, content: &[u8]) -> TreeEntry {
-        TreeEntry {
-            kind,
-            id: ObjectId::of(content),
-            size: content.len() as u64,
+        TreeEntry::new(kind, ObjectId::of(content), content.len() as u64)
+    }
+
+    fn mode_of(p: &Path) -> u32 {
+        std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// Each file gets exactly its captured permission bits, whatever the
+    /// umask (this test's process has one; 0o777 and 0o666 would come out
+    /// narrowed by it) — and nothing beyond 0o777.
+    #[test]
+    fn writes_exactly_the_captured_mode() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for (name, mode) in [
+            ("key", 0o600),
+            ("shared", 0o640),
+            ("wide", 0o666),
+            ("run", 0o755),
+            ("own", 0o700),
+            ("all", 0o777),
+            ("ro", 0o400),
+            ("none", 0o000),
+        ] {
+            let e = TreeEntry::file(0o100000 | mode, ObjectId::of(b"x"), 1);
+            write_entry(r, name, &e, b"x", false).unwrap();
+            assert_eq!(mode_of(&r.join(name)), mode, "{name}");
+            assert_eq!(e.kind == EntryKind::Executable, mode & 0o100 != 0);
         }
+        // Over a file with setuid and group bits: the captured bits only.
+        let p = r.join("suid");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o4775)).unwrap();
+        let e = TreeEntry::file(0o100644, ObjectId::of(b"x"), 1);
+        write_entry(r, "suid", &e, b"x", false).unwrap();
+        assert_eq!(mode_of(&p), 0o644);
+    }
+
+    /// A path whose mode changed since the plan no longer holds what the
+    /// plan saw (docs/architecture.md rule 11).
+    #[test]
+    fn matches_on_disk_compares_modes() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        std::fs::write(r.join("f"), "v1").unwrap();
+        std::fs::set_permissions(r.join("f"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let private = TreeEntry::file(0o100600, ObjectId::of(b"v1"), 2);
+        assert!(matches_on_disk(r, "f", Some(&private), None));
+        assert!(!matches_on_disk(
+            r,
+            "f",
+            Some(&file(EntryKind::File, b"v1")),
+            None
+        ));
+        std::fs::set_permissions(r.join("f"), std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert!(!matches_on_disk(r, "f", Some(&private), None));
     }
 
     #[test]
@@ -452,6 +497,8 @@ mod tests {
         assert!(matches_on_disk(r, "f", None, None));
         assert!(!matches_on_disk(r, "f", Some(&v1), None));
         std::fs::write(r.join("f"), "v1").unwrap();
+        // The ordinary mode of `v1`, whatever the umask.
+        std::fs::set_permissions(r.join("f"), std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(matches_on_disk(r, "f", Some(&v1), None));
         assert!(!matches_on_disk(r, "f", None, None), "a file appeared");
         std::fs::write(r.join("f"), "v2").unwrap();

@@ -363,7 +363,7 @@ fn capture_once(
     // What the file is once read: the open descriptor's stat for a file
     // (no second walk of its path), the path's for a symlink.
     let after: std::io::Result<std::fs::Metadata>;
-    let (kind, id, size) = if ft.is_symlink() {
+    let entry = if ft.is_symlink() {
         let target = match std::fs::read_link(abs) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
@@ -375,13 +375,8 @@ fn capture_once(
         let id = ObjectId::of(bytes);
         req.store.put_with_id(id, bytes)?;
         after = std::fs::symlink_metadata(abs);
-        (EntryKind::Symlink, id, bytes.len() as u64)
+        TreeEntry::new(EntryKind::Symlink, id, bytes.len() as u64)
     } else {
-        let kind = if stat.mode & 0o100 != 0 {
-            EntryKind::Executable
-        } else {
-            EntryKind::File
-        };
         let file = match open_regular(abs, &stat) {
             Ok(Some(f)) => f,
             Ok(None) => return Ok(Attempt::Moved),
@@ -396,7 +391,9 @@ fn capture_once(
             FilePut::Unreadable(e) => return done(Outcome::Untracked(unreadable(&e))),
         };
         after = file.metadata();
-        (kind, id, stat.size)
+        // Its permission bits as the stat before the read saw them: a chmod
+        // during the read moves the stat, and the file is read again.
+        TreeEntry::file(stat.mode, id, stat.size)
     };
     // Anything that moved since the stat before the read means a writer was
     // at work: what was read may be torn, so read again. (A file renamed
@@ -411,11 +408,10 @@ fn capture_once(
     if !stable {
         return Ok(Attempt::Moved);
     }
-    let entry = TreeEntry { kind, id, size };
     done(Outcome::Captured {
         entry,
         cache: Some(CachedFile { stat, entry }),
-        hashed: Some(size),
+        hashed: Some(entry.size),
     })
 }
 

@@ -620,11 +620,7 @@ mod tests {
     use crate::store::EntryKind;
 
     fn entry(b: &[u8]) -> TreeEntry {
-        TreeEntry {
-            kind: EntryKind::File,
-            id: ObjectId::of(b),
-            size: b.len() as u64,
-        }
+        TreeEntry::new(EntryKind::File, ObjectId::of(b), b.len() as u64)
     }
 
     #[test]

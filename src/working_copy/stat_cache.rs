@@ -542,13 +542,18 @@ fn decode_entries(r: &mut impl Read, raw_ids: bool) -> Result<HashMap<String, Ca
                 .and_then(|h| ObjectId::from_hex(h).ok())
                 .ok_or("bad object id")?
         };
-        entries.insert(
-            path,
-            CachedFile {
-                stat,
-                entry: TreeEntry { kind, id, size },
-            },
-        );
+        // A file's mode is not a field of its own: the entry vouches for
+        // the file only while its stat — `st_mode` included — is the one
+        // recorded, so its permission bits are the recorded stat's (the
+        // same in every version of the cache).
+        let entry = match kind {
+            EntryKind::Symlink => TreeEntry::new(kind, id, size),
+            _ => TreeEntry::file(stat.mode, id, size),
+        };
+        if entry.kind != kind {
+            return Err("entry kind disagrees with its mode".into());
+        }
+        entries.insert(path, CachedFile { stat, entry });
     }
     Ok(entries)
 }
@@ -580,11 +585,7 @@ mod tests {
                 ino: 7,
                 mode: 0o100644,
             },
-            entry: TreeEntry {
-                kind: EntryKind::File,
-                id: ObjectId::of(&[n]),
-                size: n as u64,
-            },
+            entry: TreeEntry::new(EntryKind::File, ObjectId::of(&[n]), n as u64),
         }
     }
 

@@ -283,11 +283,11 @@ mod tests {
     use crate::store::{ObjectId, TreeEntry, UntrackedReason};
 
     fn entry(b: &[u8]) -> TreeEntry {
-        TreeEntry {
-            kind: crate::store::EntryKind::File,
-            id: ObjectId::of(b),
-            size: b.len() as u64,
-        }
+        TreeEntry::new(
+            crate::store::EntryKind::File,
+            ObjectId::of(b),
+            b.len() as u64,
+        )
     }
 
     #[test]

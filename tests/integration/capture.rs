@@ -594,8 +594,10 @@ fn exec_bit_changes_show_as_modified() {
     chmod(&fx, "run.sh", 0o644);
     let r = s.ok("snapshot", json!({}));
     assert_eq!(r["diff"]["modified"], json!(["run.sh"]), "{r}");
-    // Read/write bits alone are not captured.
+    // Read/write bits alone are captured too (docs/format.md "Trees").
     chmod(&fx, "run.sh", 0o600);
+    let r = s.ok("snapshot", json!({}));
+    assert_eq!(r["diff"]["modified"], json!(["run.sh"]), "{r}");
     let r = s.ok("snapshot", json!({}));
     assert_eq!(r["changed"], false, "{r}");
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{run_cli, run_cli_env, Fixture, Sidecar};
+use crate::common::{disk_state, run_cli, run_cli_env, Fixture, Sidecar};
 
 /// The methods of this build's foundation (PROTOCOL.md "Methods").
 const FOUNDATION: &[&str] = &[
@@ -402,6 +402,216 @@ fn restore_without_a_target_discards_changes_since_the_last_checkpoint() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\n");
     assert_eq!(fx.read("stray.txt").unwrap(), b"again\n");
+}
+
+/// `--on-conflict skip` keeps, byte for byte, the files its plan says it
+/// keeps: here one edited outside the agent after the last checkpoint. (The
+/// write used to open the session with an `outside` snapshot first, after
+/// which the file no longer counted as changed and was overwritten.)
+#[test]
+fn restore_on_conflict_skip_keeps_what_its_plan_keeps() {
+    let p = project();
+    let fx = &p.fx;
+    let args = [
+        "restore",
+        "--on-conflict",
+        "skip",
+        "--yes",
+        p.baseline.as_str(),
+    ];
+    let (code, out, err) = cli(fx, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("keep    edit.txt (changed since it was last recorded)"),
+        "{out}"
+    );
+    assert!(!out.contains("write   edit.txt"), "{out}");
+    assert!(out.contains("kept    edit.txt"), "{out}");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+    // The rest of the plan is carried out.
+    assert_eq!(fx.read("old.txt").unwrap(), b"old\n");
+    assert_eq!(fx.read("new.txt"), None);
+    assert_eq!(fx.read("img.bin"), None);
+}
+
+/// `--on-conflict abort` with a conflict in the plan writes nothing — no
+/// file, no session line — and fails with a line that says so.
+#[test]
+fn restore_on_conflict_abort_writes_nothing_and_fails() {
+    let p = project();
+    let fx = &p.fx;
+    let disk = disk_state(&fx.root());
+    let session = std::fs::read(&p.session).unwrap();
+    let args = [
+        "restore",
+        "--on-conflict",
+        "abort",
+        "--yes",
+        p.baseline.as_str(),
+    ];
+    let (code, out, err) = cli(fx, &args);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("keep    edit.txt"), "{out}");
+    assert!(
+        err.contains("nothing was written: 1 file(s) conflict and --on-conflict abort was given"),
+        "{err}"
+    );
+    assert_eq!(disk_state(&fx.root()), disk);
+    assert_eq!(std::fs::read(&p.session).unwrap(), session);
+}
+
+/// `rewind undo --on-conflict skip` keeps what its plan keeps too.
+#[test]
+fn undo_on_conflict_skip_keeps_what_its_plan_keeps() {
+    let p = project();
+    let fx = &p.fx;
+    let (code, _, err) = cli(fx, &["restore", "--yes", p.baseline.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fx.read("old.txt").unwrap(), b"old\n");
+    // Edited by hand after the restore, which undo would delete.
+    fx.write("old.txt", "edited by hand\n");
+    let (code, out, err) = cli(fx, &["undo", "--on-conflict", "skip", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("keep    old.txt"), "{out}");
+    assert_eq!(fx.read("old.txt").unwrap(), b"edited by hand\n");
+    // The rest of the restore is undone.
+    assert_eq!(fx.read("new.txt").unwrap(), b"new\n");
+    assert_eq!(fx.read("edit.txt").unwrap(), b"one\n2\nthree\nfour\n");
+}
+
+fn chmod(fx: &Fixture, rel: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        fx.project.path().join(rel),
+        std::fs::Permissions::from_mode(mode),
+    )
+    .unwrap();
+}
+
+fn mode(fx: &Fixture, rel: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(fx.project.path().join(rel))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// Permission bits come back as captured (0600, 0640, 0755, 0700), whatever
+/// the umask, through snapshot → change → restore; a chmod alone is a change.
+#[test]
+fn restore_puts_back_the_permission_bits() {
+    let fx = Fixture::new();
+    let modes = [
+        ("key", 0o600),
+        ("shared.cfg", 0o640),
+        ("run.sh", 0o755),
+        ("private.sh", 0o700),
+        ("plain.txt", 0o644),
+    ];
+    for (rel, m) in modes {
+        fx.write(rel, format!("{rel}\n"));
+        chmod(&fx, rel, m);
+    }
+    // Old enough that the stat cache keeps them (past the racy window).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (mut s, init) = fx.start(json!({}));
+    let base = init["baseline"]["entryId"].as_str().unwrap().to_string();
+
+    // A chmod alone, and a chmod with an edit, a deletion.
+    chmod(&fx, "key", 0o644);
+    chmod(&fx, "shared.cfg", 0o604);
+    fx.write("run.sh", "changed\n");
+    chmod(&fx, "run.sh", 0o700);
+    fx.remove("private.sh");
+    let turn = s.ok("snapshot", json!({}));
+    let modified: Vec<&str> = turn["diff"]["modified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(modified, ["key", "run.sh", "shared.cfg"], "{turn}");
+    assert!(s.finish().success());
+    // A chmod the session has not recorded yet is a change too.
+    chmod(&fx, "plain.txt", 0o600);
+    let (code, out, err) = cli(&fx, &["diff", "--name-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("M\tplain.txt"), "{out}");
+    assert!(out.contains("M\tkey"), "{out}");
+    // The diff of a mode alone: git's two lines.
+    let (code, out, err) = cli(&fx, &["diff"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("old mode 100600\nnew mode 100644\n"), "{out}");
+    assert!(!out.contains("--- a/key"), "{out}");
+
+    let (code, out, err) = cli(&fx, &["restore", "--yes", base.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   key"), "{out}");
+    for (rel, m) in modes {
+        assert_eq!(mode(&fx, rel), m, "{rel}: {:o}", mode(&fx, rel));
+        assert_eq!(fx.read(rel).unwrap(), format!("{rel}\n").as_bytes());
+    }
+    // And undo puts back the modes the restore replaced.
+    let (code, _, err) = cli(&fx, &["undo", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    for (rel, m) in [
+        ("key", 0o644),
+        ("shared.cfg", 0o604),
+        ("run.sh", 0o700),
+        ("plain.txt", 0o600),
+    ] {
+        assert_eq!(mode(&fx, rel), m, "{rel}: {:o}", mode(&fx, rel));
+    }
+    assert_eq!(fx.read("private.sh"), None);
+}
+
+/// A checkpoint an older build recorded (its record without `modes`) says
+/// 0644 for every file: a restore to it leaves a file's mode as it is on
+/// disk rather than open a private file to everyone, and a mode the
+/// recorded state could not know is no edit (docs/format.md "What a restore
+/// does not put back").
+#[test]
+fn a_checkpoint_from_before_modes_leaves_modes_alone() {
+    let fx = Fixture::new();
+    fx.write("key", "secret\n");
+    fx.write("notes.txt", "one\n");
+    chmod(&fx, "key", 0o644);
+    chmod(&fx, "notes.txt", 0o644);
+    let (mut s, init) = fx.start(json!({}));
+    let session = init["sessionFile"].as_str().unwrap().to_string();
+    let base = init["baseline"]["entryId"].as_str().unwrap().to_string();
+    fx.write("key", "rotated\n");
+    s.ok("snapshot", json!({}));
+    assert!(s.finish().success());
+    // As an older build wrote it.
+    let text = std::fs::read_to_string(&session).unwrap();
+    assert_eq!(text.matches(",\"modes\":true").count(), 2, "{text}");
+    std::fs::write(&session, text.replace(",\"modes\":true", "")).unwrap();
+
+    // The key made private since, unchanged otherwise: the last checkpoint
+    // has nothing to put back.
+    chmod(&fx, "key", 0o600);
+    let (code, out, err) = cli(&fx, &["restore", "--on-conflict", "skip", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nothing to change"), "{out}");
+    assert!(!out.contains("key"), "{out}");
+    assert_eq!(mode(&fx, "key"), 0o600);
+    // Back to the baseline: the key's content (not "changed since": only
+    // its mode differs from what the older record says), and its mode kept.
+    let args = ["restore", "--on-conflict", "skip", "--yes", base.as_str()];
+    let (code, out, err) = cli(&fx, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write   key\n"), "{out}");
+    assert_eq!(fx.read("key").unwrap(), b"secret\n");
+    assert_eq!(mode(&fx, "key"), 0o600);
+    // A file the restore writes over keeps its mode too.
+    fx.write("notes.txt", "three\n");
+    chmod(&fx, "notes.txt", 0o640);
+    let (code, _, err) = cli(&fx, &["restore", "--yes", base.as_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fx.read("notes.txt").unwrap(), b"one\n");
+    assert_eq!(mode(&fx, "notes.txt"), 0o640);
 }
 
 #[test]

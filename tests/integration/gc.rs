@@ -147,11 +147,7 @@ fn one_file_tree(store: &Store, content: &[u8]) -> (ObjectId, ObjectId) {
     let mut tree = Tree::default();
     tree.entries.insert(
         "f".into(),
-        TreeEntry {
-            kind: EntryKind::File,
-            id: blob,
-            size: content.len() as u64,
-        },
+        TreeEntry::new(EntryKind::File, blob, content.len() as u64),
     );
     (store.put_tree(&tree).unwrap(), blob)
 }

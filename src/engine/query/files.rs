@@ -243,7 +243,7 @@ impl Engine {
             context,
             budget,
         );
-        out.unified_diff = diff.text;
+        out.unified_diff = mode_lines(old, new) + &diff.text;
         out.additions = diff.additions;
         out.deletions = diff.deletions;
         out.is_approximate = diff.approximate;
@@ -251,6 +251,23 @@ impl Engine {
         out.old_content = old_text;
         out.new_content = new_text;
         Ok(out)
+    }
+}
+
+/// git's `old mode` / `new mode` lines when a file's permission bits
+/// changed (docs/format.md "Trees"), which a unified diff starts with; ""
+/// otherwise. A change of mode alone is a diff of these two lines.
+fn mode_lines(old: Option<TreeEntry>, new: Option<TreeEntry>) -> String {
+    match (old, new) {
+        (Some(o), Some(n)) if o.kind.has_mode() && n.kind.has_mode() && o.mode != n.mode => {
+            // The regular-file type bits, as git writes them.
+            format!(
+                "old mode {:06o}\nnew mode {:06o}\n",
+                0o100000 | u32::from(o.mode),
+                0o100000 | u32::from(n.mode)
+            )
+        }
+        _ => String::new(),
     }
 }
 

@@ -168,6 +168,8 @@ impl Engine {
                 (!staged.is_empty()).then(|| staged.iter().cloned().collect())
             },
             request_id: spec.request_id.clone(),
+            // The scan recorded every file's mode (docs/format.md "Trees").
+            modes: true,
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;

@@ -108,12 +108,13 @@ impl Engine {
                 // and the target has no such file.
                 None
             } else {
-                let kind = now.or(old).map_or(EntryKind::File, |e| e.kind);
+                // The file keeps its kind and mode (the working one's, else the
+                // target's): hunks are content.
                 let bytes = result.into_bytes();
-                let entry = TreeEntry {
-                    kind,
-                    id: ObjectId::of(&bytes),
-                    size: bytes.len() as u64,
+                let (id, size) = (ObjectId::of(&bytes), bytes.len() as u64);
+                let entry = match now.or(old) {
+                    Some(e) => TreeEntry { id, size, ..e },
+                    None => TreeEntry::new(EntryKind::File, id, size),
                 };
                 out.blobs.push(bytes);
                 Some(entry)

@@ -376,6 +376,7 @@ pub(crate) fn approve(engine: &mut Engine, p: ApproveParams) -> Result<ApproveRe
         working_tree_hash: Some(working),
         snapshots_approved,
         message: p.message,
+        modes: true,
         extra: Default::default(),
     };
     let parent = engine.leaf_id();

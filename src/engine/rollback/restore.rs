@@ -13,9 +13,9 @@ use crate::engine::api::{
 use crate::engine::record::snapshot::{diff_lists, SnapshotSpec};
 use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
-use crate::session::records::{Record, StepSnapshot, UnrevertPoint};
+use crate::session::records::{Approval, Record, StepSnapshot, UnrevertPoint};
 use crate::session::EntryId;
-use crate::store::{diff_trees, Change, ObjectId, TreeEntry, UncapturedPaths};
+use crate::store::{diff_trees, empty_tree_id, Change, ObjectId, TreeEntry, UncapturedPaths};
 use crate::working_copy::CheckoutError;
 use crate::working_copy::CheckoutPlan;
 
@@ -92,16 +92,64 @@ pub(crate) struct Scanned {
     pub state: crate::working_copy::WorkingState,
 }
 
-/// The same entry (kind and content), or both absent.
+/// The same entry (kind, content and mode), or both absent.
 pub(crate) fn entry_eq(a: Option<&TreeEntry>, b: Option<&TreeEntry>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id,
+        (Some(a), Some(b)) => a.kind == b.kind && a.id == b.id && a.mode == b.mode,
         _ => false,
     }
 }
 
+/// What a restore writes at a path whose target file came from a tree that
+/// did not record modes ([`Engine::modes_known`]): such a tree says 0o644 or
+/// 0o755 for every file, whatever the file had, so the file keeps the
+/// permission bits it has on disk, with the owner's (and, where it may read,
+/// everyone's) execute bit as the target says. A restore to a checkpoint from
+/// before modes were recorded therefore changes no file's mode but the
+/// executable bit, as restores did then, and never opens a private file to
+/// others (docs/format.md "What a restore does not put back").
+fn with_unknown_mode(target: TreeEntry, working: &TreeEntry) -> TreeEntry {
+    if !target.kind.has_mode() || !working.kind.has_mode() || !target.has_ordinary_mode() {
+        return target;
+    }
+    let bits = u32::from(working.mode);
+    let bits = if target.kind == crate::store::EntryKind::Executable {
+        // Execute for the owner and for each class that may read: 0o644
+        // becomes 0o755, 0o600 0o700.
+        bits | ((bits & 0o444) >> 2) | 0o100
+    } else {
+        bits & !0o111
+    };
+    TreeEntry::file(bits, target.id, target.size)
+}
+
 impl Engine {
+    /// Whether the files of `tree` have the modes it records: a record this
+    /// session holds captured it with its modes (`modes: true`,
+    /// docs/format.md "step-snapshot"), or it is the empty tree. A tree only
+    /// older builds recorded says 0o644 or 0o755 for every file whatever the
+    /// file had, and so does a tree named by hash that no record captured.
+    pub(crate) fn modes_known(&self, tree: &ObjectId) -> bool {
+        if *tree == empty_tree_id() {
+            return true;
+        }
+        self.log.index().entries().iter().any(|e| {
+            if let Some(s) = e.record::<StepSnapshot>() {
+                s.modes && s.snapshot_tree_hash == Some(*tree)
+            } else if let Some(u) = e.record::<UnrevertPoint>() {
+                u.modes
+                    && (u.pre_rollback_tree_hash == Some(*tree)
+                        || u.working_tree_hash == Some(*tree))
+            } else if let Some(a) = e.record::<Approval>() {
+                a.modes
+                    && (a.approved_tree_hash == Some(*tree) || a.working_tree_hash == Some(*tree))
+            } else {
+                false
+            }
+        })
+    }
+
     /// Scan the working directory for a plan.
     pub(crate) fn scan_for_plan(&mut self) -> Result<Scanned> {
         let recorded_tree = self.recorded_tree();
@@ -189,9 +237,19 @@ impl Engine {
             .filter(|c| c.new.is_none())
             .map(|c| c.path.as_str())
             .collect();
+        // A target from before modes were recorded does not say what a
+        // file's mode was; the file keeps its own (`with_unknown_mode`).
+        let modes_known = target.as_ref().is_none_or(|t| self.modes_known(t));
+        let recorded_modes_known = self.recorded_tree().is_none_or(|t| self.modes_known(&t));
         for c in &changes {
             let path = c.path.as_str();
-            let (w, t) = (c.old.as_ref(), c.new.as_ref());
+            let adjusted = match (c.new, c.old.as_ref()) {
+                (Some(t), Some(w)) if !modes_known && !from_working.contains(path) => {
+                    Some(with_unknown_mode(t, w))
+                }
+                (t, _) => t,
+            };
+            let (w, t) = (c.old.as_ref(), adjusted.as_ref());
             if entry_eq(t, w) {
                 continue;
             }
@@ -229,7 +287,13 @@ impl Engine {
                     continue;
                 }
             }
-            let dirty = !from_working.contains(path) && !entry_eq(w, recorded.get(path));
+            // Judged by the same rule: a mode an older build's recorded
+            // state could not know is no edit.
+            let was = match (recorded.get(path), w) {
+                (Some(r), Some(w)) if !recorded_modes_known => Some(with_unknown_mode(*r, w)),
+                (r, _) => r.copied(),
+            };
+            let dirty = !from_working.contains(path) && !entry_eq(w, was.as_ref());
             if dirty {
                 plan.dirty.push(path.to_string());
                 if mode != OnConflict::Overwrite {
@@ -378,6 +442,7 @@ impl Engine {
             undone_entry_id: op.undone_entry_id,
             reverted_entry_id: op.reverted.as_ref().map(|r| r.0.clone()),
             reverted_to_entry_id: op.reverted.map(|r| r.1),
+            modes: true,
             extra: Default::default(),
         };
         let entry_id = EntryId::generate(|c| self.log.index().contains(c));

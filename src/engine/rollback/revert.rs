@@ -174,18 +174,19 @@ impl Engine {
         {
             return Ok(FilePlan::skip("binary, and changed since the range"));
         }
-        // The executable bit follows the revert unless it was changed since.
-        let kind = if now.kind == reverted.kind {
-            before.kind
+        // The mode (and with it the executable bit) follows the revert unless
+        // it was changed since.
+        let moded = if (now.kind, now.mode) == (reverted.kind, reverted.mode) {
+            before
         } else {
-            now.kind
+            now
         };
         match merge::revert_text(&reverted_bytes, &now_bytes, &before_bytes) {
             Merged::Clean(bytes) => {
                 let entry = TreeEntry {
-                    kind,
                     id: ObjectId::of(&bytes),
                     size: bytes.len() as u64,
+                    ..*moded
                 };
                 if entry_eq(Some(&entry), Some(now)) {
                     return Ok(FilePlan::clean(None));
@@ -300,9 +301,9 @@ pub(crate) fn revert(engine: &mut Engine, p: RevertParams) -> Result<RevertResul
         if plan.status == RevertStatus::Conflict && mode == RevertOnConflict::Markers {
             if let (Some(marked), Some(now)) = (plan.marked.take(), now) {
                 let entry = TreeEntry {
-                    kind: now.kind,
                     id: ObjectId::of(&marked),
                     size: marked.len() as u64,
+                    ..now
                 };
                 plan.outcome = Some(Some(entry));
                 plan.blob = Some(marked);

@@ -291,10 +291,12 @@ fn apply_keeps_a_path_that_changed_after_the_plan() {
     t.write("x.txt", "planned against\n");
     t.write("y.txt", "gone\n");
     let (mut e, _) = t.open();
-    let entry = |c: &[u8]| TreeEntry {
-        kind: crate::store::EntryKind::File,
-        id: e.store.put(c).unwrap().id,
-        size: c.len() as u64,
+    let entry = |c: &[u8]| {
+        TreeEntry::new(
+            crate::store::EntryKind::File,
+            e.store.put(c).unwrap().id,
+            c.len() as u64,
+        )
     };
     let planned_x = entry(b"planned against\n");
     let planned_y = entry(b"gone\n");

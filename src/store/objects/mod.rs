@@ -26,13 +26,14 @@ use loose::freshen;
 use stream::{read_whole, Source, StreamFail};
 
 /// Store format version written to `root/VERSION`. Version 2 added packs
-/// (`objects/pack/`); version 3 added uncaptured tree entries
+/// (`objects/pack/`); version 3 added uncaptured tree entries; version 4
+/// added trees of encoding version 2, which record files' modes
 /// (docs/format.md "Trees"). Each older store is a valid newer one without
 /// them, so opening one upgrades its `VERSION` in place, after which older
 /// builds refuse the store instead of calling its trees corrupt.
-pub const STORE_VERSION: u32 = 3;
+pub const STORE_VERSION: u32 = 4;
 /// The older versions this build upgrades on open.
-const UPGRADABLE_VERSIONS: [u32; 2] = [1, 2];
+const UPGRADABLE_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// Content longer than this is hashed and compressed as a stream, a chunk
 /// at a time, never whole in memory: a snapshot of a 300 MB file used to

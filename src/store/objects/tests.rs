@@ -35,7 +35,7 @@ fn open_creates_layout_and_version() {
     assert!(root.join("objects").is_dir());
     assert!(store.sessions_dir().is_dir());
     assert_eq!(store.sessions_dir(), root.join("sessions"));
-    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
+    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "4\n");
     // Reopening an existing store works and keeps its objects.
     let id = store.put(b"kept").unwrap().id;
     drop(store);
@@ -44,11 +44,12 @@ fn open_creates_layout_and_version() {
     store.sync().unwrap();
 }
 
-/// Stores of versions 1 and 2 are read, and upgraded to 3 on open (their
-/// trees hold no uncaptured entries, so they are valid version-3 trees).
+/// Stores of versions 1 to 3 are read, and upgraded to 4 on open (their
+/// trees hold no uncaptured entries or modes they do not know, so they are
+/// valid version-4 trees).
 #[test]
 fn open_upgrades_older_stores() {
-    for old in ["1\n", "2\n"] {
+    for old in ["1\n", "2\n", "3\n"] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("store");
         let store = Store::open(&root, false).unwrap();
@@ -58,7 +59,7 @@ fn open_upgrades_older_stores() {
         fs::write(root.join("VERSION"), old).unwrap();
         let store = Store::open(&root, false).unwrap();
         assert_eq!(store.get(&id).unwrap(), b"from before");
-        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
+        assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "4\n");
     }
 }
 
@@ -66,16 +67,16 @@ fn open_upgrades_older_stores() {
 fn open_refuses_unknown_version() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("VERSION"), "4\n").unwrap();
+    fs::write(root.join("VERSION"), "5\n").unwrap();
     match Store::open(root, false) {
         Err(StoreError::UnsupportedVersion {
-            found: 4,
-            supported: 3,
+            found: 5,
+            supported: 4,
         }) => {}
         other => panic!("unexpected {:?}", other.err()),
     }
     // Left untouched.
-    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "4\n");
+    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "5\n");
     assert!(!root.join("objects").exists());
     fs::write(root.join("VERSION"), "garbage").unwrap();
     assert!(matches!(
@@ -359,14 +360,8 @@ fn trees_round_trip_through_store() {
     let (_dir, store) = new_store();
     let file = store.put(b"content").unwrap();
     let mut tree = Tree::default();
-    tree.entries.insert(
-        "f".into(),
-        TreeEntry {
-            kind: EntryKind::File,
-            id: file.id,
-            size: 7,
-        },
-    );
+    tree.entries
+        .insert("f".into(), TreeEntry::new(EntryKind::File, file.id, 7));
     let id = store.put_tree(&tree).unwrap();
     assert_eq!(id, tree.id());
     assert_eq!(*store.get_tree(&id).unwrap(), tree);

@@ -307,7 +307,7 @@ fn a_version_1_store_is_upgraded_in_place() {
     let root = dir.path();
     fs::write(root.join("VERSION"), "1\n").unwrap();
     let store = Store::open(root, true).unwrap();
-    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "3\n");
+    assert_eq!(fs::read_to_string(root.join("VERSION")).unwrap(), "4\n");
     let id = store.put(b"after the upgrade").unwrap().id;
     assert_eq!(store.get(&id).unwrap(), b"after the upgrade");
 }
