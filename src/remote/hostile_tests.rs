@@ -5,19 +5,17 @@
 //! memory limit, escapes on the terminal, the project root, the default
 //! session) is in tests/integration/hostile_remote.rs.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::gc::{run as remote_gc, RemoteGcParams};
 use super::index::RemoteIndex;
 use super::keys;
 use super::push::Check;
-use super::tests::{side, Side};
+use super::tests::{checkpoint, side, tree, Side};
 use super::*;
-use crate::session::records::{Record, StepSnapshot};
-use crate::session::{EntryId, Header, SessionLog};
+use crate::session::{Header, SessionLog};
 use crate::store::{
-    build_tree, encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store, Tree, TreeEntry,
+    encode_index, pack_header, EntryKind, IndexEntry, ObjectId, Store, Tree, TreeEntry,
 };
 
 fn file_url(dir: &Path) -> String {
@@ -35,32 +33,6 @@ fn session_with(s: &Side, header: Header, trees: &[ObjectId]) -> (PathBuf, Sessi
         checkpoint(&mut log, *t);
     }
     (path, log)
-}
-
-fn checkpoint(log: &mut SessionLog, tree: ObjectId) -> EntryId {
-    let leaf = log.index().leaf().map(|e| e.id.clone());
-    let record = StepSnapshot {
-        snapshot_tree_hash: Some(tree),
-        ..Default::default()
-    };
-    log.append(record.to_new_entry(None, leaf).unwrap())
-        .unwrap()
-        .id
-}
-
-/// A tree of `files` (path → content) in `store`.
-fn tree(store: &Store, files: &[(&str, &[u8])]) -> ObjectId {
-    let entries: BTreeMap<String, TreeEntry> = files
-        .iter()
-        .map(|(p, c)| {
-            let id = store.put(c).unwrap().id;
-            let entry = TreeEntry::new(EntryKind::File, id, c.len() as u64);
-            (p.to_string(), entry)
-        })
-        .collect();
-    let id = build_tree(store, &entries).unwrap();
-    store.sync().unwrap();
-    id
 }
 
 /// Puts a session's bytes on the remote as one chunk and a manifest of

@@ -43,7 +43,7 @@ pub(super) fn incompressible(len: usize, state: &mut u64) -> Vec<u8> {
 }
 
 /// A tree of `files` (path → content) stored in `store`.
-fn tree(store: &Store, files: &[(&str, &[u8])]) -> crate::store::ObjectId {
+pub(super) fn tree(store: &Store, files: &[(&str, &[u8])]) -> crate::store::ObjectId {
     let entries: BTreeMap<String, TreeEntry> = files
         .iter()
         .map(|(p, c)| {
@@ -59,7 +59,7 @@ fn tree(store: &Store, files: &[(&str, &[u8])]) -> crate::store::ObjectId {
     id
 }
 
-fn checkpoint(log: &mut SessionLog, tree: crate::store::ObjectId) -> EntryId {
+pub(super) fn checkpoint(log: &mut SessionLog, tree: crate::store::ObjectId) -> EntryId {
     let leaf = log.index().leaf().map(|e| e.id.clone());
     let record = StepSnapshot {
         snapshot_tree_hash: Some(tree),
