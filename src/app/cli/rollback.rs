@@ -1,20 +1,38 @@
 //! Putting files back at the terminal: `rewind restore` and `rewind undo`.
 //! Each shows the engine's plan from a read-only view, asks, then writes
-//! through the session opened for writing.
+//! through the session opened for writing. With `--conversation` (or
+//! `--conversation-only`) the agent's conversation is forked at the same
+//! checkpoint (app/conversation/, docs/agents.md "Restoring the
+//! conversation"): prepared and checked from the same view before any file
+//! is written, written after the files.
+
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use rewind::engine::api::{
     CheckpointKind, OnConflict, RestoreFilesParams, RestoreResult, UndoParams,
 };
 use rewind::engine::Engine;
+use rewind::server::convert::to_json;
 use rewind::session::EntryId;
-use rewind::store::ObjectId;
+use rewind::store::{Layout, ObjectId};
+use serde_json::{json, Map, Value};
 
 use super::{ask, print_written, repo_paths};
-use crate::app::args::{Confirm, ConflictMode, Location};
+use crate::app::args::{Confirm, ConflictMode, ConversationOpts, Location};
+use crate::app::conversation::fork::{self, agent_title, Fork, Prepared, Refused};
 use crate::app::plan;
 use crate::app::points::{before_last_turn, path_checkpoints};
-use crate::app::project::{locate, open_for_writing};
+use crate::app::project::{locate, open_for_writing, project_and_store};
+
+/// The exit status of a restore whose conversation part was refused (the
+/// files, when asked for, were restored).
+pub const CONVERSATION_REFUSED: u8 = 3;
+
+/// The conversation part of a restore was refused: why, in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("the conversation was not restored: {0}")]
+pub struct ConversationRefused(pub String);
 
 impl From<ConflictMode> for OnConflict {
     fn from(m: ConflictMode) -> OnConflict {
@@ -26,9 +44,15 @@ impl From<ConflictMode> for OnConflict {
     }
 }
 
-/// Show the plan and ask; `false` when nothing should be written.
-fn confirmed(what: &str, plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
-    print!("{}", plan::restore_plan_text(what, plan));
+/// Show the plan (on stderr when stdout is JSON) and ask; `false` when
+/// nothing should be written.
+fn confirmed(what: &str, plan: &RestoreResult, confirm: &Confirm, json: bool) -> Result<bool> {
+    let text = plan::restore_plan_text(what, plan);
+    if json {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
     if plan::is_empty(plan) {
         return Ok(false);
     }
@@ -44,13 +68,29 @@ pub(crate) fn print_done(r: &RestoreResult) {
     );
 }
 
+/// Refuse what cannot be asked together, before anything is read.
+fn check_opts(confirm: &Confirm, conv: &ConversationOpts) -> Result<()> {
+    if conv.launch && !conv.wanted() {
+        bail!("--launch continues a conversation: pass --conversation or --conversation-only");
+    }
+    if conv.launch && conv.json {
+        bail!("--launch and --json exclude each other");
+    }
+    if conv.json && !confirm.yes && !conv.conversation_only {
+        bail!("--json does not ask: pass --yes to write the files");
+    }
+    Ok(())
+}
+
 pub fn restore(
     at: Location,
     target: Option<String>,
     files: Vec<String>,
     before_step: Option<usize>,
     confirm: Confirm,
+    conv: ConversationOpts,
 ) -> Result<()> {
+    check_opts(&confirm, &conv)?;
     // The preview comes from a read-only view: nothing is appended until the
     // person says yes. With no target, "the last checkpoint" is the leaf as
     // the session stands now (opening it for writing records the edits
@@ -64,7 +104,10 @@ pub fn restore(
                 .and_then(|t| t.parse::<u64>().ok())
                 .context("--before-step needs the turn number as TARGET")?;
             let id = before_step_of(&view, turn, step)?;
-            println!("before step {step} of turn {turn}: checkpoint {id}");
+            say(
+                &conv,
+                &format!("before step {step} of turn {turn}: checkpoint {id}"),
+            );
             (Some(id), None)
         }
         None => match target {
@@ -75,11 +118,48 @@ pub fn restore(
             None => (Some(leaf_of(&view)?), None),
         },
     };
-    restore_from(at, view, target_entry_id, tree_hash, files, confirm)
+    let fork = match (&target_entry_id, conv.wanted()) {
+        (Some(id), true) => Some(prepare(&view, id, &at)?),
+        (None, true) => bail!("a tree hash names no conversation: give a checkpoint's entry id"),
+        (_, false) => None,
+    };
+    restore_from(
+        at,
+        view,
+        target_entry_id,
+        tree_hash,
+        files,
+        confirm,
+        conv,
+        fork,
+    )
+}
+
+/// A line for the person (on stderr when stdout is JSON).
+fn say(conv: &ConversationOpts, line: &str) {
+    if conv.json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
+/// The fork of the conversation at `id`, checked (nothing written):
+/// `Err` inside for a refusal, which leaves the files' part as it is.
+fn prepare(
+    view: &Engine,
+    id: &EntryId,
+    at: &Location,
+) -> Result<std::result::Result<Prepared, Refused>> {
+    let conversation = view.conversation_at(id)?;
+    let (_, store) = project_and_store(at)?;
+    Ok(fork::prepare(view, &conversation, &Layout::new(&store)))
 }
 
 /// `rewind restore` once its target is known: the plan from `view`, then
-/// the restore through the session opened for writing.
+/// the restore through the session opened for writing, then the
+/// conversation's fork (`fork`, prepared from the same view).
+#[allow(clippy::too_many_arguments)]
 fn restore_from(
     at: Location,
     mut view: Engine,
@@ -87,24 +167,127 @@ fn restore_from(
     tree_hash: Option<ObjectId>,
     files: Vec<String>,
     confirm: Confirm,
+    conv: ConversationOpts,
+    fork: Option<std::result::Result<Prepared, Refused>>,
 ) -> Result<()> {
-    let files = repo_paths(&files)?;
-    let params = |preview: bool| RestoreFilesParams {
-        target_entry_id: target_entry_id.clone(),
-        tree_hash,
-        files: files.clone(),
-        preview: Some(preview),
-        on_conflict: Some(confirm.on_conflict.into()),
-        hunks: None,
-    };
-    let plan = view.restore_files(params(true))?;
-    if !confirmed("The restore", &plan, &confirm)? {
-        return Ok(());
+    let mut restored = None;
+    if !conv.conversation_only {
+        let files = repo_paths(&files)?;
+        let params = |preview: bool| RestoreFilesParams {
+            target_entry_id: target_entry_id.clone(),
+            tree_hash,
+            files: files.clone(),
+            preview: Some(preview),
+            on_conflict: Some(confirm.on_conflict.into()),
+            hunks: None,
+        };
+        let plan = view.restore_files(params(true))?;
+        let go = confirmed("The restore", &plan, &confirm, conv.json)?;
+        if !go && !plan::is_empty(&plan) {
+            // Declined: nothing at all is written, the conversation neither.
+            return Ok(());
+        }
+        drop(view);
+        if go {
+            let mut engine = open_for_writing(&at)?;
+            let done = engine.restore_files(params(false))?;
+            if !conv.json {
+                print_done(&done);
+            }
+            restored = Some(done);
+        }
     }
-    drop(view);
-    let mut engine = open_for_writing(&at)?;
-    print_done(&engine.restore_files(params(false))?);
-    Ok(())
+    finish(fork, restored, &at, &conv)
+}
+
+/// Write the conversation's fork (when asked for) and say how to continue
+/// it; the JSON answer; `--launch`.
+fn finish(
+    fork: Option<std::result::Result<Prepared, Refused>>,
+    restored: Option<RestoreResult>,
+    at: &Location,
+    conv: &ConversationOpts,
+) -> Result<()> {
+    let (root, store) = project_and_store(at)?;
+    let written = fork.map(|p| p.and_then(|p| fork::write(p, &Layout::new(&store))));
+    if conv.json {
+        let mut out = Map::new();
+        if let Some(c) = &written {
+            out.insert(
+                "conversation".into(),
+                match c {
+                    Ok(f) => json!({
+                        "agent": f.agent.name(),
+                        "sessionId": f.session_id,
+                        "resumeCommand": f.resume_command,
+                    }),
+                    Err(r) => json!({ "refused": r.0 }),
+                },
+            );
+        }
+        if let Some(r) = &restored {
+            out.insert("restore".into(), to_json(r)?);
+        }
+        println!("{}", Value::Object(out));
+    } else if let Some(Ok(f)) = &written {
+        print_fork(f, &root);
+    }
+    match written {
+        Some(Err(r)) => Err(ConversationRefused(r.0).into()),
+        Some(Ok(f)) if conv.launch => launch(&f, &root),
+        _ => Ok(()),
+    }
+}
+
+/// What a fork holds, and the one command that continues it.
+fn print_fork(f: &Fork, root: &Path) {
+    let what = match f.turns_kept {
+        0 => "an empty conversation".to_string(),
+        1 => "the conversation's turn 1".to_string(),
+        n => format!("the conversation's turns 1-{n}"),
+    };
+    let how = match &f.file {
+        Some(_) => format!("a new {} session holds {what}", agent_title(f.agent)),
+        None => format!("{what}: a new {} session", agent_title(f.agent)),
+    };
+    println!(
+        "Conversation: {how} (the original is unchanged). Continue it in {}:",
+        root.display()
+    );
+    println!("  {}", shell_line(&f.resume_command));
+}
+
+/// Run the command that continues the conversation, in the project, in
+/// place of this process.
+fn launch(f: &Fork, root: &Path) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let Some((program, args)) = f.resume_command.split_first() else {
+        bail!("no command to run");
+    };
+    let err = std::process::Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .exec();
+    Err(err).with_context(|| format!("running {program}"))
+}
+
+/// A command as a shell line: words with anything but safe characters in
+/// single quotes.
+fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let safe = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c));
+            if safe {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The session's leaf entry as it stands.
@@ -133,28 +316,68 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
     }
 }
 
-pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
+pub fn undo(
+    at: Location,
+    entry: Option<String>,
+    confirm: Confirm,
+    conv: ConversationOpts,
+) -> Result<()> {
+    check_opts(&confirm, &conv)?;
     // Preview from a read-only view; the named (or latest) unrevert-point is
     // fixed before the session is opened for writing.
     let mut view = Engine::open_read_only(locate(&at)?)?;
     if entry.is_none() {
         if let Some((turn, id)) = before_last_turn(&view)? {
-            println!("putting back the state before turn {turn} (checkpoint {id})");
-            return restore_from(at, view, Some(id), None, Vec::new(), confirm);
+            say(
+                &conv,
+                &format!("putting back the state before turn {turn} (checkpoint {id})"),
+            );
+            let fork = match conv.wanted() {
+                true => Some(prepare(&view, &id, &at)?),
+                false => None,
+            };
+            return restore_from(at, view, Some(id), None, Vec::new(), confirm, conv, fork);
         }
     }
-
+    let entry = entry.map(EntryId::from_input);
+    // Undoing a restore brings back the state before it: the conversation
+    // of the agent's checkpoint above the unrevert-point.
+    let fork = match conv.wanted() {
+        true => {
+            let unrevert = match &entry {
+                Some(id) => id.clone(),
+                None => path_checkpoints(&view)?
+                    .into_iter()
+                    .rev()
+                    .find(|c| c.kind.is_rollback())
+                    .map(|c| c.entry_id)
+                    .context("nothing to undo")?,
+            };
+            Some(prepare(&view, &unrevert, &at)?)
+        }
+        false => None,
+    };
     let params = |preview: bool| UndoParams {
-        entry_id: entry.clone().map(EntryId::from_input),
+        entry_id: entry.clone(),
         on_conflict: Some(confirm.on_conflict.into()),
         preview: Some(preview),
     };
-    let plan = view.undo(params(true))?;
-    if !confirmed("Undo", &plan, &confirm)? {
-        return Ok(());
+    let mut restored = None;
+    if !conv.conversation_only {
+        let plan = view.undo(params(true))?;
+        let go = confirmed("Undo", &plan, &confirm, conv.json)?;
+        if !go && !plan::is_empty(&plan) {
+            return Ok(());
+        }
+        drop(view);
+        if go {
+            let mut engine = open_for_writing(&at)?;
+            let done = engine.undo(params(false))?;
+            if !conv.json {
+                print_done(&done);
+            }
+            restored = Some(done);
+        }
     }
-    drop(view);
-    let mut engine = open_for_writing(&at)?;
-    print_done(&engine.undo(params(false))?);
-    Ok(())
+    finish(fork, restored, &at, &conv)
 }

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use crate::engine::api::{
-    CheckpointKind, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult,
-    SnapshotStats, ToolInfo,
+    CheckpointKind, ConversationCapture, DiffLists, GitInfo, SnapshotKind, SnapshotParams,
+    SnapshotResult, SnapshotStats, ToolInfo,
 };
 use crate::engine::{turn_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
@@ -27,6 +27,9 @@ pub(crate) struct SnapshotSpec {
     pub force: bool,
     /// The host's id for the request (see `SnapshotParams::request_id`).
     pub request_id: Option<String>,
+    /// The agent's conversation, recorded with the checkpoint (a hook's;
+    /// its pieces already stored).
+    pub conversation: Option<records::Conversation>,
 }
 
 impl SnapshotSpec {
@@ -43,6 +46,7 @@ impl SnapshotSpec {
             turn_index: None,
             force: true,
             request_id: None,
+            conversation: None,
         }
     }
 }
@@ -168,6 +172,7 @@ impl Engine {
                 (!staged.is_empty()).then(|| staged.iter().cloned().collect())
             },
             request_id: spec.request_id.clone(),
+            conversation: spec.conversation.clone().map(Box::new),
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;
@@ -208,6 +213,16 @@ impl Engine {
 
 /// `Engine::snapshot` (the door in engine/mod.rs says what it does).
 pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<SnapshotResult> {
+    snapshot_with_conversation(engine, p, None)
+}
+
+/// `Engine::snapshot_with_conversation` (the door in engine/mod.rs says
+/// what it does).
+pub(crate) fn snapshot_with_conversation(
+    engine: &mut Engine,
+    p: SnapshotParams,
+    conversation: Option<ConversationCapture>,
+) -> Result<SnapshotResult> {
     let kind = p.kind.unwrap_or_default();
     let scope = match p.paths {
         Some(paths) => Some(crate::engine::parse_paths(
@@ -227,6 +242,15 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         }
     }
     let parent = engine.parent_or_leaf(p.parent_id)?;
+    // Stored before the scan: a scan that writes objects makes them durable
+    // with its own, so a checkpoint pays no sync of its own for them.
+    let (conversation, _no_gc) = match conversation {
+        Some(c) => {
+            let (stored, guard) = super::conversation::store_capture(engine, &c)?;
+            (Some(stored), guard)
+        }
+        None => (None, None),
+    };
     engine.record_snapshot(SnapshotSpec {
         kind: kind.into(),
         label: p.label,
@@ -236,6 +260,7 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         turn_index: p.turn_index,
         force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
         request_id: p.request_id,
+        conversation,
     })
 }
 
