@@ -305,3 +305,10 @@ fn claude_code() {
         conversation("claude", "claude-code");
     }
 }
+
+#[test]
+fn codex() {
+    if agents_installed() {
+        conversation("codex", "codex");
+    }
+}
