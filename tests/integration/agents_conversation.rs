@@ -243,6 +243,11 @@ fn conversation(agent: &str, rewind_agent: &str) {
         vec![session.clone()],
         "{agent}: another rewind session"
     );
+    let all_sessions = names_in(session.parent().unwrap())
+        .into_iter()
+        .filter(|n| n.ends_with(".jsonl"))
+        .count();
+    assert_eq!(all_sessions, 1, "{agent}: a stray rewind session");
     let after = entries(&session);
     let resumed = after
         .iter()
@@ -255,14 +260,17 @@ fn conversation(agent: &str, rewind_agent: &str) {
         .unwrap_or_else(|| panic!("{agent}: the resumed turn was not recorded"));
     assert_eq!(resumed["data"]["turnIndex"], 2, "{agent}: {resumed}");
     assert_eq!(resumed["parentId"], turn2["parentId"], "{agent}: {resumed}");
-    assert_eq!(
-        resumed["data"]["conversation"]["sessionId"],
-        new_id.as_str()
-    );
+    // Gemini CLI gives a session it imports an id of its own.
+    let running = resumed["data"]["conversation"]["sessionId"].clone();
+    if agent == "gemini" {
+        assert_ne!(running, conv["sessionId"], "{agent}: {resumed}");
+    } else {
+        assert_eq!(running, new_id.as_str());
+    }
     assert!(
         after.iter().any(|e| e["data"]["kind"] == "turn"
             && e["data"]["turnIndex"] == 2
-            && e["data"]["conversation"]["sessionId"] == new_id.as_str()),
+            && e["data"]["conversation"]["sessionId"] == running),
         "{agent}: the resumed turn's end"
     );
     let all = rewind(home.path(), &root, &["log", "--all"]);
@@ -278,8 +286,11 @@ fn conversation(agent: &str, rewind_agent: &str) {
     // The original's entry ids still name its checkpoints.
     rewind(home.path(), &root, &["diff", &turn3_end, "--name-only"]);
 
-    // The transcript gone: the files are restored, the conversation is
-    // refused in one line, and nothing is written where it was.
+    // The transcript gone. Claude Code and Codex keep their sessions beside
+    // it: the files are restored, the conversation is refused in one line
+    // with its own status, and nothing is written where it was. Gemini CLI
+    // imports a copy from rewind's store: the conversation is restored all
+    // the same (its retention deletes transcripts by itself).
     let dir = transcript.parent().unwrap().to_path_buf();
     std::fs::remove_file(&transcript).unwrap();
     let listed = names_in(&dir);
@@ -288,9 +299,14 @@ fn conversation(agent: &str, rewind_agent: &str) {
         &root,
         &["restore", &turn2_id, "--conversation", "--yes"],
     );
-    assert_eq!(code, 3, "{agent}: {stdout}{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("gone"), "{stderr}");
+    if agent == "gemini" {
+        assert_eq!(code, 0, "{agent}: {stdout}{stderr}");
+        assert!(stdout.contains("gemini --session-file"), "{stdout}");
+    } else {
+        assert_eq!(code, 3, "{agent}: {stdout}{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("gone"), "{stderr}");
+    }
     assert!(tree(&root) == turn1, "{agent}: files not restored");
     assert_eq!(
         names_in(&dir),
@@ -310,5 +326,12 @@ fn claude_code() {
 fn codex() {
     if agents_installed() {
         conversation("codex", "codex");
+    }
+}
+
+#[test]
+fn gemini_cli() {
+    if agents_installed() {
+        conversation("gemini", "gemini");
     }
 }
