@@ -1630,3 +1630,34 @@ fn a_conversation_restore_refuses_what_it_cannot_cut_and_writes_nothing() {
         "recorded without the conversation's position",
     );
 }
+
+/// MCP's `undo`, confirmed, puts the files back and answers with the
+/// command that continues the conversation as it was before the turn: the
+/// agent cannot cut its own.
+#[test]
+fn mcp_undo_answers_with_the_command_that_continues_the_conversation() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "5d6e7f80-1a2b-4c3d-9e4f-a5b6c7d8e9f0";
+    let transcript = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &transcript);
+    let mut mcp = crate::mcp::Mcp::start(&p.root(), p.home.path());
+    let plan = mcp.call("undo", json!({}));
+    let done = crate::mcp::confirm(&mut mcp, "undo", json!({}), &plan);
+    assert_eq!(p.read("a.txt").as_deref(), Some("1"));
+    let c = &done["structuredContent"]["conversation"];
+    assert_eq!(c["agent"], "claude-code", "{done}");
+    let new = c["sessionId"].as_str().unwrap();
+    assert_eq!(c["resumeCommand"], json!(["claude", "--resume", new]));
+    let text: Vec<&str> = done["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    let line = text.last().unwrap();
+    assert!(line.contains("cannot be cut from inside it"), "{line}");
+    assert!(line.contains(&format!("claude --resume {new}")), "{line}");
+    let fork = std::fs::read_to_string(transcripts.path().join(format!("{new}.jsonl"))).unwrap();
+    assert_eq!(fork.lines().count(), 3, "turn 1 whole: {fork}");
+}

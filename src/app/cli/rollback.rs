@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use super::{ask, print_written, repo_paths};
 use crate::app::args::{Confirm, ConflictMode, ConversationOpts, Location};
-use crate::app::conversation::fork::{self, agent_title, Fork, Prepared, Refused};
+use crate::app::conversation::fork::{self, agent_title, shell_line, Fork, Prepared, Refused};
 use crate::app::plan;
 use crate::app::points::{before_last_turn, path_checkpoints};
 use crate::app::project::{locate, open_for_writing, project_and_store};
@@ -269,25 +269,6 @@ fn launch(f: &Fork, root: &Path) -> Result<()> {
         .current_dir(root)
         .exec();
     Err(err).with_context(|| format!("running {program}"))
-}
-
-/// A command as a shell line: words with anything but safe characters in
-/// single quotes.
-fn shell_line(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            let safe = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c));
-            if safe {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The session's leaf entry as it stands.

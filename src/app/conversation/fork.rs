@@ -218,6 +218,36 @@ pub fn write(p: Prepared, store: &Layout) -> Result<Fork, Refused> {
     })
 }
 
+/// Fork the conversation at the checkpoint `id` of `engine`'s session and
+/// note it for the hooks: [`prepare`] then [`write`] (MCP's restore and
+/// undo, after the files).
+pub fn fork_at(engine: &Engine, id: &rewind::session::EntryId) -> Result<Fork, Refused> {
+    let at = engine
+        .conversation_at(id)
+        .map_err(|e| Refused(e.to_string()))?;
+    let store = engine.store().layout().clone();
+    write(prepare(engine, &at, &store)?, &store)
+}
+
+/// A command as a shell line: words with anything but safe characters in
+/// single quotes.
+pub fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let safe = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c));
+            if safe {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The agent's name as people read it.
 pub fn agent_title(agent: Agent) -> &'static str {
     match agent {
@@ -344,6 +374,19 @@ fn write_new(file: &Path, bytes: &[u8]) -> Result<(), Refused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_read_as_shell_lines() {
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shell_line(&w(&["claude", "--resume", "a-1"])),
+            "claude --resume a-1"
+        );
+        assert_eq!(
+            shell_line(&w(&["gemini", "/a b/it's"])),
+            r"gemini '/a b/it'\''s'"
+        );
+    }
 
     #[test]
     fn ids_are_replaced_everywhere() {
