@@ -1661,3 +1661,32 @@ fn mcp_undo_answers_with_the_command_that_continues_the_conversation() {
     let fork = std::fs::read_to_string(transcripts.path().join(format!("{new}.jsonl"))).unwrap();
     assert_eq!(fork.lines().count(), 3, "turn 1 whole: {fork}");
 }
+
+/// `rewind log` marks the turns a restore rolled back, and no longer once
+/// an undo took the restore back.
+#[test]
+fn the_log_marks_the_turns_a_restore_rolled_back() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d";
+    two_claude_turns(&p, sid, &transcripts.path().join("t.jsonl"));
+    let (turn2, _) = checkpoint_of(&p, sid, "message", 2);
+    let out = p.cli(&["restore", &turn2, "--yes"]);
+    let restore = out
+        .split("unrevert-point ")
+        .nth(1)
+        .and_then(|s| s.get(..8))
+        .unwrap()
+        .to_string();
+    let log = p.cli(&["log"]);
+    let marked: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("(rolled back by {restore})")))
+        .collect();
+    // Turn 2's prompt, its tool and its end; nothing of turn 1.
+    assert_eq!(marked.len(), 3, "{log}");
+    assert!(marked.iter().all(|l| l.contains(" turn   2 ")), "{log}");
+    p.cli(&["undo", "--yes"]);
+    let log = p.cli(&["log"]);
+    assert!(!log.contains("rolled back"), "{log}");
+}
