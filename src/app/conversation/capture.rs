@@ -31,7 +31,8 @@ pub fn capture(
     moment: Moment<'_>,
     prev: Option<ConversationState>,
 ) -> Option<ConversationCapture> {
-    let path = transcript.filter(|p| !p.is_empty())?;
+    // A relative path would be read from wherever the hook server runs.
+    let path = transcript.filter(|p| std::path::Path::new(p).is_absolute())?;
     // Another file (Gemini CLI names a new one on some resumes) starts a
     // chain of its own.
     let prev = prev.filter(|p| p.transcript_path == path);

@@ -84,6 +84,12 @@ pub fn prepare(view: &Engine, at: &ConversationAt, store: &Layout) -> Result<Pre
     if state.cut == 0 {
         return Ok(empty(agent, at.turns_kept, record));
     }
+    if state.size > MAX_TRANSCRIPT {
+        return Err(Refused(format!(
+            "the recorded conversation is larger than {} MiB",
+            MAX_TRANSCRIPT >> 20
+        )));
+    }
     let cut = usize::try_from(state.cut)
         .ok()
         .filter(|&c| state.cut <= state.size && state.cut <= MAX_TRANSCRIPT && c > 0)

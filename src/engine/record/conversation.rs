@@ -167,7 +167,9 @@ pub(crate) fn conversation_bytes(engine: &Engine, state: &ConversationState) -> 
             state.size
         )));
     }
-    let mut out = Vec::with_capacity(usize::try_from(state.size).unwrap_or(0));
+    // Sizes a record or a tree states allocate at most this much ahead;
+    // the rest grows with the bytes read.
+    let mut out = Vec::with_capacity(usize::try_from(total.min(64 << 20)).unwrap_or(0));
     for id in pieces.iter().rev() {
         out.extend_from_slice(&engine.store.get(id)?);
     }
