@@ -244,13 +244,18 @@ pub(crate) fn snapshot_with_conversation(
     let parent = engine.parent_or_leaf(p.parent_id)?;
     // Stored before the scan: a scan that writes objects makes them durable
     // with its own, so a checkpoint pays no sync of its own for them.
-    let (conversation, _no_gc) = match conversation {
-        Some(c) => {
-            let (stored, guard) = super::conversation::store_capture(engine, &c)?;
-            (Some(stored), guard)
-        }
-        None => (None, None),
-    };
+    let (conversation, _no_gc) =
+        match conversation.map(|c| super::conversation::store_capture(engine, &c)) {
+            Some(Ok((stored, guard))) => (Some(stored), guard),
+            // The checkpoint is what matters: it is recorded without its
+            // conversation, and the next one reads the transcript on from
+            // where the last recorded one left it.
+            Some(Err(err)) => {
+                tracing::warn!(%err, "the conversation could not be stored with this checkpoint");
+                (None, None)
+            }
+            None => (None, None),
+        };
     engine.record_snapshot(SnapshotSpec {
         kind: kind.into(),
         label: p.label,
