@@ -1690,3 +1690,61 @@ fn the_log_marks_the_turns_a_restore_rolled_back() {
     let log = p.cli(&["log"]);
     assert!(!log.contains("rolled back"), "{log}");
 }
+
+/// `rewind undo --conversation` after a turn forks the conversation before
+/// it; `--launch` runs the command that continues it, in the project.
+#[test]
+fn undo_forks_the_conversation_before_the_turn_and_launch_runs_its_command() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "b7c8d9e0-f1a2-4b3c-8d4e-5f6a7b8c9d0e";
+    let transcript = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &transcript);
+    let home = [("REWIND_HOME", p.home.path())];
+    let (code, out, err) = common::run_cli_env(
+        &["undo", "--conversation", "--yes", "--json"],
+        &p.root(),
+        &home,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap();
+    let new = answer["conversation"]["sessionId"].as_str().unwrap();
+    assert_eq!(p.read("a.txt").as_deref(), Some("1"));
+    let fork = std::fs::read_to_string(transcripts.path().join(format!("{new}.jsonl"))).unwrap();
+    assert_eq!(fork.lines().count(), 3, "turn 1 whole: {fork}");
+
+    // --launch: a `claude` on PATH that says where and how it ran.
+    let bin = tempfile::tempdir().unwrap();
+    let said = bin.path().join("said");
+    let claude = bin.path().join("claude");
+    std::fs::write(
+        &claude,
+        format!("#!/bin/sh\necho \"$PWD $*\" > '{}'\n", said.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let (turn1, _) = checkpoint_of(&p, sid, "turn", 1);
+    let out = Command::new(common::bin())
+        .args(["restore", &turn1, "--conversation-only", "--launch"])
+        .env("REWIND_HOME", p.home.path())
+        .env("PATH", path)
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = std::fs::read_to_string(&said).unwrap();
+    assert!(
+        said.starts_with(&format!("{} --resume ", p.root().display())),
+        "{said}"
+    );
+}
