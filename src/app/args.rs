@@ -108,10 +108,12 @@ pub enum Command {
         /// working directory and ask whether to take it back (y, n, a: this
         /// and the rest of the file, d: none of the rest, q: stop), as
         /// `git checkout -p` does. Answers are read from stdin.
-        #[arg(long, short = 'p', conflicts_with = "before_step")]
+        #[arg(long, short = 'p', conflicts_with_all = ["before_step", "conversation", "conversation_only"])]
         patch: bool,
         #[command(flatten)]
         confirm: Confirm,
+        #[command(flatten)]
+        conversation: ConversationOpts,
     },
     /// Take the changes of one checkpoint (an entry id) or one agent turn
     /// (a turn number, as `rewind log` shows it) out of the working
@@ -155,6 +157,8 @@ pub enum Command {
         entry: Option<String>,
         #[command(flatten)]
         confirm: Confirm,
+        #[command(flatten)]
+        conversation: ConversationOpts,
     },
     /// Prune old sessions and delete unreferenced objects from the store.
     Gc {
@@ -341,6 +345,34 @@ pub struct Confirm {
     /// Do not ask: write right after showing the plan.
     #[arg(long, short)]
     pub yes: bool,
+}
+
+/// `rewind restore` and `rewind undo`: the agent's conversation too
+/// (docs/agents.md "Restoring the conversation").
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ConversationOpts {
+    /// Also fork the agent's conversation there: a new session with everything before that checkpoint, nothing after.
+    ///
+    /// The original is unchanged; prints the command that continues the fork (docs/agents.md).
+    #[arg(long)]
+    pub conversation: bool,
+    /// Only fork the conversation; write no file of the project.
+    #[arg(long, conflicts_with = "conversation")]
+    pub conversation_only: bool,
+    /// Run the command that continues the conversation (in the project directory).
+    #[arg(long)]
+    pub launch: bool,
+    /// Print the result as JSON ({"conversation": {"agent", "sessionId",
+    /// "resumeCommand"}, "restore": …}); needs --yes to write files.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ConversationOpts {
+    /// Whether the conversation is asked for.
+    pub fn wanted(&self) -> bool {
+        self.conversation || self.conversation_only
+    }
 }
 
 /// Which agent `rewind install` / `rewind uninstall` is for.

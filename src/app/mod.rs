@@ -14,6 +14,7 @@ use clap::Parser;
 
 pub mod args;
 pub mod cli;
+pub mod conversation;
 pub mod hook_server;
 pub mod hooks;
 pub mod install;
@@ -81,7 +82,8 @@ pub fn main() -> ExitCode {
             before_step,
             confirm,
             patch: false,
-        } => cli::rollback::restore(at, target, files, before_step, confirm),
+            conversation,
+        } => cli::rollback::restore(at, target, files, before_step, confirm, conversation),
         Command::Revert {
             at,
             entry,
@@ -91,7 +93,12 @@ pub fn main() -> ExitCode {
             yes,
         } => cli::revert::revert(at, entry, to, files, on_conflict, yes),
         Command::Blame { at, file, at_entry } => cli::revert::blame(at, file, at_entry),
-        Command::Undo { at, entry, confirm } => cli::rollback::undo(at, entry, confirm),
+        Command::Undo {
+            at,
+            entry,
+            confirm,
+            conversation,
+        } => cli::rollback::undo(at, entry, confirm, conversation),
         Command::Gc {
             at,
             dry_run,
@@ -174,6 +181,12 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is::<cli::rollback::ConversationRefused>() => {
+            // The files were restored (or not asked for); the conversation
+            // part was refused: its own status.
+            eprintln!("rewind: {}", rewind::printable::printable(&err.to_string()));
+            ExitCode::from(cli::rollback::CONVERSATION_REFUSED)
+        }
         Err(err) => {
             // An error may quote what a remote or a session file said.
             eprintln!(

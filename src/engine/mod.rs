@@ -128,6 +128,31 @@ impl Engine {
         record::snapshot::snapshot(self, p)
     }
 
+    /// [`Engine::snapshot`] that also records where an agent's conversation
+    /// stood (a hook's checkpoint): the capture's appended bytes are stored
+    /// as the next piece of the conversation's chain, and the record's
+    /// `conversation` names it (docs/format.md "The conversation at a
+    /// checkpoint"). Nothing of it is stored when no checkpoint is appended.
+    pub fn snapshot_with_conversation(
+        &mut self,
+        p: SnapshotParams,
+        conversation: Option<ConversationCapture>,
+    ) -> Result<SnapshotResult> {
+        record::snapshot::snapshot_with_conversation(self, p, conversation)
+    }
+
+    /// The conversation the latest checkpoint of this agent session
+    /// recorded, wherever it is in the session (a hook continues its chain).
+    pub fn last_conversation(&self, agent: &str, session_id: &str) -> Option<ConversationState> {
+        record::conversation::last_conversation(self, agent, session_id)
+    }
+
+    /// The transcript's bytes a recorded conversation holds, read back from
+    /// the store.
+    pub fn conversation_bytes(&self, state: &ConversationState) -> Result<Vec<u8>> {
+        record::conversation::conversation_bytes(self, state)
+    }
+
     /// `append_entry`: a host's own entry (a message, a custom record) at the
     /// leaf, or below `parentId`; idempotent by `entryId`.
     pub fn append_entry(&mut self, p: AppendEntryParams) -> Result<AppendEntryResult> {
@@ -191,6 +216,14 @@ impl Engine {
     /// `get_file_blame`: the checkpoint that introduced each line of a file.
     pub fn get_file_blame(&mut self, p: FileBlameParams) -> Result<FileBlameResult> {
         query::blame::get_file_blame(self, p)
+    }
+
+    /// What a conversation restore to the checkpoint at `id` cuts: the
+    /// conversation recorded with it, or for a checkpoint inside a turn with
+    /// that turn's prompt (a conversation is cut between turns), or for one
+    /// of rewind's own with the agent's checkpoint above it.
+    pub fn conversation_at(&self, id: &EntryId) -> Result<ConversationAt> {
+        query::conversation::conversation_at(self, id)
     }
 
     // ---- rollback (writes the project: plan, snapshot before mutate, journal, unrevert-point, files): engine/rollback/

@@ -292,6 +292,7 @@ impl Engine {
                 turn_index: Some(0),
                 force: true,
                 request_id: None,
+                conversation: None,
             });
             if let Err(err) = baseline {
                 // A session file we just made holds nothing worth keeping.

@@ -225,6 +225,9 @@ pub struct StepSnapshot {
     /// back").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub modes: bool,
+    /// Where the agent's conversation stood (a hook's checkpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Box<Conversation>>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -234,12 +237,62 @@ impl Record for StepSnapshot {
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_STEP_SNAPSHOT);
 
     fn tree_hashes(&self) -> Vec<ObjectId> {
-        present([self.baseline_tree_hash, self.snapshot_tree_hash])
+        present([
+            self.baseline_tree_hash,
+            self.snapshot_tree_hash,
+            self.conversation
+                .as_ref()
+                .and_then(|c| c.transcript_tree_hash),
+        ])
     }
 
     fn extra(&self) -> &Map<String, Value> {
         &self.extra
     }
+}
+
+/// A step-snapshot's `conversation` (docs/format.md "The conversation at a checkpoint"):
+/// which agent conversation a hook recorded the checkpoint for, where its transcript
+/// is, how much of it rewind holds and where a conversation restore cuts it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversation {
+    /// `claude-code`, `codex` or `gemini`.
+    pub agent: String,
+    /// The agent's session id.
+    pub session_id: String,
+    /// The transcript the hook read.
+    pub transcript_path: String,
+    /// How many bytes of the transcript rewind holds (whole lines): `[0, size)`.
+    #[serde(default)]
+    pub size: u64,
+    /// How many lines those bytes are.
+    #[serde(default)]
+    pub lines: u64,
+    /// xxh3-64 (16 hex digits) of the last (at most 64) bytes before `size`: the next
+    /// hook checks the transcript still begins with what rewind holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_hash: Option<String>,
+    /// The conversation up to the last message the hook saw is `[0, cut)` (before a
+    /// prompt: without the prompt).
+    #[serde(default)]
+    pub cut: u64,
+    /// The agent's own name for that place: Claude Code the `uuid` of the last line
+    /// kept, Codex the number of rollout lines kept, Gemini CLI the id of the last
+    /// message kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// The stored transcript, `[0, size)`: a chain of trees, each with the bytes one hook
+    /// found appended (`piece`) and the tree before it (`prev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_tree_hash: Option<ObjectId>,
+    /// Why the conversation cannot be cut here: the transcript was gone, rewritten or
+    /// of a format rewind does not know when a hook read it (kept by later checkpoints
+    /// of the same conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `custom` / `unrevert-point`: what a restore changed, `workingTreeHash` the checkpoint

@@ -49,6 +49,7 @@ const GENERATION_FILE: &str = "gc-generation";
 const JOURNAL_SUFFIX: &str = ".journal";
 const HOOKS_DIR: &str = "hooks";
 const HOOK_SESSIONS_DIR: &str = "sessions";
+const HOOK_FORKS_DIR: &str = "forks";
 const HOOK_FAILURES_FILE: &str = "failures.log";
 const CONFIG_FILE: &str = "config.toml";
 const REMOTE_DIR: &str = "remote";
@@ -182,6 +183,13 @@ impl Layout {
     /// Code, Codex, Gemini CLI) records into, one small JSON file each.
     pub fn hook_sessions_dir(&self) -> PathBuf {
         self.root.join(HOOKS_DIR).join(HOOK_SESSIONS_DIR)
+    }
+
+    /// `hooks/forks/`: conversations a conversation restore wrote for an
+    /// agent that imports a file (Gemini CLI's `--session-file`), each with
+    /// the rewind session its continuation records into.
+    pub fn hook_forks_dir(&self) -> PathBuf {
+        self.root.join(HOOKS_DIR).join(HOOK_FORKS_DIR)
     }
 
     /// `hooks/failures.log`: one line per hook event that could not be

@@ -30,6 +30,11 @@
 //             uninstall` + `plugin marketplace remove`; gemini `extensions
 //             uninstall`). The summary holds the agent's settings files as
 //             they were before the install and after the uninstall.
+// --continue JSON  run one turn (--first-turn N, default --turns) with the
+//             command `rewind restore --conversation` printed (a JSON argv:
+//             `["claude","--resume",ID]`, `["codex","resume",ID]`,
+//             `["gemini","--session-file",FILE]`), given the prompt and the
+//             agent's headless flags, instead of the scenario's own argv.
 // --setup-cmd CMD  a shell command run once the agent's configuration is
 //             written, before the first turn, with the agent's environment
 //             (HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, …), e.g. `rewind install
@@ -105,6 +110,8 @@ function parseArgs(argv) {
       case '--install-plugin-at': a.installPlugin = next(); a.pluginOneCommand = true; break;
       case '--uninstall-plugin': a.uninstallPlugin = true; break;
       case '--setup-cmd': a.setupCmd = next(); break;
+      case '--continue': a.continueArgv = JSON.parse(next()); break;
+      case '--first-turn': a.firstTurn = Number(next()); break;
       case '-h': case '--help': a.help = true; break;
       default: throw new Error(`unknown argument ${k}`);
     }
@@ -254,6 +261,7 @@ function setupClaude({ project, out, url, hookCmds, events, env }) {
       '--output-format', 'json',
       ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]),
     ],
+    continueArgv: (cont, prompt) => [...cont.slice(1), '-p', prompt, '--permission-mode', 'bypassPermissions', '--output-format', 'json'],
     parse: (stdout) => {
       const j = readJsonText(stdout);
       return { session_id: j?.session_id, is_error: j?.is_error, result: j?.result, subtype: j?.subtype, num_turns: j?.num_turns };
@@ -309,6 +317,8 @@ trust_level = "trusted"
       if (turn === 1 || !threadId) return ['exec', ...common, prompt];
       return ['exec', 'resume', ...common, threadId, prompt];
     },
+    // `codex resume ID` is the terminal's; `codex exec resume ID PROMPT` the same headless.
+    continueArgv: (cont, prompt) => (cont[1] === 'resume' ? ['exec', 'resume', ...common, ...cont.slice(2), prompt] : ['exec', ...common, ...cont.slice(1), prompt]),
     parse: (stdout) => {
       const evs = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
       const started = evs.find((e) => e.type === 'thread.started');
@@ -372,6 +382,7 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
       '--output-format', 'json',
       ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]),
     ],
+    continueArgv: (cont, prompt) => [...cont.slice(1), '-p', prompt, '-m', 'gemini-2.5-flash', '--approval-mode', 'yolo', '--output-format', 'json'],
     parse: (stdout) => {
       const j = readJsonText(stdout);
       return { session_id: j?.session_id ?? j?.sessionId, response: typeof j?.response === 'string' ? j.response.slice(0, 200) : undefined, error: j?.error, stats_tools: j?.stats?.tools?.byName ? Object.keys(j.stats.tools.byName) : undefined };
@@ -485,6 +496,7 @@ export async function runAgent(opts) {
   writeJson(path.join(out, 'script.json'), script);
   const requestLog = path.join(out, 'model-requests.jsonl');
   fs.rmSync(requestLog, { force: true });
+  if (opts.dump) fs.rmSync(path.join(out, 'requests'), { recursive: true, force: true });
   const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
 
   // --no-hooks: the project's hook settings were written by someone else
@@ -539,13 +551,14 @@ export async function runAgent(opts) {
     const v = await runProcess(BIN[agent], ['--version'], { cwd: project, env, timeoutS: 60, stdoutFile: path.join(out, 'version.stdout'), stderrFile: path.join(out, 'version.stderr') });
     summary.version = v.stdout.trim().split('\n').pop();
 
-    for (let turn = 1; turn <= nTurns; turn++) {
+    const firstTurn = opts.continueArgv ? (opts.firstTurn || nTurns) : 1;
+    for (let turn = firstTurn; turn <= nTurns; turn++) {
       const spec = script.turns[turn - 1];
       // `command`: the turn is a slash command, the marker its argument.
       const prompt = `${spec.command ? `${spec.command} ` : ''}[[rewind-turn:${turn}]] ${spec.prompt || `Scripted turn ${turn}.`}`;
       const hooksBefore = readHookLog(hookLog).length;
       const reqBefore = server.events.length;
-      const argv = setup.argv(turn, prompt);
+      const argv = opts.continueArgv && turn === firstTurn ? setup.continueArgv(opts.continueArgv, prompt) : setup.argv(turn, prompt);
       const r = await runProcess(BIN[agent], argv, {
         cwd: project, env, timeoutS: opts.timeout,
         stdoutFile: path.join(out, `turn-${turn}.stdout`), stderrFile: path.join(out, `turn-${turn}.stderr`),
@@ -619,7 +632,7 @@ export async function runAgent(opts) {
   summary.hook_env_values = Object.assign({}, ...allHooks.slice(0, 1).map((h) => h.env_selected));
   summary.hook_cwds = [...new Set(allHooks.map((h) => h.cwd))];
   const pluginOk = [...(summary.plugin_prepare || []), ...(summary.plugin_install || []), ...(summary.plugin_uninstall || [])].every((r) => r.exit_code === 0);
-  summary.ok = pluginOk && summary.turns.length === nTurns && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
+  summary.ok = pluginOk && summary.turns.length === nTurns - (opts.continueArgv ? (opts.firstTurn || nTurns) - 1 : 0) && summary.turns.every((t) => t.exit_code === 0 && t.expect.ok && t.finished_script);
   if (opts.samples) {
     mkdirp(path.dirname(path.resolve(opts.samples)));
     // Samples are meant to be committed: strings cut to 500 chars, and the
@@ -641,7 +654,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   if (opts.help || !opts.agent || !opts.project || !opts.out) {
-    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC | --install-plugin-at SRC] [--uninstall-plugin] [--setup-cmd CMD]');
+    console.error('usage: node run-agent.mjs --agent claude|codex|gemini --project DIR --out DIR [--hook-cmd CMD] [--turns N] [--timeout S] [--script FILE] [--no-parallel] [--hook-sleep-ms N] [--samples FILE] [--dump] [--events E1,E2] [--hook-copies N] [--save-turns DIR] [--no-hooks] [--install-plugin SRC | --install-plugin-at SRC] [--uninstall-plugin] [--setup-cmd CMD] [--continue JSON [--first-turn N]]');
     process.exit(2);
   }
   const summary = await runAgent(opts);

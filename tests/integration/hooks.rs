@@ -1381,3 +1381,370 @@ fn a_server_killed_after_session_start_keeps_the_state_before_the_edits() {
     );
     assert!(p.cli(&["status"]).contains("no failures recorded"));
 }
+
+/// One line of a Claude Code transcript.
+fn claude_line(session: &str, kind: &str, uuid: &str, text: &str) -> String {
+    json!({"type": kind, "uuid": uuid, "sessionId": session, "message": {"content": text}})
+        .to_string()
+        + "\n"
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// The id of the checkpoint of `kind` of turn `n` in the agent session's
+/// rewind session, and that session file.
+fn checkpoint_of(p: &Project, session: &str, kind: &str, n: u64) -> (String, PathBuf) {
+    for file in p.store_sessions() {
+        for e in entries(&file) {
+            if e["data"]["kind"] == kind
+                && e["data"]["turnIndex"] == n
+                && e["data"]["conversation"]["sessionId"] == session
+            {
+                return (e["id"].as_str().unwrap().to_string(), file.clone());
+            }
+        }
+    }
+    panic!("no {kind} checkpoint of turn {n} for {session}");
+}
+
+/// Two turns of Claude Code through its hooks, the transcript written as
+/// Claude Code writes it (its prompt's `queue-operation` lines before the
+/// `UserPromptSubmit` hook, its messages after).
+fn two_claude_turns(p: &Project, sid: &str, transcript: &Path) {
+    let root = p.root();
+    let t = transcript.to_str().unwrap();
+    let ev = |event: &str, extra: Value| {
+        let mut v = p.payload(sid, event, extra);
+        v["transcript_path"] = json!(t);
+        v
+    };
+    let ok = |v: Value| assert_eq!(p.hook("claude-code", &v), (0, String::new()));
+    ok(ev("SessionStart", json!({"source": "startup"})));
+    ok(ev("UserPromptSubmit", json!({"prompt": "one"})));
+    append(transcript, &claude_line(sid, "user", "u1", "one"));
+    append(transcript, &claude_line(sid, "assistant", "a1", "writing"));
+    p.write("a.txt", "1");
+    let write = json!({"tool_name": "Write", "tool_input": {"file_path": root.join("a.txt")}});
+    ok(ev("PostToolUse", write.clone()));
+    append(transcript, &claude_line(sid, "assistant", "a2", "done one"));
+    ok(ev("Stop", json!({})));
+    append(
+        transcript,
+        &json!({"type": "queue-operation", "sessionId": sid}).to_string(),
+    );
+    append(transcript, "\n");
+    ok(ev("UserPromptSubmit", json!({"prompt": "two"})));
+    append(transcript, &claude_line(sid, "user", "u2", "two"));
+    p.write("a.txt", "2");
+    ok(ev("PostToolUse", write));
+    append(transcript, &claude_line(sid, "assistant", "a3", "done two"));
+    ok(ev("Stop", json!({})));
+}
+
+/// A conversation restore forks the transcript at the checkpoint (the
+/// original unchanged), and the fork's hooks record into the same rewind
+/// session, below where the conversation was cut.
+#[test]
+fn a_conversation_restore_forks_the_transcript_and_the_fork_records_into_the_same_session() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "0b7c2a55-4f6e-4a43-9c1e-6d1f0e3b2a10";
+    let transcript = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &transcript);
+    let original = std::fs::read(&transcript).unwrap();
+    let (turn2, session) = checkpoint_of(&p, sid, "message", 2);
+    let home = [("REWIND_HOME", p.home.path())];
+    let (code, out, err) = common::run_cli_env(
+        &["restore", &turn2, "--conversation", "--yes", "--json"],
+        &p.root(),
+        &home,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap();
+    let new = answer["conversation"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(answer["conversation"]["agent"], "claude-code");
+    assert_eq!(
+        answer["conversation"]["resumeCommand"],
+        json!(["claude", "--resume", new])
+    );
+    assert_eq!(p.read("a.txt").as_deref(), Some("1"));
+    assert_eq!(std::fs::read(&transcript).unwrap(), original);
+    // Turn 1 whole, nothing of turn 2 (nor the queued prompt), the new id
+    // in every line.
+    let fork = transcripts.path().join(format!("{new}.jsonl"));
+    let text = std::fs::read_to_string(&fork).unwrap();
+    let want: String = [
+        claude_line(sid, "user", "u1", "one"),
+        claude_line(sid, "assistant", "a1", "writing"),
+        claude_line(sid, "assistant", "a2", "done one"),
+    ]
+    .concat()
+    .replace(sid, &new);
+    assert_eq!(text, want);
+
+    // The fork, resumed: the same rewind session, its first checkpoint
+    // beside turn 2's.
+    let t = fork.to_str().unwrap().to_string();
+    let ev = |event: &str, extra: Value| {
+        let mut v = p.payload(&new, event, extra);
+        v["transcript_path"] = json!(t);
+        v
+    };
+    assert_eq!(
+        p.hook(
+            "claude-code",
+            &ev("SessionStart", json!({"source": "resume"}))
+        )
+        .0,
+        0
+    );
+    assert_eq!(
+        p.hook(
+            "claude-code",
+            &ev("UserPromptSubmit", json!({"prompt": "three"}))
+        )
+        .0,
+        0
+    );
+    assert_eq!(p.store_sessions(), vec![session.clone()]);
+    let (resumed, _) = checkpoint_of(&p, &new, "message", 2);
+    let all = entries(&session);
+    let parent = |id: &str| {
+        all.iter()
+            .find(|e| e["id"] == id)
+            .map(|e| e["parentId"].clone())
+            .unwrap()
+    };
+    assert_eq!(parent(&resumed), parent(&turn2));
+    // The original's ids still work.
+    let (turn1_end, _) = checkpoint_of(&p, sid, "turn", 1);
+    p.cli(&["diff", &turn1_end, "--name-only"]);
+}
+
+/// What cannot be cut is refused in one line with status 3, after the files
+/// are restored, and nothing is written: a transcript of unknown format, one
+/// gone, and a checkpoint recorded without a conversation.
+#[test]
+fn a_conversation_restore_refuses_what_it_cannot_cut_and_writes_nothing() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let home = [("REWIND_HOME", p.home.path())];
+    let refused = |turn2: &str, session: &Path, why: &str| {
+        p.write("a.txt", "changed");
+        let listed = || {
+            let mut v: Vec<_> = std::fs::read_dir(transcripts.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            v.sort();
+            v
+        };
+        let before = listed();
+        let (code, out, err) = common::run_cli_env(
+            &[
+                "restore",
+                turn2,
+                "--conversation",
+                "--yes",
+                "--session",
+                session.to_str().unwrap(),
+            ],
+            &p.root(),
+            &home,
+        );
+        assert_eq!(code, 3, "{out}{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(why), "{err}");
+        assert_eq!(
+            p.read("a.txt").as_deref(),
+            Some("1"),
+            "the files are restored"
+        );
+        assert_eq!(listed(), before, "nothing written");
+    };
+
+    // Not Claude Code's format.
+    let odd = transcripts.path().join("odd.jsonl");
+    std::fs::write(&odd, "plain text, not JSON\n").unwrap();
+    let sid = "7f3d0c1e-2b4a-4c5d-8e6f-a0b1c2d3e4f5";
+    two_claude_turns(&p, sid, &odd);
+    let (turn2, session) = checkpoint_of(&p, sid, "message", 2);
+    refused(&turn2, &session, "not in a format rewind knows");
+
+    // Gone by the time of the restore.
+    let sid = "1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d";
+    let gone = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &gone);
+    let (turn2, session) = checkpoint_of(&p, sid, "message", 2);
+    std::fs::remove_file(&gone).unwrap();
+    refused(&turn2, &session, "gone");
+
+    // Rewritten since (rotated).
+    let sid = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b";
+    let rotated = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &rotated);
+    let (turn2, session) = checkpoint_of(&p, sid, "message", 2);
+    std::fs::write(&rotated, claude_line(sid, "user", "z", "another")).unwrap();
+    refused(&turn2, &session, "no longer holds");
+
+    // Recorded without a conversation (no transcript in the payload, as a
+    // checkpoint recorded before rewind recorded conversations).
+    let sid = "c0ffee00-0000-4000-8000-000000000001";
+    let ev = |event: &str, extra: Value| {
+        let mut v = p.payload(sid, event, extra);
+        v.as_object_mut().unwrap().remove("transcript_path");
+        v
+    };
+    p.hook("claude-code", &ev("SessionStart", json!({})));
+    p.hook(
+        "claude-code",
+        &ev("UserPromptSubmit", json!({"prompt": "one"})),
+    );
+    p.write("a.txt", "1");
+    p.hook("claude-code", &ev("Stop", json!({})));
+    let session = p
+        .store_sessions()
+        .into_iter()
+        .max_by_key(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+        .unwrap();
+    let end = entries(&session)
+        .iter()
+        .rfind(|e| e["data"]["kind"] == "turn")
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .unwrap();
+    refused(
+        &end,
+        &session,
+        "recorded without the conversation's position",
+    );
+}
+
+/// MCP's `undo`, confirmed, puts the files back and answers with the
+/// command that continues the conversation as it was before the turn: the
+/// agent cannot cut its own.
+#[test]
+fn mcp_undo_answers_with_the_command_that_continues_the_conversation() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "5d6e7f80-1a2b-4c3d-9e4f-a5b6c7d8e9f0";
+    let transcript = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &transcript);
+    let mut mcp = crate::mcp::Mcp::start(&p.root(), p.home.path());
+    let plan = mcp.call("undo", json!({}));
+    let done = crate::mcp::confirm(&mut mcp, "undo", json!({}), &plan);
+    assert_eq!(p.read("a.txt").as_deref(), Some("1"));
+    let c = &done["structuredContent"]["conversation"];
+    assert_eq!(c["agent"], "claude-code", "{done}");
+    let new = c["sessionId"].as_str().unwrap();
+    assert_eq!(c["resumeCommand"], json!(["claude", "--resume", new]));
+    let text: Vec<&str> = done["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    let line = text.last().unwrap();
+    assert!(line.contains("cannot be cut from inside it"), "{line}");
+    assert!(line.contains(&format!("claude --resume {new}")), "{line}");
+    let fork = std::fs::read_to_string(transcripts.path().join(format!("{new}.jsonl"))).unwrap();
+    assert_eq!(fork.lines().count(), 3, "turn 1 whole: {fork}");
+}
+
+/// `rewind log` marks the turns a restore rolled back, and no longer once
+/// an undo took the restore back.
+#[test]
+fn the_log_marks_the_turns_a_restore_rolled_back() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d";
+    two_claude_turns(&p, sid, &transcripts.path().join("t.jsonl"));
+    let (turn2, _) = checkpoint_of(&p, sid, "message", 2);
+    let out = p.cli(&["restore", &turn2, "--yes"]);
+    let restore = out
+        .split("unrevert-point ")
+        .nth(1)
+        .and_then(|s| s.get(..8))
+        .unwrap()
+        .to_string();
+    let log = p.cli(&["log"]);
+    let marked: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("(rolled back by {restore})")))
+        .collect();
+    // Turn 2's prompt, its tool and its end; nothing of turn 1.
+    assert_eq!(marked.len(), 3, "{log}");
+    assert!(marked.iter().all(|l| l.contains(" turn   2 ")), "{log}");
+    p.cli(&["undo", "--yes"]);
+    let log = p.cli(&["log"]);
+    assert!(!log.contains("rolled back"), "{log}");
+}
+
+/// `rewind undo --conversation` after a turn forks the conversation before
+/// it; `--launch` runs the command that continues it, in the project.
+#[test]
+fn undo_forks_the_conversation_before_the_turn_and_launch_runs_its_command() {
+    let p = Project::new();
+    let transcripts = tempfile::tempdir().unwrap();
+    let sid = "b7c8d9e0-f1a2-4b3c-8d4e-5f6a7b8c9d0e";
+    let transcript = transcripts.path().join(format!("{sid}.jsonl"));
+    two_claude_turns(&p, sid, &transcript);
+    let home = [("REWIND_HOME", p.home.path())];
+    let (code, out, err) = common::run_cli_env(
+        &["undo", "--conversation", "--yes", "--json"],
+        &p.root(),
+        &home,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap();
+    let new = answer["conversation"]["sessionId"].as_str().unwrap();
+    assert_eq!(p.read("a.txt").as_deref(), Some("1"));
+    let fork = std::fs::read_to_string(transcripts.path().join(format!("{new}.jsonl"))).unwrap();
+    assert_eq!(fork.lines().count(), 3, "turn 1 whole: {fork}");
+
+    // --launch: a `claude` on PATH that says where and how it ran.
+    let bin = tempfile::tempdir().unwrap();
+    let said = bin.path().join("said");
+    let claude = bin.path().join("claude");
+    std::fs::write(
+        &claude,
+        format!("#!/bin/sh\necho \"$PWD $*\" > '{}'\n", said.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let (turn1, _) = checkpoint_of(&p, sid, "turn", 1);
+    let out = Command::new(common::bin())
+        .args(["restore", &turn1, "--conversation-only", "--launch"])
+        .env("REWIND_HOME", p.home.path())
+        .env("PATH", path)
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = std::fs::read_to_string(&said).unwrap();
+    assert!(
+        said.starts_with(&format!("{} --resume ", p.root().display())),
+        "{said}"
+    );
+}

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod agents_conversation;
 mod agents_e2e;
 mod agents_mcp;
 mod azurite;

@@ -9,13 +9,13 @@ use std::process::{Command, Stdio};
 use crate::common::{self, Sidecar};
 use serde_json::{json, Value};
 
-struct Mcp {
+pub(crate) struct Mcp {
     server: Sidecar,
     id: u64,
 }
 
 impl Mcp {
-    fn start(project: &Path, home: &Path) -> Mcp {
+    pub(crate) fn start(project: &Path, home: &Path) -> Mcp {
         let cwd = project.to_str().expect("utf-8 temp path");
         let server = Sidecar::spawn_command("mcp", &["--cwd", cwd], &[("REWIND_HOME", home)]);
         let mut mcp = Mcp { server, id: 0 };
@@ -47,7 +47,7 @@ impl Mcp {
     }
 
     /// A tool's result (`result` of tools/call).
-    fn call(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
         assert!(r.get("error").is_none(), "{tool}: {r}");
         r["result"].clone()
@@ -171,7 +171,7 @@ fn run_turn(root: &Path, home: &Path, script: &str) {
 }
 
 /// Confirm a two-step tool's plan with its token; the answer of the write.
-fn confirm(mcp: &mut Mcp, tool: &str, mut args: Value, plan: &Value) -> Value {
+pub(crate) fn confirm(mcp: &mut Mcp, tool: &str, mut args: Value, plan: &Value) -> Value {
     assert_eq!(plan["structuredContent"]["executed"], false, "{plan}");
     args["confirmToken"] = plan["structuredContent"]["confirmToken"].clone();
     let done = mcp.call(tool, args);

@@ -671,3 +671,46 @@ fn the_opener_never_sees_the_secret_and_a_missing_browser_is_said() {
     );
     assert_eq!(logged.lines().last(), Some("600"), "{logged}");
 }
+
+/// The restore dialog's "conversation only" writes no file, "files and
+/// conversation" the files; the conversation part answers with the command
+/// that continues it, or (here, turns `rewind run` recorded, with no agent
+/// conversation) why there is none. Only a restore to a checkpoint takes it.
+#[test]
+fn a_restore_takes_the_conversation_too_or_alone() {
+    let fx = three_turns();
+    let ui = Ui::start(&fx, &[]);
+    let base = baseline_id(&ui);
+    let before = state(fx.project.path());
+    let confirmed = |conversation: &str| {
+        let op = json!({"method": "restore_files", "params": {"targetEntryId": base},
+                        "conversation": conversation});
+        let (s, plan) = ui.post("/api/write", &op);
+        assert_eq!(s, 200, "{plan}");
+        assert_eq!(plan["executed"], false);
+        let mut confirm = op.clone();
+        confirm["token"] = plan["token"].clone();
+        let (s, done) = ui.post("/api/write", &confirm);
+        assert_eq!(s, 200, "{done}");
+        assert_eq!(done["executed"], true, "{done}");
+        (plan, done)
+    };
+    let (plan, done) = confirmed("only");
+    assert_eq!(plan["conversationOnly"], true, "{plan}");
+    assert_eq!(plan["files"], json!([]));
+    assert!(
+        done["conversation"]["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("without the conversation's position")),
+        "{done}"
+    );
+    assert_eq!(state(fx.project.path()), before, "no file written");
+    let (_, done) = confirmed("both");
+    assert!(done["conversation"]["refused"].is_string(), "{done}");
+    assert_ne!(state(fx.project.path()), before, "the files restored");
+    let (s, bad) = ui.post(
+        "/api/write",
+        &json!({"method": "undo", "params": {}, "conversation": "both"}),
+    );
+    assert_eq!(s, 400, "{bad}");
+}

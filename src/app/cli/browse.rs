@@ -2,8 +2,11 @@
 //! `rewind status`.
 
 use anyhow::Result;
+use std::collections::HashMap;
+
 use rewind::engine::api::{
-    CheckpointKind, FileDiffParams, ListCheckpointsParams, Point, RangeParams, Scope,
+    CheckpointInfo, CheckpointKind, FileDiffParams, ListCheckpointsParams, Point, RangeParams,
+    Scope,
 };
 use rewind::engine::Engine;
 use rewind::session::EntryId;
@@ -41,8 +44,29 @@ pub fn log(at: Location, all: bool) -> Result<()> {
         }
         d
     };
-    // Tool checkpoints numbered within their turn (`restore --before-step`).
-    let mut steps: std::collections::HashMap<u64, usize> = Default::default();
+    // The checkpoint above each one (for the turn a step belongs to and
+    // what a restore rolled back).
+    let parents: HashMap<&EntryId, Option<&EntryId>> = tree
+        .entries
+        .iter()
+        .map(|e| (&e.id, e.parent_id.as_ref()))
+        .collect();
+    let checkpoints: HashMap<&EntryId, &CheckpointInfo> =
+        list.checkpoints.iter().map(|c| (&c.entry_id, c)).collect();
+    let above = |id: &EntryId| -> Option<&CheckpointInfo> {
+        let mut cur = parents.get(id).copied().flatten();
+        while let Some(p) = cur {
+            if let Some(c) = checkpoints.get(p) {
+                return Some(c);
+            }
+            cur = parents.get(p).copied().flatten();
+        }
+        None
+    };
+    let rolled_back = rolled_back(&list.checkpoints, &above);
+    // Tool checkpoints numbered within their turn (`restore --before-step`),
+    // on each branch: by the turn's prompt above them.
+    let mut steps: HashMap<(u64, Option<&EntryId>), usize> = Default::default();
     for c in &list.checkpoints {
         let indent = if all {
             "  ".repeat(depth_of(&c.entry_id))
@@ -63,7 +87,14 @@ pub fn log(at: Location, all: bool) -> Result<()> {
             .unwrap_or_default();
         let tool = match &c.tool {
             Some(t) if c.kind == CheckpointKind::Tool => {
-                let step = steps.entry(c.turn_index).or_insert(0);
+                let mut start = above(&c.entry_id);
+                while let Some(s) = start.filter(|s| s.kind == CheckpointKind::Tool) {
+                    start = above(&s.entry_id);
+                }
+                let prompt = start
+                    .filter(|s| s.kind == CheckpointKind::Message && s.turn_index == c.turn_index)
+                    .map(|s| &s.entry_id);
+                let step = steps.entry((c.turn_index, prompt)).or_insert(0);
                 *step += 1;
                 format!(" step {step}: {t}")
             }
@@ -76,12 +107,56 @@ pub fn log(at: Location, all: bool) -> Result<()> {
         } else {
             String::new()
         };
+        let undone = rolled_back
+            .get(&c.entry_id)
+            .map(|by| format!("  (rolled back by {by})"))
+            .unwrap_or_default();
         println!(
-            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}{uncaptured}  {}{tool}{label}{note}",
+            "{indent}{marker} {} turn {:>3} {:<9} +{} ~{} -{}{uncaptured}  {}{tool}{label}{note}{undone}",
             c.entry_id, c.turn_index, c.kind, c.added, c.modified, c.deleted, c.timestamp
         );
     }
     Ok(())
+}
+
+/// The agent's checkpoints (a turn's prompt, tools and end) whose files a
+/// later restore, navigation or undo on their branch put back as they were
+/// before them, with that rollback: the checkpoints between the rollback
+/// and the one above it whose tree it restored, and that one too when it is
+/// a prompt (its turn is rolled back whole). A rollback that an undo later
+/// took back rolls nothing back (`checkpoints` in file order).
+fn rolled_back<'a>(
+    checkpoints: &'a [CheckpointInfo],
+    above: &dyn Fn(&EntryId) -> Option<&'a CheckpointInfo>,
+) -> HashMap<EntryId, EntryId> {
+    let mut by: HashMap<EntryId, EntryId> = HashMap::new();
+    for r in checkpoints.iter().filter(|c| c.kind.is_rollback()) {
+        let mut passed = Vec::new();
+        let mut cur = above(&r.entry_id);
+        while let Some(c) = cur {
+            if c.tree_hash == r.tree_hash {
+                break;
+            }
+            passed.push(c);
+            cur = above(&c.entry_id);
+        }
+        match cur {
+            // Not back at an earlier state of its branch (a restore of
+            // some files, a tree from elsewhere): nothing to mark.
+            None => continue,
+            Some(c) if c.kind == CheckpointKind::Message => passed.push(c),
+            Some(_) => {}
+        }
+        for c in passed {
+            if c.kind.is_rollback() {
+                // Undone: what it rolled back is back.
+                by.retain(|_, rollback| rollback != &c.entry_id);
+            } else if c.kind.is_turn() {
+                by.insert(c.entry_id.clone(), r.entry_id.clone());
+            }
+        }
+    }
+    by
 }
 
 pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {

@@ -15,6 +15,7 @@ pub mod tools;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use crate::app::conversation::{capture, Moment};
 pub use payload::Agent;
 pub use payload::HookEvent;
 use payload::Step;
@@ -140,7 +141,26 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     let store = d.store.clone().unwrap_or_else(|| default_store_dir(&root));
     let layout = Layout::new(&store);
     let sessions = Sessions::lock(&layout)?;
-    let known = sessions.get(agent, &event.session_id)?;
+    let mut known = sessions.get(agent, &event.session_id)?;
+    let mut claimed = false;
+    if known.is_none() && agent == Agent::Gemini {
+        if matches!(work, Work::Open) && event.source.as_deref() == Some("resume") {
+            // A session Gemini CLI resumed or imported that rewind does not
+            // know: whether it continues a conversation restore's fork, only
+            // its first prompt's transcript says (SessionStart names a new
+            // empty file). Nothing ran yet: the session is opened then.
+            return Ok(Recorded::default());
+        }
+        if let Some(fork) = event
+            .transcript_path
+            .as_deref()
+            .and_then(crate::app::conversation::imported_from)
+            .and_then(|f| sessions::imported_fork(&layout.hook_forks_dir(), &f))
+        {
+            known = Some(fork.session(&event.session_id));
+            claimed = true;
+        }
+    }
     if let (Some(id), Some(k)) = (&d.event_id, &known) {
         if k.last_event.as_deref() == Some(id.as_str()) {
             // Recorded already (by a server whose answer came too late).
@@ -166,13 +186,14 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     let mut none = None;
     let warm = warm.unwrap_or(&mut none);
     let mut engine = crate::app::project::open_waiting_warm(config, SESSION_WAIT, warm)?;
-    let is_new = known.is_none();
+    let is_new = known.is_none() || claimed;
     let mut session = known.unwrap_or_else(|| AgentSession {
         agent: agent.name().to_string(),
         agent_session_id: event.session_id.clone(),
         session_file: engine.session_file().to_path_buf(),
         turn: 0,
         last_event: None,
+        fork_parent: None,
     });
     let before = session.clone();
     // Only a prompt changes what this record says (its turn): it notes
@@ -183,6 +204,41 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     if d.event_id.is_some() && matches!(work, Work::Prompt(_)) {
         session.last_event = d.event_id.clone();
     }
+    // The first checkpoint of a conversation restore's fork goes where the
+    // conversation was cut: a branch of the session.
+    let fork_parent = session
+        .fork_parent
+        .clone()
+        .map(EntryId::from_input)
+        .filter(|id| engine.has_entry(id));
+    if fork_parent.is_none() {
+        session.fork_parent = None;
+    }
+    let moment = match &work {
+        Work::Open => None,
+        Work::Prompt(text) => Some(Moment::Prompt(text)),
+        Work::Tool { .. } => Some(Moment::Tool),
+        Work::TurnEnd => Some(Moment::TurnEnd),
+    };
+    let read_start = std::time::Instant::now();
+    let conversation = moment.and_then(|m| {
+        let prev = engine.last_conversation(agent.name(), &event.session_id);
+        capture::capture(
+            agent,
+            &event.session_id,
+            event.transcript_path.as_deref(),
+            m,
+            prev,
+        )
+    });
+    // What reading the transcript's tail cost this event (the benches:
+    // RUST_LOG=rewind::timing=debug); storing it is in the snapshot's part.
+    tracing::debug!(
+        target: "rewind::timing",
+        conversation_us = read_start.elapsed().as_micros() as u64,
+        appended = conversation.as_ref().map_or(0, |c| c.appended.len()),
+        "conversation read"
+    );
     let params = match work {
         Work::Open => None,
         Work::Prompt(text) => {
@@ -219,22 +275,40 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     // session's record) returns that checkpoint instead of a second one.
     let snapshot = params
         .map(|p| {
-            engine.snapshot(SnapshotParams {
-                request_id: d.event_id.clone(),
-                ..p
-            })
+            let p = match &fork_parent {
+                Some(parent) => SnapshotParams {
+                    parent_id: Some(parent.clone()),
+                    // A scan scoped to a tool's paths compares with the last
+                    // scan, not with the fork's parent.
+                    paths: None,
+                    ..p
+                },
+                None => p,
+            };
+            engine.snapshot_with_conversation(
+                SnapshotParams {
+                    request_id: d.event_id.clone(),
+                    ..p
+                },
+                conversation,
+            )
         })
         .transpose();
     // The session lets go of its lock; what is warm stays for the next
     // event of this project (also when this snapshot failed).
     *warm = Some(engine.into_warm());
     let entry_id = snapshot?.and_then(|r| r.entry_id);
+    if entry_id.is_some() {
+        session.fork_parent = None;
+    }
     if is_new || session != before {
         // Which session and turn an agent session is at must survive a
         // power loss; the last event's id only keeps a late server answer
         // from being recorded twice, and is written without a sync.
-        let durable =
-            is_new || session.turn != before.turn || session.session_file != before.session_file;
+        let durable = is_new
+            || session.turn != before.turn
+            || session.session_file != before.session_file
+            || session.fork_parent != before.fork_parent;
         sessions.put(&session, agent, durable)?;
     }
     if let Some(own) = none.take() {

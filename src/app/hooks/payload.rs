@@ -1,7 +1,8 @@
 //! What an agent's hook sends on stdin, as the events rewind acts on. The
 //! three agents share most field names (`session_id`, `cwd`,
-//! `hook_event_name`, `tool_name`, `tool_input`, `prompt`) but not their
-//! event names; this is the one place that knows both.
+//! `hook_event_name`, `tool_name`, `tool_input`, `prompt`,
+//! `transcript_path`) but not their event names; this is the one place that
+//! knows both.
 
 use std::fmt;
 
@@ -19,6 +20,11 @@ pub enum Agent {
 
 impl Agent {
     pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
+    /// The agent a name on the command line or in the store names.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
 
     /// The name on the command line and in the store.
     pub fn name(self) -> &'static str {
@@ -46,6 +52,8 @@ struct Raw {
     #[serde(default)]
     tool_input: Value,
     prompt: Option<String>,
+    transcript_path: Option<String>,
+    source: Option<String>,
 }
 
 /// One hook event, as rewind sees it.
@@ -56,6 +64,10 @@ pub struct HookEvent {
     pub session_id: String,
     /// The agent's working directory: the project.
     pub cwd: String,
+    /// Where the agent writes the session's conversation.
+    pub transcript_path: Option<String>,
+    /// `SessionStart`'s `source` (`startup`, `resume`, …).
+    pub source: Option<String>,
     pub step: Step,
 }
 
@@ -118,6 +130,8 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
     Ok(HookEvent {
         session_id: raw.session_id.ok_or(PayloadError::Missing("session_id"))?,
         cwd: raw.cwd.ok_or(PayloadError::Missing("cwd"))?,
+        transcript_path: raw.transcript_path,
+        source: raw.source,
         name,
         step,
     })

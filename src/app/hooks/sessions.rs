@@ -34,6 +34,37 @@ pub struct AgentSession {
     /// are recorded once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_event: Option<String>,
+    /// A conversation restore's fork not yet recorded into: its first
+    /// checkpoint goes below this entry (where the conversation was cut),
+    /// a branch of the session (docs/agents.md "Restoring the conversation").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_parent: Option<String>,
+}
+
+/// What a conversation restore leaves for the hooks of the agent session
+/// that continues it: the rewind session, the turns the conversation
+/// holds, and the entry its first checkpoint goes below.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRecord {
+    pub agent: String,
+    pub session_file: PathBuf,
+    pub turn: u64,
+    pub fork_parent: String,
+}
+
+impl ForkRecord {
+    /// The agent session's record for the session `id` that continues it.
+    pub fn session(&self, id: &str) -> AgentSession {
+        AgentSession {
+            agent: self.agent.clone(),
+            agent_session_id: id.to_string(),
+            session_file: self.session_file.clone(),
+            turn: self.turn,
+            last_event: None,
+            fork_parent: Some(self.fork_parent.clone()),
+        }
+    }
 }
 
 /// The store's agent sessions, locked for one hook event.
@@ -113,6 +144,34 @@ impl Sessions {
     }
 }
 
+/// The record beside a fork file an agent imports (`hooks/forks/`, Gemini
+/// CLI's `--session-file`): `<fork>.json` beside `<fork>.jsonl`.
+pub fn fork_record_path(fork_file: &Path) -> PathBuf {
+    fork_file.with_extension("json")
+}
+
+/// Write the record of a fork file an agent imports.
+pub fn put_fork_record(fork_file: &Path, record: &ForkRecord) -> Result<(), HookError> {
+    let path = fork_record_path(fork_file);
+    let bytes = serde_json::to_vec(record).map_err(|source| HookError::BadRecord {
+        path: path.clone(),
+        source,
+    })?;
+    rewind::durability::atomic_write(&path, &temp_of(&path), true, |f| f.write_all(&bytes))
+        .map_err(|e| HookError::io("write", &path, e))
+}
+
+/// The record of the fork file `imported` names, when it is one of this
+/// store's (`forks`: `Layout::hook_forks_dir`).
+pub fn imported_fork(forks: &Path, imported: &Path) -> Option<ForkRecord> {
+    let dir = imported.parent()?.canonicalize().ok()?;
+    if dir != forks.canonicalize().ok()? || imported.extension()? != "jsonl" {
+        return None;
+    }
+    let bytes = std::fs::read(fork_record_path(imported)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 fn temp_of(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(".tmp");
@@ -135,6 +194,7 @@ mod tests {
             session_file: dir.path().join("sessions/x.jsonl"),
             turn: 2,
             last_event: Some("e1".into()),
+            fork_parent: None,
         };
         s.put(&rec, Agent::Codex, true).unwrap();
         assert_eq!(s.get(Agent::Codex, "abc").unwrap(), Some(rec));

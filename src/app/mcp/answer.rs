@@ -191,3 +191,44 @@ pub(super) fn two_step<T: Outcome>(
     }
     Ok(r)
 }
+
+/// A confirmed restore or undo answered with the conversation forked at
+/// `at` too (docs/agents.md "Restoring the conversation"): the command
+/// that continues it, or why there is none. Nothing for a plan.
+pub(super) fn with_conversation(
+    mut r: CallToolResult,
+    engine: &Engine,
+    at: Option<&EntryId>,
+) -> CallToolResult {
+    let executed = r
+        .structured_content
+        .as_ref()
+        .is_some_and(|s| s["executed"] == true);
+    let Some(at) = at.filter(|_| executed) else {
+        return r;
+    };
+    use crate::app::conversation::fork::{fork_at, shell_line};
+    let (line, value) = match fork_at(engine, at) {
+        Ok(f) => (
+            format!(
+                "This conversation cannot be cut from inside it; to continue from that checkpoint, run in a terminal in {}: {}",
+                engine.project_root().display(),
+                shell_line(&f.resume_command)
+            ),
+            json!({
+                "agent": f.agent.name(),
+                "sessionId": f.session_id,
+                "resumeCommand": f.resume_command,
+            }),
+        ),
+        Err(why) => (
+            format!("The conversation was not forked: {why}"),
+            json!({ "refused": why.0 }),
+        ),
+    };
+    if let Some(Value::Object(o)) = r.structured_content.as_mut() {
+        o.insert("conversation".into(), value);
+    }
+    r.content.push(ContentBlock::text(line));
+    r
+}

@@ -91,6 +91,12 @@ pub struct RestoreArgs {
     /// is written: the answer is the plan and a token.
     #[serde(default)]
     pub confirm_token: Option<String>,
+    /// Once the files are written, also fork the agent's conversation at
+    /// that checkpoint and answer with the command that continues it (the
+    /// running conversation cannot be cut from inside it). Default: true
+    /// without `files`.
+    #[serde(default)]
+    pub conversation: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -146,4 +152,10 @@ pub struct UndoArgs {
     /// is written: the answer is the plan and a token.
     #[serde(default)]
     pub confirm_token: Option<String>,
+    /// Once the files are written, also fork the agent's conversation as it
+    /// was at the state put back and answer with the command that continues
+    /// it (the running conversation cannot be cut from inside it). Default:
+    /// true.
+    #[serde(default)]
+    pub conversation: Option<bool>,
 }

@@ -393,7 +393,7 @@ impl RewindMcp {
     }
 
     #[tool(
-        description = "Put the project's files (or only `files`) back as they were at a checkpoint. TWO STEPS: called without confirmToken it writes nothing and returns the exact plan (per file: write, delete or keep; conflicts) and a confirmToken. Call again with the same arguments and that token to execute; if anything changed on disk or in the session since the plan, nothing is written and the new plan comes back with a new token. Files changed since rewind last recorded them are kept, not overwritten, unless onConflict says \"overwrite\" (or \"abort\": write nothing then). Before writing, the current state is checkpointed, so `undo` can put it back.",
+        description = "Put the project's files (or only `files`) back as they were at a checkpoint. TWO STEPS: called without confirmToken it writes nothing and returns the exact plan (per file: write, delete or keep; conflicts) and a confirmToken. Call again with the same arguments and that token to execute; if anything changed on disk or in the session since the plan, nothing is written and the new plan comes back with a new token. Files changed since rewind last recorded them are kept, not overwritten, unless onConflict says \"overwrite\" (or \"abort\": write nothing then). Before writing, the current state is checkpointed, so `undo` can put it back. Once it is done (without `files`), the agent's conversation is forked at that checkpoint too: the answer's `conversation.resumeCommand` continues it in a new session (this running conversation cannot be cut from inside it); `conversation: false` skips that.",
         annotations(
             title = "Restore files (plan, then confirm)",
             read_only_hint = false,
@@ -420,7 +420,12 @@ impl RewindMcp {
             let files: Option<Vec<RepoPath>> =
                 FromWire::from_wire(args.files).map_err(mcp_error)?;
             let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;
-            two_step(
+            let conversation = args
+                .conversation
+                .unwrap_or(files.is_none())
+                .then(|| target_entry_id.clone())
+                .flatten();
+            let r = two_step(
                 engine,
                 "restore",
                 op,
@@ -435,13 +440,14 @@ impl RewindMcp {
                         hunks: None,
                     })
                 },
-            )
+            )?;
+            Ok(with_conversation(r, engine, conversation.as_ref()))
         })
         .await
     }
 
     #[tool(
-        description = "Undo, as `rewind undo` does: when an agent's turn is newer than the last restore or undo, put the files back as they were before that turn; otherwise revert the last restore or undo (or the unrevert-point `entryId`), putting back the files as they were just before it. TWO STEPS like `restore`: without confirmToken it writes nothing and returns the plan and a confirmToken; with the token it executes only if nothing changed since the plan, else it returns the new plan and token.",
+        description = "Undo, as `rewind undo` does: when an agent's turn is newer than the last restore or undo, put the files back as they were before that turn; otherwise revert the last restore or undo (or the unrevert-point `entryId`), putting back the files as they were just before it. TWO STEPS like `restore`: without confirmToken it writes nothing and returns the plan and a confirmToken; with the token it executes only if nothing changed since the plan, else it returns the new plan and token. Once it is done, the agent's conversation is forked as it was at the state put back: the answer's `conversation.resumeCommand` continues it in a new session (this running conversation cannot be cut from inside it); `conversation: false` skips that.",
         annotations(
             title = "Undo the last turn or restore (plan, then confirm)",
             read_only_hint = false,
@@ -468,9 +474,11 @@ impl RewindMcp {
                 "onConflict": args.on_conflict,
                 "beforeTurn": before_turn.as_ref().map(|(turn, id)| json!({ "turn": turn, "entryId": id.as_str() })),
             });
+            let conversation = args.conversation.unwrap_or(true);
             if let Some((turn, id)) = before_turn {
                 let what = format!("Undo of turn {turn} (back to checkpoint {id}, where it started)");
                 let undoes = json!({ "turn": turn, "entryId": id.as_str() });
+                let at = conversation.then(|| id.clone());
                 let mut r = two_step(engine, &what, op, args.confirm_token, move |e, preview| {
                     e.restore_files(RestoreFilesParams {
                         target_entry_id: Some(id.clone()),
@@ -486,16 +494,29 @@ impl RewindMcp {
                 if let Some(Value::Object(o)) = r.structured_content.as_mut() {
                     o.insert("undoesTurn".into(), undoes);
                 }
-                return Ok(r);
+                return Ok(with_conversation(r, engine, at.as_ref()));
             }
             let entry_id = args.entry_id.map(EntryId::from_input);
-            two_step(engine, "undo", op, args.confirm_token, move |e, preview| {
+            // Undoing a rollback brings back the state before it: the
+            // conversation of the agent's checkpoint above it.
+            let at = match (&entry_id, conversation) {
+                (_, false) => None,
+                (Some(id), true) => Some(id.clone()),
+                (None, true) => crate::app::points::path_checkpoints(engine)
+                    .map_err(mcp_error)?
+                    .into_iter()
+                    .rev()
+                    .find(|c| c.kind.is_rollback())
+                    .map(|c| c.entry_id),
+            };
+            let r = two_step(engine, "undo", op, args.confirm_token, move |e, preview| {
                 e.undo(UndoParams {
                     entry_id: entry_id.clone(),
                     on_conflict,
                     preview: Some(preview),
                 })
-            })
+            })?;
+            Ok(with_conversation(r, engine, at.as_ref()))
         })
         .await
     }

@@ -27,6 +27,7 @@ use rewind::server::convert::{to_json, FromWire, ToWire};
 use rewind::server::handlers::{self, MethodAccess};
 use rewind::server::protocol as wire;
 use rewind::server::rpc::codes;
+use rewind::session::EntryId;
 use rewind::store::Layout;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -356,6 +357,10 @@ struct WriteRequest {
     token: Option<String>,
     #[serde(default)]
     session: Option<String>,
+    /// A restore's `targetEntryId` with the agent's conversation too:
+    /// `"files"` (the default), `"both"` or `"only"` (docs/ui.md).
+    #[serde(default)]
+    conversation: Option<String>,
 }
 
 /// A write's params as the engine takes them: parsed as the protocol's
@@ -404,13 +409,74 @@ async fn write(State((ui, _)): AppState, body: Bytes) -> Result<Response, ApiErr
     let at = ui.location(req.session.as_deref())?;
     let method = req.method;
     let token = req.token;
+    let conversation = match req.conversation.as_deref() {
+        None | Some("files") => Conversation::Files,
+        Some("both") => Conversation::Both,
+        Some("only") => Conversation::Only,
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "conversation must be \"files\", \"both\" or \"only\", not {other:?}"
+            )))
+        }
+    };
+    let target = params
+        .get("targetEntryId")
+        .and_then(Value::as_str)
+        .map(EntryId::from_input);
+    if conversation != Conversation::Files && (method != "restore_files" || target.is_none()) {
+        return Err(ApiError::bad(
+            "the conversation comes back only with a restore to a checkpoint (targetEntryId)",
+        ));
+    }
     let _turn = ui.write_turn.lock().await;
     let (status, body) = blocking(move || {
         let mut engine = project::open(&at, Access::Write, LOCK_WAIT)?;
-        write_step(&mut engine, &method, params, token.as_deref())
+        let (status, mut body) = match (conversation, &token) {
+            // The conversation alone writes no file: the plan says so, and
+            // the confirmation forks it.
+            (Conversation::Only, None) => (
+                StatusCode::OK,
+                json!({ "executed": false, "stale": false, "plan": {}, "files": [],
+                        "token": "conversation", "conversationOnly": true }),
+            ),
+            (Conversation::Only, Some(_)) => {
+                (StatusCode::OK, json!({ "executed": true, "result": {} }))
+            }
+            _ => write_step(&mut engine, &method, params, token.as_deref())?,
+        };
+        if conversation != Conversation::Files && body["executed"] == true {
+            if let Some(target) = &target {
+                body["conversation"] = forked(&engine, target);
+            }
+        }
+        Ok::<_, ApiError>((status, body))
     })
     .await?;
     Ok((status, Json(body)).into_response())
+}
+
+/// What a restore from the page brings back besides the files.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Conversation {
+    Files,
+    Both,
+    Only,
+}
+
+/// The conversation forked at `target`: the command that continues it, or
+/// why there is none.
+fn forked(engine: &Engine, target: &EntryId) -> Value {
+    use crate::app::conversation::fork::{fork_at, shell_line};
+    match fork_at(engine, target) {
+        Ok(f) => json!({
+            "agent": f.agent.name(),
+            "sessionId": f.session_id,
+            "resumeCommand": f.resume_command,
+            "commandLine": shell_line(&f.resume_command),
+            "project": engine.project_root().display().to_string(),
+        }),
+        Err(why) => json!({ "refused": why.0 }),
+    }
 }
 
 fn write_step(

@@ -168,3 +168,63 @@ pub struct GetTreeResult {
     /// `None` only for a session without entries (read as it is).
     pub leaf_id: Option<EntryId>,
 }
+
+// ------------------------------------------------------------ conversation
+
+/// Where an agent's conversation stood at a checkpoint, as a hook recorded
+/// it (docs/format.md "The conversation at a checkpoint"; the record's
+/// `conversation`, field for field).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ConversationState {
+    /// `claude-code`, `codex` or `gemini`.
+    pub agent: String,
+    pub session_id: String,
+    pub transcript_path: String,
+    /// The bytes of the transcript rewind holds: `[0, size)`, whole lines.
+    pub size: u64,
+    pub lines: u64,
+    /// xxh3-64 (16 hex digits) of the last (at most 64) bytes before `size`.
+    pub tail_hash: Option<String>,
+    /// The conversation up to the last message is `[0, cut)`.
+    pub cut: u64,
+    /// The agent's own name for `cut` (a message uuid, a line number, a
+    /// message id).
+    pub position: Option<String>,
+    /// The stored transcript (a chain of appended pieces), `None` while
+    /// `size` is 0.
+    pub transcript_tree: Option<ObjectId>,
+    /// Why the conversation cannot be cut here.
+    pub lost: Option<String>,
+}
+
+/// A conversation to record with a snapshot: its state, and the bytes a
+/// hook found appended to the transcript since the stored chain
+/// (`state.transcript_tree`, which they extend; `state.size` counts them).
+#[derive(Debug, Default, Clone)]
+pub struct ConversationCapture {
+    pub state: ConversationState,
+    pub appended: Vec<u8>,
+}
+
+/// The conversation a conversation restore to a checkpoint cuts.
+#[derive(Debug, Clone)]
+pub struct ConversationAt {
+    /// The checkpoint the restore names.
+    pub checkpoint: EntryId,
+    /// Its kind and turn.
+    pub kind: crate::engine::api::CheckpointKind,
+    pub turn_index: u64,
+    /// The checkpoint whose conversation is cut: the one named, or for a
+    /// checkpoint inside a turn (a tool's) that turn's prompt (a
+    /// conversation is cut between turns).
+    pub from: EntryId,
+    /// Whole turns the conversation keeps.
+    pub turns_kept: u64,
+    /// Where the checkpoints of a session that continues the conversation
+    /// go: below the entry before the prompt it was cut at (a branch beside
+    /// that turn), or below the turn's end.
+    pub continue_below: EntryId,
+    /// `None`: the checkpoint was recorded without a conversation (before
+    /// rewind recorded them, or not by an agent's hook).
+    pub state: Option<ConversationState>,
+}

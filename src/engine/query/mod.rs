@@ -1,8 +1,10 @@
 //! Read-only questions (nothing appended, the leaf stays): changed files,
 //! diffs, file history, status, checkpoints and stats (`files.rs`), blame by
-//! turn (`blame.rs`) on the bounded line diff (`line_diff.rs`).
+//! turn (`blame.rs`) on the bounded line diff (`line_diff.rs`); which
+//! conversation a checkpoint restores (`conversation.rs`).
 //! engine/api/query.rs has their requests and results.
 
 pub(crate) mod blame;
+pub(crate) mod conversation;
 pub(crate) mod files;
 pub(crate) mod line_diff;

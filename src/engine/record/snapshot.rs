@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use crate::engine::api::{
-    CheckpointKind, DiffLists, GitInfo, SnapshotKind, SnapshotParams, SnapshotResult,
-    SnapshotStats, ToolInfo,
+    CheckpointKind, ConversationCapture, DiffLists, GitInfo, SnapshotKind, SnapshotParams,
+    SnapshotResult, SnapshotStats, ToolInfo,
 };
 use crate::engine::{turn_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
@@ -27,6 +27,9 @@ pub(crate) struct SnapshotSpec {
     pub force: bool,
     /// The host's id for the request (see `SnapshotParams::request_id`).
     pub request_id: Option<String>,
+    /// The agent's conversation, recorded with the checkpoint (a hook's;
+    /// its pieces already stored).
+    pub conversation: Option<records::Conversation>,
 }
 
 impl SnapshotSpec {
@@ -43,6 +46,7 @@ impl SnapshotSpec {
             turn_index: None,
             force: true,
             request_id: None,
+            conversation: None,
         }
     }
 }
@@ -170,6 +174,7 @@ impl Engine {
             request_id: spec.request_id.clone(),
             // The scan recorded every file's mode (docs/format.md "Trees").
             modes: true,
+            conversation: spec.conversation.clone().map(Box::new),
             extra: Default::default(),
         };
         let new_entry = record.to_new_entry(None, spec.parent.clone())?;
@@ -210,6 +215,16 @@ impl Engine {
 
 /// `Engine::snapshot` (the door in engine/mod.rs says what it does).
 pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<SnapshotResult> {
+    snapshot_with_conversation(engine, p, None)
+}
+
+/// `Engine::snapshot_with_conversation` (the door in engine/mod.rs says
+/// what it does).
+pub(crate) fn snapshot_with_conversation(
+    engine: &mut Engine,
+    p: SnapshotParams,
+    conversation: Option<ConversationCapture>,
+) -> Result<SnapshotResult> {
     let kind = p.kind.unwrap_or_default();
     let scope = match p.paths {
         Some(paths) => Some(crate::engine::parse_paths(
@@ -229,6 +244,20 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         }
     }
     let parent = engine.parent_or_leaf(p.parent_id)?;
+    // Stored before the scan: a scan that writes objects makes them durable
+    // with its own, so a checkpoint pays no sync of its own for them.
+    let (conversation, _no_gc) =
+        match conversation.map(|c| super::conversation::store_capture(engine, &c)) {
+            Some(Ok((stored, guard))) => (Some(stored), guard),
+            // The checkpoint is what matters: it is recorded without its
+            // conversation, and the next one reads the transcript on from
+            // where the last recorded one left it.
+            Some(Err(err)) => {
+                tracing::warn!(%err, "the conversation could not be stored with this checkpoint");
+                (None, None)
+            }
+            None => (None, None),
+        };
     engine.record_snapshot(SnapshotSpec {
         kind: kind.into(),
         label: p.label,
@@ -238,6 +267,7 @@ pub(crate) fn snapshot(engine: &mut Engine, p: SnapshotParams) -> Result<Snapsho
         turn_index: p.turn_index,
         force: kind == SnapshotKind::Manual || p.force.unwrap_or(false),
         request_id: p.request_id,
+        conversation,
     })
 }
 

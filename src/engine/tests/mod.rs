@@ -12,6 +12,7 @@ use crate::repo_path::RepoPath;
 use crate::store::TreeEntry;
 use crate::working_copy::ScanOptions;
 
+mod conversation;
 mod rollback;
 mod saved_scan;
 mod uncaptured;

@@ -49,9 +49,10 @@ async function rpc(method, params) {
   return j.result;
 }
 
-async function write(method, params, token) {
+async function write(method, params, token, conversation) {
   const body = { method, params };
   if (token) body.token = token;
+  if (conversation && conversation !== 'files') body.conversation = conversation;
   if (state.session) body.session = state.session;
   const r = await fetch('/api/write', {
     method: 'POST',
@@ -93,7 +94,8 @@ function toast(message, kind) {
   t.className = kind || '';
   t.hidden = false;
   clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => { t.hidden = true; }, kind === 'error' ? 12000 : 5000);
+  // 'long': a command to copy stays up for a while.
+  toast.timer = setTimeout(() => { t.hidden = true; }, kind === 'long' ? 30000 : kind === 'error' ? 12000 : 5000);
 }
 
 function showError(e) {
@@ -566,14 +568,14 @@ function revealCheckpoint(id) {
 
 let pending = null;
 
-async function startWrite(method, params, title) {
+async function startWrite(method, params, title, conversation) {
   let r;
-  try { r = await write(method, params); } catch (e) { showError(e); return; }
-  showPlan(method, params, title, r.body, false);
+  try { r = await write(method, params, undefined, conversation); } catch (e) { showError(e); return; }
+  showPlan(method, params, title, r.body, false, conversation);
 }
 
-function showPlan(method, params, title, body, stale) {
-  pending = { method, params, title, token: body.token };
+function showPlan(method, params, title, body, stale, conversation) {
+  pending = { method, params, title, token: body.token, conversation };
   $('plan-title').textContent = title;
   const st = $('plan-stale');
   st.hidden = !stale;
@@ -591,6 +593,7 @@ function showPlan(method, params, title, body, stale) {
   $('plan-dialog').querySelector('.dialog').classList.toggle('wide', revert || !!hunkTarget(method, params));
   let summary;
   if (method === 'label') summary = `Set label "${params.label || ''}" and note "${params.note || ''}" on ${shortId(params.targetId)}.`;
+  else if (body.conversationOnly) summary = 'No file is written: the agent\'s conversation is forked as it was at this checkpoint, in a new session (the original is unchanged).';
   else {
     summary = `${writes} file(s) to write, ${deletes} to delete, ${files.length - writes - deletes} kept.`;
     if (revert) summary += ` ${conflicts} conflict(s): later changes overlap this checkpoint's.`;
@@ -616,7 +619,8 @@ function showPlan(method, params, title, body, stale) {
   for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
   for (const u of restore.notCaptured || []) notes.append(el('li', { text: `left as it is: ${u.path} (the checkpoint did not capture it: ${u.reason})` }));
   for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
-  renderPlanOptions(method, params, title, restore);
+  if (conversation === 'both') notes.append(el('li', { text: 'The agent\'s conversation is forked as it was at this checkpoint too, in a new session (the original is unchanged).' }));
+  renderPlanOptions(method, params, title, restore, conversation);
   $('plan-dialog').dataset.onConflict = revert ? onConflict : (params.onConflict || '');
   const details = $('plan-details');
   details.replaceChildren();
@@ -629,9 +633,19 @@ function showPlan(method, params, title, body, stale) {
 // onConflict; whether a restore, navigation or undo overwrites files changed
 // since the last checkpoint; the hunks of a one-file restore. A change asks
 // for the new plan.
-function renderPlanOptions(method, params, title, restore) {
+function renderPlanOptions(method, params, title, restore, conversation) {
   const box = $('plan-options');
   box.replaceChildren();
+  // A restore of a whole checkpoint: the files, the agent's conversation
+  // (a fork holding everything before the checkpoint), or both.
+  if (method === 'restore_files' && params.targetEntryId && !params.files && !params.hunks) {
+    const sel = el('select', { id: 'plan-conversation', 'aria-label': 'what to restore' },
+      ...[['files', 'files'], ['both', 'files and conversation'], ['only', 'conversation only']]
+        .map(([v, t]) => el('option', { value: v, text: t })));
+    sel.value = conversation || 'files';
+    sel.addEventListener('change', () => startWrite(method, params, title, sel.value));
+    box.append(el('label', {}, 'restore: ', sel));
+  }
   const rollback = ['restore_files', 'navigate_tree', 'undo'].includes(method) && !params.hunks;
   if (rollback && ((restore.dirty || []).length || params.onConflict)) {
     const sel = el('select', { id: 'plan-onconflict', 'aria-label': 'changed files' },
@@ -639,7 +653,7 @@ function renderPlanOptions(method, params, title, restore) {
         ['overwrite', 'overwrite them too (the checkpoint taken first keeps their content; Undo brings it back)']]
         .map(([v, t]) => el('option', { value: v, text: t })));
     sel.value = params.onConflict || 'skip';
-    sel.addEventListener('change', () => startWrite(method, { ...params, onConflict: sel.value }, title));
+    sel.addEventListener('change', () => startWrite(method, { ...params, onConflict: sel.value }, title, conversation));
     box.append(el('label', {}, 'files changed since the last checkpoint: ', sel));
   }
   if (method === 'revert') {
@@ -724,13 +738,16 @@ async function confirmPlan() {
   const p = pending;
   $('plan-confirm').disabled = true;
   let r;
-  try { r = await write(p.method, p.params, p.token); } catch (e) { $('plan-confirm').disabled = false; closePlan(); showError(e); return; }
+  try { r = await write(p.method, p.params, p.token, p.conversation); } catch (e) { $('plan-confirm').disabled = false; closePlan(); showError(e); return; }
   $('plan-confirm').disabled = false;
-  if (r.status === 409) { showPlan(p.method, p.params, p.title, r.body, true); return; }
+  if (r.status === 409) { showPlan(p.method, p.params, p.title, r.body, true, p.conversation); return; }
   closePlan();
   const res = r.body.result || {};
   const restore = p.method === 'navigate_tree' ? (res.restore || {}) : res;
-  if (p.method === 'label') toast('Saved.');
+  const conv = r.body.conversation;
+  if (conv && conv.refused) toast(`Files: wrote ${(restore.restored || []).length}. The conversation was not restored: ${conv.refused}`, 'error');
+  else if (conv) toast(`${p.conversation === 'only' ? '' : `Wrote ${(restore.restored || []).length} file(s), deleted ${(restore.deleted || []).length}. `}Continue the conversation in a terminal in ${conv.project}: ${conv.commandLine}`, 'long');
+  else if (p.method === 'label') toast('Saved.');
   else if (p.method === 'revert') toast(`Done: reverted, wrote ${(res.restored || []).length} file(s), deleted ${(res.deleted || []).length}${(res.failed || []).length ? `, ${res.failed.length} could not be touched` : ''}. Undo puts the state before it back.`);
   else toast(`Done: wrote ${(restore.restored || []).length} file(s), deleted ${(restore.deleted || []).length}.${restore.unrevertEntryId ? ' Undo puts the state before it back.' : ''}`);
   await refresh();
