@@ -178,13 +178,19 @@ pub struct Tool {
     pub extra: Map<String, Value>,
 }
 
-/// A step-snapshot's `git`: either may be null.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A step-snapshot's `git` (and an unrevert-point's): the branch and HEAD,
+/// either may be null, and whether a file the index holds differed from
+/// it (docs/format.md "Git state").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Git {
     #[serde(default)]
     pub branch: Option<String>,
     #[serde(default)]
     pub head: Option<String>,
+    /// Absent when it could not be told (and in records written before it
+    /// was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -212,6 +218,12 @@ pub struct StepSnapshot {
     pub tool: Option<Tool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<Git>,
+    /// The git index at this checkpoint, as a listing in the store
+    /// (docs/format.md "Git index listing"). Beside `git` rather than in it,
+    /// so a build that does not know it still keeps its tree (an unknown
+    /// top-level `…TreeHash` is kept by gc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_index_tree_hash: Option<ObjectId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_paths: Option<Vec<String>>,
     /// The host's id of the request that recorded it (`snapshot`'s
@@ -227,7 +239,11 @@ impl Record for StepSnapshot {
     const CUSTOM_TYPE: Option<&'static str> = Some(CUSTOM_STEP_SNAPSHOT);
 
     fn tree_hashes(&self) -> Vec<ObjectId> {
-        present([self.baseline_tree_hash, self.snapshot_tree_hash])
+        present([
+            self.baseline_tree_hash,
+            self.snapshot_tree_hash,
+            self.git_index_tree_hash,
+        ])
     }
 
     fn extra(&self) -> &Map<String, Value> {
