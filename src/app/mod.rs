@@ -81,7 +81,8 @@ pub fn main() -> ExitCode {
             before_step,
             confirm,
             patch: false,
-        } => cli::rollback::restore(at, target, files, before_step, confirm),
+            git,
+        } => cli::rollback::restore(at, target, files, before_step, git, confirm),
         Command::Revert {
             at,
             entry,
@@ -91,7 +92,12 @@ pub fn main() -> ExitCode {
             yes,
         } => cli::revert::revert(at, entry, to, files, on_conflict, yes),
         Command::Blame { at, file, at_entry } => cli::revert::blame(at, file, at_entry),
-        Command::Undo { at, entry, confirm } => cli::rollback::undo(at, entry, confirm),
+        Command::Undo {
+            at,
+            entry,
+            git,
+            confirm,
+        } => cli::rollback::undo(at, entry, git, confirm),
         Command::Gc {
             at,
             dry_run,

@@ -289,6 +289,18 @@ pub struct UnrevertPoint {
     /// Revert only: the last checkpoint of the range taken out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverted_to_entry_id: Option<EntryId>,
+    /// Git as the restore found it (in a git repository): what `undo` with
+    /// `git` puts back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_rollback_git: Option<Git>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_rollback_git_index_tree_hash: Option<ObjectId>,
+    /// A restore with `git` only: git as the restore leaves it (HEAD and the
+    /// index moved to the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_index_tree_hash: Option<ObjectId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -302,6 +314,8 @@ impl Record for UnrevertPoint {
             self.pre_rollback_tree_hash,
             self.target_tree_hash,
             self.working_tree_hash,
+            self.pre_rollback_git_index_tree_hash,
+            self.git_index_tree_hash,
         ])
     }
 

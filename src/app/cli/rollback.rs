@@ -29,7 +29,7 @@ impl From<ConflictMode> for OnConflict {
 /// Show the plan and ask; `false` when nothing should be written.
 fn confirmed(what: &str, plan: &RestoreResult, confirm: &Confirm) -> Result<bool> {
     print!("{}", plan::restore_plan_text(what, plan));
-    if plan::is_empty(plan) {
+    if plan::is_empty(plan) && !plan.git_moved {
         return Ok(false);
     }
     Ok(confirm.yes || ask("Proceed?")?)
@@ -44,11 +44,21 @@ pub(crate) fn print_done(r: &RestoreResult) {
     );
 }
 
+/// [`print_done`], then what the restore found that its plan did not say
+/// (what `--git` did to git: moved, or why not).
+fn print_done_after(plan: &RestoreResult, r: &RestoreResult) {
+    print_done(r);
+    for w in r.warnings.iter().filter(|w| !plan.warnings.contains(w)) {
+        println!("  {w}");
+    }
+}
+
 pub fn restore(
     at: Location,
     target: Option<String>,
     files: Vec<String>,
     before_step: Option<usize>,
+    git: bool,
     confirm: Confirm,
 ) -> Result<()> {
     // The preview comes from a read-only view: nothing is appended until the
@@ -75,7 +85,7 @@ pub fn restore(
             None => (Some(leaf_of(&view)?), None),
         },
     };
-    restore_from(at, view, target_entry_id, tree_hash, files, confirm)
+    restore_from(at, view, target_entry_id, tree_hash, files, git, confirm)
 }
 
 /// `rewind restore` once its target is known: the plan from `view`, then
@@ -86,6 +96,7 @@ fn restore_from(
     target_entry_id: Option<EntryId>,
     tree_hash: Option<ObjectId>,
     files: Vec<String>,
+    git: bool,
     confirm: Confirm,
 ) -> Result<()> {
     let files = repo_paths(&files)?;
@@ -96,6 +107,7 @@ fn restore_from(
         preview: Some(preview),
         on_conflict: Some(confirm.on_conflict.into()),
         hunks: None,
+        git: Some(git),
     };
     let plan = view.restore_files(params(true))?;
     if !confirmed("The restore", &plan, &confirm)? {
@@ -103,7 +115,7 @@ fn restore_from(
     }
     drop(view);
     let mut engine = open_for_writing(&at)?;
-    print_done(&engine.restore_files(params(false))?);
+    print_done_after(&plan, &engine.restore_files(params(false))?);
     Ok(())
 }
 
@@ -133,14 +145,14 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
     }
 }
 
-pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()> {
+pub fn undo(at: Location, entry: Option<String>, git: bool, confirm: Confirm) -> Result<()> {
     // Preview from a read-only view; the named (or latest) unrevert-point is
     // fixed before the session is opened for writing.
     let mut view = Engine::open_read_only(locate(&at)?)?;
     if entry.is_none() {
         if let Some((turn, id)) = before_last_turn(&view)? {
             println!("putting back the state before turn {turn} (checkpoint {id})");
-            return restore_from(at, view, Some(id), None, Vec::new(), confirm);
+            return restore_from(at, view, Some(id), None, Vec::new(), git, confirm);
         }
     }
 
@@ -148,6 +160,7 @@ pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()>
         entry_id: entry.clone().map(EntryId::from_input),
         on_conflict: Some(confirm.on_conflict.into()),
         preview: Some(preview),
+        git: Some(git),
     };
     let plan = view.undo(params(true))?;
     if !confirmed("Undo", &plan, &confirm)? {
@@ -155,6 +168,6 @@ pub fn undo(at: Location, entry: Option<String>, confirm: Confirm) -> Result<()>
     }
     drop(view);
     let mut engine = open_for_writing(&at)?;
-    print_done(&engine.undo(params(false))?);
+    print_done_after(&plan, &engine.undo(params(false))?);
     Ok(())
 }

@@ -433,6 +433,7 @@ impl RewindMcp {
                         preview: Some(preview),
                         on_conflict,
                         hunks: None,
+                        git: None,
                     })
                 },
             )
@@ -479,6 +480,7 @@ impl RewindMcp {
                         preview: Some(preview),
                         on_conflict,
                         hunks: None,
+                        git: None,
                     })
                 })?;
                 // Clients that show the model only the structured content
@@ -494,6 +496,7 @@ impl RewindMcp {
                     entry_id: entry_id.clone(),
                     on_conflict,
                     preview: Some(preview),
+                    git: None,
                 })
             })
         })
