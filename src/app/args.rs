@@ -110,6 +110,10 @@ pub enum Command {
         /// `git checkout -p` does. Answers are read from stdin.
         #[arg(long, short = 'p', conflicts_with_all = ["before_step", "conversation", "conversation_only"])]
         patch: bool,
+        /// Also move git's HEAD and index back to the checkpoint's, through your git (in its reflog).
+        /// Refused mid-merge or mid-rebase, or on another branch; without it, .git is never written.
+        #[arg(long, conflicts_with = "patch", verbatim_doc_comment)]
+        git: bool,
         #[command(flatten)]
         confirm: Confirm,
         #[command(flatten)]
@@ -155,6 +159,10 @@ pub enum Command {
         #[command(flatten)]
         at: Location,
         entry: Option<String>,
+        /// Also put git's HEAD and index back as the undone restore found them (through your git).
+        /// Undoing a turn: as the turn found them. Without it, .git is never written.
+        #[arg(long, verbatim_doc_comment)]
+        git: bool,
         #[command(flatten)]
         confirm: Confirm,
         #[command(flatten)]

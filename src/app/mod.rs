@@ -83,7 +83,8 @@ pub fn main() -> ExitCode {
             confirm,
             patch: false,
             conversation,
-        } => cli::rollback::restore(at, target, files, before_step, confirm, conversation),
+            git,
+        } => cli::rollback::restore(at, target, files, before_step, git, confirm, conversation),
         Command::Revert {
             at,
             entry,
@@ -96,9 +97,10 @@ pub fn main() -> ExitCode {
         Command::Undo {
             at,
             entry,
+            git,
             confirm,
             conversation,
-        } => cli::rollback::undo(at, entry, confirm, conversation),
+        } => cli::rollback::undo(at, entry, git, confirm, conversation),
         Command::Gc {
             at,
             dry_run,

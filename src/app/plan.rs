@@ -25,7 +25,7 @@ pub fn conflict_text(reason: ConflictReason) -> &'static str {
 /// the MCP tools before the confirmation): what `what` would write, delete
 /// and keep, and why.
 pub fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
-    let mut s = if is_empty(plan) {
+    let mut s = if is_empty(plan) && !plan.git_moved {
         format!("{what}: nothing to change.\n")
     } else {
         format!(
@@ -62,7 +62,13 @@ pub fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
         ));
     }
     for w in &plan.warnings {
-        s.push_str(&format!("  warning: {w}\n"));
+        // What git did since, and what `--git` does, read as lines of
+        // their own ("git: 2 commits since this checkpoint: ...").
+        if w.starts_with("git: ") || w.starts_with("git (--git): ") {
+            s.push_str(&format!("  {w}\n"));
+        } else {
+            s.push_str(&format!("  warning: {w}\n"));
+        }
     }
     s
 }
@@ -197,6 +203,26 @@ mod tests {
         assert_eq!(
             restore_plan_text("Undo", &RestoreResult::default()),
             "Undo: nothing to change.\n"
+        );
+    }
+
+    /// What git did since reads as lines of their own, and a plan that
+    /// only moves git (`--git`) is not "nothing to change".
+    #[test]
+    fn git_lines_read_as_lines_and_a_git_move_is_a_change() {
+        let plan = RestoreResult {
+            warnings: vec![
+                "git: 2 commits since this checkpoint: 'cleanup', 'wip'".into(),
+                "git (--git): HEAD moves to 1a2b3c4".into(),
+            ],
+            git_moved: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            restore_plan_text("The restore", &plan),
+            "The restore would write 0 file(s) and delete 0 file(s):\n\
+             \x20 git: 2 commits since this checkpoint: 'cleanup', 'wip'\n\
+             \x20 git (--git): HEAD moves to 1a2b3c4\n"
         );
     }
 }

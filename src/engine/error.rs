@@ -21,6 +21,10 @@ pub enum EngineError {
     UnknownTree(String),
     #[error("nothing to undo: no unrevert-point on the current path")]
     NothingToUndo,
+    /// `git` was asked for and cannot be done whole: the line says what to
+    /// do instead (nothing was written).
+    #[error("{0}")]
+    GitRefused(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

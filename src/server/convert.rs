@@ -198,12 +198,12 @@ from_wire_structs! {
     StageFilesParams { paths }
     ListCheckpointsParams { scope, query }
     FileHistoryParams { file_path, scope }
-    RestoreFilesParams { target_entry_id, tree_hash, files, preview, on_conflict, hunks }
+    RestoreFilesParams { target_entry_id, tree_hash, files, preview, on_conflict, hunks, git }
     HunkSelection { path, hunks, context_lines }
     HunkRef { index, hash }
     RevertParams { entry_id, to_entry_id, files, preview, on_conflict }
     NavigateTreeParams { target_id, skip_files, summarize, summary, label, preview, on_conflict }
-    UndoParams { entry_id, on_conflict, preview }
+    UndoParams { entry_id, on_conflict, preview, git }
     ApproveParams { message }
     ResetParams { on_conflict, preview }
     GcParams { dry_run, keep_last, max_age_days, budget_bytes }
@@ -294,7 +294,7 @@ to_wire_structs! {
     BlameLine { line, entry_id, turn_index, kind, label, timestamp, text }
     RestoreResult {
         preview, restored, deleted, skipped, not_captured, dirty, conflicts, unrevert_entry_id,
-        warnings,
+        warnings, git_moved,
     }
     Conflict { path, reason }
     RevertResult { preview, files, restored, deleted, failed, unrevert_entry_id }

@@ -178,13 +178,19 @@ pub struct Tool {
     pub extra: Map<String, Value>,
 }
 
-/// A step-snapshot's `git`: either may be null.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A step-snapshot's `git` (and an unrevert-point's): the branch and HEAD,
+/// either may be null, and whether a file the index holds differed from
+/// it (docs/format.md "Git state").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Git {
     #[serde(default)]
     pub branch: Option<String>,
     #[serde(default)]
     pub head: Option<String>,
+    /// Absent when it could not be told (and in records written before it
+    /// was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -212,6 +218,12 @@ pub struct StepSnapshot {
     pub tool: Option<Tool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<Git>,
+    /// The git index at this checkpoint, as a listing in the store
+    /// (docs/format.md "Git index listing"). Beside `git` rather than in it,
+    /// so a build that does not know it still keeps its tree (an unknown
+    /// top-level `…TreeHash` is kept by gc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_index_tree_hash: Option<ObjectId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_paths: Option<Vec<String>>,
     /// The host's id of the request that recorded it (`snapshot`'s
@@ -243,6 +255,7 @@ impl Record for StepSnapshot {
             self.conversation
                 .as_ref()
                 .and_then(|c| c.transcript_tree_hash),
+            self.git_index_tree_hash,
         ])
     }
 
@@ -340,6 +353,18 @@ pub struct UnrevertPoint {
     /// every file whatever it had.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub modes: bool,
+    /// Git as the restore found it (in a git repository): what `undo` with
+    /// `git` puts back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_rollback_git: Option<Git>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_rollback_git_index_tree_hash: Option<ObjectId>,
+    /// A restore with `git` only: git as the restore leaves it (HEAD and the
+    /// index moved to the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_index_tree_hash: Option<ObjectId>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -353,6 +378,8 @@ impl Record for UnrevertPoint {
             self.pre_rollback_tree_hash,
             self.target_tree_hash,
             self.working_tree_hash,
+            self.pre_rollback_git_index_tree_hash,
+            self.git_index_tree_hash,
         ])
     }
 

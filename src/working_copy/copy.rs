@@ -39,6 +39,9 @@ pub struct WorkingCopy {
     /// The paths the user's git index tracks, kept while `.git/index` is
     /// unchanged (size, mtime, inode), so a scan does not re-parse it.
     git_index: Option<(FileIdentity, Arc<Vec<String>>)>,
+    /// The git index's entries and listing, for the git state checkpoints
+    /// record (`git_state.rs`).
+    git_state: Option<super::git_state::IndexCache>,
     /// The tree of the last scan and its files: what the watcher's changes
     /// are relative to.
     pub(super) last_scan: Option<LastScan>,
@@ -131,6 +134,7 @@ impl WorkingCopy {
             stat_cache_saved: Instant::now(),
             staged,
             git_index: None,
+            git_state: None,
             last_scan: None,
             rules_seen: None,
             tracked_seen: 0,
@@ -278,6 +282,59 @@ impl WorkingCopy {
     /// repository (read, never written: rule 6).
     pub fn git_head(&self) -> Option<(Option<String>, Option<String>)> {
         git::head_info(&self.root)
+    }
+
+    /// What a checkpoint of the work tree `tree` records of git
+    /// (docs/format.md "Git state"): branch and HEAD, the index's listing
+    /// (stored in `store` when the index changed), and whether the work tree
+    /// differs from the index. `files` gives `tree`'s files when they are
+    /// needed; `changed`, when `tree` is a tree this working copy answered
+    /// for before changed at these paths, lets only those be looked at.
+    /// `None` outside a git repository. Reads git's files only (rule 6).
+    pub fn git_state(
+        &mut self,
+        store: &Store,
+        tree: crate::store::ObjectId,
+        files: &mut dyn FnMut() -> Option<FlatTree>,
+        changed: Option<super::git_state::ChangedPaths<'_>>,
+    ) -> Option<super::GitState> {
+        let (branch, head) = git::head_info(&self.root)?;
+        let mut state = super::GitState {
+            branch,
+            head,
+            dirty: None,
+            index: None,
+        };
+        let Some(dir) = git::git_dir(&self.root) else {
+            return Some(state);
+        };
+        self.git_state = super::git_state::IndexCache::refresh(self.git_state.take(), &dir);
+        if let Some(cache) = &mut self.git_state {
+            match cache.listing(store) {
+                Ok(id) => state.index = Some(id),
+                Err(err) => tracing::warn!(%err, "could not store the git index's listing"),
+            }
+            state.dirty = cache.dirty(store, &self.stat_cache, tree, files, changed);
+        }
+        Some(state)
+    }
+
+    /// The user's git, run in the project (`None`: not a git repository).
+    /// Only `--git` writes through it (docs/architecture.md rule 6).
+    pub fn git_repo(&self) -> Option<super::GitRepo> {
+        git::git_dir(&self.root).map(|dir| super::GitRepo::new(&self.root, &dir))
+    }
+
+    /// What git is in the middle of (a merge, a rebase, a cherry-pick, a
+    /// revert), when it is.
+    pub fn git_in_progress(&self) -> Option<&'static str> {
+        git::in_progress(&git::git_dir(&self.root)?)
+    }
+
+    /// The git index's entries as they are now (`None`: no index that
+    /// parses).
+    pub fn git_index_now(&self) -> Option<Vec<super::ListedEntry>> {
+        super::git_state::current_entries(&self.root)
     }
 
     /// Does `path` hold exactly `expected` (`None`: nothing)? A stat-cache

@@ -1,6 +1,8 @@
 //! Read-only access to the user's git repository: the index (which files
-//! git tracks) and HEAD (branch and commit). Never written (docs/architecture.md rule 6);
-//! no git binary needed. A missing or unreadable repository yields nothing.
+//! git tracks, and each entry's blob) and HEAD (branch and commit), read from
+//! git's files without a git binary. Never written here (docs/architecture.md
+//! rule 6: only `--git`, through git itself, `git_cmd.rs`). A missing or
+//! unreadable repository yields nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -32,10 +34,10 @@ pub fn tracked_paths(root: &Path) -> Vec<String> {
     let Some(dir) = git_dir(root) else {
         return Vec::new();
     };
-    match std::fs::read(dir.join("index")) {
+    match read_index(&dir) {
         // Sorted and unique (git keeps them so, but a scoped scan's binary
         // search must not depend on another program's care).
-        Ok(bytes) => parse_index(&bytes).map(|mut paths| {
+        Some(bytes) => parse_index(&bytes).map(|mut paths| {
             paths.sort_unstable();
             paths.dedup();
             paths
@@ -43,7 +45,7 @@ pub fn tracked_paths(root: &Path) -> Vec<String> {
             tracing::warn!(%why, "could not parse the git index; tracked-but-ignored files will follow the ignore rules");
             Vec::new()
         }),
-        Err(_) => Vec::new(),
+        None => Vec::new(),
     }
 }
 
@@ -52,8 +54,43 @@ fn be32(b: &[u8], at: usize) -> Option<u32> {
         .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
-/// Parse git's index format, versions 2 to 4 (v4: prefix-compressed paths).
-pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
+/// The largest `.git/index` read (docs/architecture.md: git's files are
+/// untrusted input). An index is ~80 bytes a file; past this no git state
+/// is recorded.
+pub const MAX_INDEX_BYTES: u64 = 256 << 20;
+
+/// One entry of git's index, as git wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The path's bytes as git stores them.
+    pub path: Vec<u8>,
+    /// `0o100644`, `0o100755`, `0o120000` (symlink), `0o160000` (gitlink)
+    /// or `0o040000` (a sparse index's directory).
+    pub mode: u32,
+    /// The blob's object name: 20 bytes (SHA-1) or 32 (SHA-256).
+    pub oid: Vec<u8>,
+    /// 0, or 1-3 for a conflicted path.
+    pub stage: u8,
+    /// The file's size and mtime (seconds, nanoseconds) when git last
+    /// looked at it; the size is truncated to 32 bits, as git stores it.
+    pub size: u32,
+    pub mtime: (u32, u32),
+    /// Skip-worktree or intent-to-add (v3+ extended flags).
+    pub special: bool,
+}
+
+impl IndexEntry {
+    /// A regular file or a symlink (not a gitlink or a sparse directory).
+    pub fn is_file(&self) -> bool {
+        let kind = self.mode & 0o170000;
+        kind == 0o100000 || kind == 0o120000
+    }
+}
+
+/// Every entry of git's index format, versions 2 to 4 (v4:
+/// prefix-compressed paths), in the index's order (sorted by path, then
+/// stage).
+pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
     if b.get(0..4) != Some(b"DIRC") {
         return Err("bad signature");
     }
@@ -62,7 +99,11 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
         return Err("unsupported index version");
     }
     let count = be32(b, 8).ok_or("truncated header")? as usize;
-    let mut out: Vec<String> = Vec::with_capacity(count.min(1 << 20));
+    // Each entry takes at least 62 bytes: a count beyond that is a lie.
+    if count > b.len() / 62 {
+        return Err("entries do not parse");
+    }
+    let mut out: Vec<IndexEntry> = Vec::with_capacity(count);
     let mut prev: Vec<u8> = Vec::new();
     // SHA-1 repositories use 20-byte object names; SHA-256 ones 32. Try
     // SHA-1 first and fall back when the entries do not line up.
@@ -73,7 +114,12 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
         let mut ok = true;
         for _ in 0..count {
             let start = pos;
-            let Some(mode) = be32(b, start + 24) else {
+            let (Some(mode), Some(size), Some(mtime_s), Some(mtime_ns)) = (
+                be32(b, start + 24),
+                be32(b, start + 36),
+                be32(b, start + 8),
+                be32(b, start + 12),
+            ) else {
                 ok = false;
                 break;
             };
@@ -82,9 +128,17 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
                 ok = false;
                 break;
             };
+            let oid = b[start + 40..flags_at].to_vec();
             let flags = u16::from_be_bytes([fl[0], fl[1]]);
             let mut p = flags_at + 2;
+            let mut special = false;
             if version >= 3 && flags & 0x4000 != 0 {
+                let Some(ext) = b.get(p..p + 2) else {
+                    ok = false;
+                    break;
+                };
+                // 0x4000 skip-worktree, 0x2000 intent-to-add.
+                special = u16::from_be_bytes([ext[0], ext[1]]) & 0x6000 != 0;
                 p += 2;
             }
             let path: Vec<u8> = if version == 4 {
@@ -103,7 +157,13 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
                         break;
                     };
                     p += 1;
-                    drop = ((drop + 1) << 7) | (next & 0x7f) as usize;
+                    drop = match drop.checked_add(1).and_then(|d| d.checked_mul(128)) {
+                        Some(d) => d | (next & 0x7f) as usize,
+                        None => {
+                            ok = false;
+                            break;
+                        }
+                    };
                     byte = next;
                 }
                 if !ok || drop > prev.len() {
@@ -129,18 +189,16 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
                 pos = start + (len + 8) / 8 * 8;
                 path
             };
-            prev = path.clone();
-            let kind = mode & 0o170000;
-            // 0o100000 regular file, 0o120000 symlink; skip gitlinks (0o160000)
-            // and sparse-index directories (0o040000).
-            if kind == 0o100000 || kind == 0o120000 {
-                // Names that are not UTF-8 in their project-path form
-                // (repo_path::encode_name), like the walk reports them.
-                let s = crate::repo_path::encode_name(&path).into_owned();
-                if out.last() != Some(&s) {
-                    out.push(s);
-                }
-            }
+            prev.clone_from(&path);
+            out.push(IndexEntry {
+                path,
+                mode,
+                oid,
+                stage: ((flags >> 12) & 3) as u8,
+                size,
+                mtime: (mtime_s, mtime_ns),
+                special,
+            });
         }
         if ok && pos <= b.len() {
             return Ok(out);
@@ -149,11 +207,76 @@ pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
     Err("entries do not parse")
 }
 
+/// Parse git's index format, versions 2 to 4, into the paths of its
+/// regular files and symlinks (see [`tracked_paths`]).
+pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
+    let entries = parse_index_entries(b)?;
+    let mut out: Vec<String> = Vec::with_capacity(entries.len());
+    for e in entries.iter().filter(|e| e.is_file()) {
+        // Names that are not UTF-8 in their project-path form
+        // (repo_path::encode_name), like the walk reports them.
+        let s = crate::repo_path::encode_name(&e.path).into_owned();
+        if out.last() != Some(&s) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// Read `.git/index` (at most [`MAX_INDEX_BYTES`]): `None` when there is
+/// none or it cannot be read.
+pub fn read_index(git_dir: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(git_dir.join("index")).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INDEX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_INDEX_BYTES {
+        tracing::warn!("the git index is larger than rewind reads; its git state is not recorded");
+        return None;
+    }
+    Some(bytes)
+}
+
+/// What git is in the middle of, when it is: a merge, a rebase, a
+/// cherry-pick or a revert (the files git keeps while one is unfinished).
+pub fn in_progress(git_dir: &Path) -> Option<&'static str> {
+    [
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+    ]
+    .into_iter()
+    .find(|(name, _)| std::fs::symlink_metadata(git_dir.join(name)).is_ok())
+    .map(|(_, what)| what)
+}
+
+/// A small file of git's (HEAD, a ref), read to at most `max` bytes.
+fn read_small(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut s = String::new();
+    file.take(max).read_to_string(&mut s).ok()?;
+    Some(s)
+}
+
+/// Whether `s` is an object name as git spells it (40 or 64 lowercase hex
+/// digits): what rewind passes to a git command as a commit or blob, so
+/// nothing read from a file or a record can be taken for an option.
+pub fn is_object_name(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
 /// Branch and HEAD commit, read from the git dir. `None` when the project is
 /// not a git repository.
 pub fn head_info(root: &Path) -> Option<(Option<String>, Option<String>)> {
     let dir = git_dir(root)?;
-    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+    let head = read_small(&dir.join("HEAD"), 4096)?;
     let head = head.trim();
     if let Some(reference) = head.strip_prefix("ref:") {
         let reference = reference.trim();
@@ -169,16 +292,22 @@ pub fn head_info(root: &Path) -> Option<(Option<String>, Option<String>)> {
 }
 
 fn resolve_ref(git_dir: &Path, reference: &str) -> Option<String> {
+    // A ref names a file below the git dir: nothing that climbs out.
+    if reference
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return None;
+    }
     // Worktrees keep shared refs in the common dir.
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
+    let common = read_small(&git_dir.join("commondir"), 4096)
         .map(|c| git_dir.join(c.trim()))
         .unwrap_or_else(|| git_dir.to_path_buf());
     for base in [git_dir, common.as_path()] {
-        if let Ok(s) = std::fs::read_to_string(base.join(reference)) {
+        if let Some(s) = read_small(&base.join(reference), 4096) {
             return Some(s.trim().to_string());
         }
-        if let Ok(packed) = std::fs::read_to_string(base.join("packed-refs")) {
+        if let Some(packed) = read_small(&base.join("packed-refs"), 256 << 20) {
             for line in packed.lines() {
                 if let Some((hash, name)) = line.split_once(' ') {
                     if name == reference {
@@ -244,6 +373,48 @@ mod tests {
             assert_eq!(branch.as_deref(), Some("main"));
             assert_eq!(head.map(|h| h.len()), Some(40));
         }
+    }
+
+    #[test]
+    fn index_entries_carry_mode_blob_stage_and_stat() {
+        let d = tempfile::tempdir().unwrap();
+        if !git(d.path(), &["init", "-q", "-b", "main"]) {
+            eprintln!("git not available; skipping");
+            return;
+        }
+        std::fs::write(d.path().join("a.txt"), "hello").unwrap();
+        std::fs::write(d.path().join("run.sh"), "x").unwrap();
+        std::fs::set_permissions(
+            d.path().join("run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        assert!(git(d.path(), &["add", "-A"]));
+        let dir = git_dir(d.path()).unwrap();
+        let entries = parse_index_entries(&read_index(&dir).unwrap()).unwrap();
+        assert_eq!(entries.len(), 2);
+        let a = &entries[0];
+        assert_eq!(a.path, b"a.txt");
+        assert_eq!(a.mode, 0o100644);
+        assert_eq!(a.stage, 0);
+        assert_eq!(a.size, 5);
+        // `printf hello | git hash-object --stdin`
+        assert_eq!(a.oid[..4], [0xb6, 0xfc, 0x4c, 0x62]);
+        let m = std::fs::metadata(d.path().join("a.txt")).unwrap();
+        assert_eq!(a.mtime.0 as i64, std::os::unix::fs::MetadataExt::mtime(&m));
+        assert_eq!(entries[1].mode, 0o100755);
+        assert_eq!(in_progress(&dir), None);
+        std::fs::write(dir.join("MERGE_HEAD"), "x").unwrap();
+        assert_eq!(in_progress(&dir), Some("a merge"));
+    }
+
+    #[test]
+    fn object_names_are_hex_of_git_lengths_only() {
+        assert!(is_object_name(&"a".repeat(40)));
+        assert!(is_object_name(&"0".repeat(64)));
+        assert!(!is_object_name(&"A".repeat(40)));
+        assert!(!is_object_name("--output=/tmp/x"));
+        assert!(!is_object_name(&"a".repeat(39)));
     }
 
     #[test]

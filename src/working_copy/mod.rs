@@ -9,6 +9,8 @@ mod beneath;
 mod checkout;
 mod copy;
 mod git;
+mod git_cmd;
+mod git_state;
 mod ignored;
 mod options;
 mod saved_scan;
@@ -20,6 +22,9 @@ mod watch;
 
 pub use checkout::CheckoutError;
 pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
+pub use git::is_object_name;
+pub use git_cmd::{Commits, GitEntry, GitError, GitRepo, MAX_SUBJECTS};
+pub use git_state::{index_changes, read_listing, GitState, ListedEntry, ListingError};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
 pub use scan_tree::{FullScan, ScanContext, ScanCounts, WorkingCopyError, WorkingState};

@@ -23,6 +23,7 @@ mod disk_full;
 mod fuzz;
 mod garage;
 mod gc;
+mod git_state;
 mod hooks;
 mod hostile_remote;
 mod install;

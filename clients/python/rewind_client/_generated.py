@@ -486,6 +486,8 @@ class RestoreResult(TypedDict):
     #: Files removed.
     deleted: list[str]
     dirty: list[str]
+    #: With `git`: HEAD or the index moved (a preview: would move). Absent when false.
+    gitMoved: NotRequired[bool]
     #: Paths the target checkpoint held but did not capture, with why: left
     #: as they are (also in `skipped`). Absent when empty.
     notCaptured: NotRequired[list[Untracked]]
@@ -549,6 +551,11 @@ class RestoreFilesParams(TypedDict, total=False):
     """Used as: params of ``restore_files``."""
     #: Only these files (or directories: everything below).
     files: list[str] | None
+    #: Also move git's HEAD (`git reset --soft`) and index (`git update-index`) back to
+    #: the target checkpoint's, through the user's `git`. Refused (-32602, nothing
+    #: written) during a merge, rebase, cherry-pick or revert, on another branch, or when
+    #: a recorded commit or staged blob is gone. Default false: `.git` is never written.
+    git: bool | None
     #: Take back only some hunks of these files: the hunks of `get_file_diff` from the
     #: restore's target to `@working`. Without `files`, only these files are touched.
     hunks: list[HunkSelection] | None
@@ -709,6 +716,9 @@ class UndoParams(TypedDict, total=False):
     """Used as: params of ``undo``."""
     #: An unrevert-point; default the latest on the current path.
     entryId: str | None
+    #: Also put git's HEAD and index back as the undone restore found them (as
+    #: `restore_files`' `git`, refused the same way).
+    git: bool | None
     onConflict: OnConflict | None
     preview: bool | None
 

@@ -519,6 +519,13 @@ export interface RestoreFilesParams {
   /** Only these files (or directories: everything below). */
   files?: string[] | null;
   /**
+   * Also move git's HEAD (`git reset --soft`) and index (`git update-index`) back to
+   * the target checkpoint's, through the user's `git`. Refused (-32602, nothing
+   * written) during a merge, rebase, cherry-pick or revert, on another branch, or when
+   * a recorded commit or staged blob is gone. Default false: `.git` is never written.
+   */
+  git?: boolean | null;
+  /**
    * Take back only some hunks of these files: the hunks of `get_file_diff` from the
    * restore's target to `@working`. Without `files`, only these files are touched.
    */
@@ -535,6 +542,8 @@ export interface RestoreResult {
   /** Files removed. */
   deleted: string[];
   dirty: string[];
+  /** With `git`: HEAD or the index moved (a preview: would move). Absent when false. */
+  gitMoved?: boolean;
   /**
    * Paths the target checkpoint held but did not capture, with why: left
    * as they are (also in `skipped`). Absent when empty.
@@ -706,6 +715,11 @@ export interface TreeEntryInfo {
 export interface UndoParams {
   /** An unrevert-point; default the latest on the current path. */
   entryId?: string | null;
+  /**
+   * Also put git's HEAD and index back as the undone restore found them (as
+   * `restore_files`' `git`, refused the same way).
+   */
+  git?: boolean | null;
   onConflict?: OnConflict | null;
   preview?: boolean | null;
 }

@@ -61,7 +61,7 @@ fn confirmed(what: &str, plan: &RestoreResult, confirm: &Confirm, json: bool) ->
             plan.conflicts.len()
         );
     }
-    if plan::is_empty(plan) {
+    if plan::is_empty(plan) && !plan.git_moved {
         return Ok(false);
     }
     Ok(confirm.yes || ask("Proceed?")?)
@@ -91,7 +91,7 @@ fn plan_then_write(
     run: impl Fn(&mut Engine, bool) -> Result<RestoreResult, EngineError>,
 ) -> Result<Outcome> {
     let shown = two_step::plan(&mut view, &op, &run).map_err(|e| anyhow!("{e}"))?;
-    let empty = plan::is_empty(&shown.plan);
+    let empty = plan::is_empty(&shown.plan) && !shown.plan.git_moved;
     if !confirmed(what, &shown.plan, confirm, json)? {
         return Ok(if empty {
             Outcome::NothingToDo
@@ -106,7 +106,7 @@ fn plan_then_write(
     {
         Step::Done(done) => {
             if !json {
-                print_done(&done);
+                print_done_after(&shown.plan, &done);
             }
             Ok(Outcome::Done(done))
         }
@@ -143,6 +143,15 @@ fn open_to_write(mut config: EngineConfig) -> Result<Engine> {
     }
 }
 
+/// [`print_done`], then what the restore found that its plan did not say
+/// (what `--git` did to git: moved, or why not).
+fn print_done_after(plan: &RestoreResult, r: &RestoreResult) {
+    print_done(r);
+    for w in r.warnings.iter().filter(|w| !plan.warnings.contains(w)) {
+        println!("  {w}");
+    }
+}
+
 pub(crate) fn print_done(r: &RestoreResult) {
     print_written(
         r.restored.len(),
@@ -171,6 +180,7 @@ pub fn restore(
     target: Option<String>,
     files: Vec<String>,
     before_step: Option<usize>,
+    git: bool,
     confirm: Confirm,
     conv: ConversationOpts,
 ) -> Result<()> {
@@ -213,6 +223,7 @@ pub fn restore(
         target_entry_id,
         tree_hash,
         files,
+        git,
         confirm,
         conv,
         fork,
@@ -251,6 +262,7 @@ fn restore_from(
     target_entry_id: Option<EntryId>,
     tree_hash: Option<ObjectId>,
     files: Vec<String>,
+    git: bool,
     confirm: Confirm,
     conv: ConversationOpts,
     fork: Option<std::result::Result<Prepared, Refused>>,
@@ -265,6 +277,7 @@ fn restore_from(
             "treeHash": tree_hash.map(|t| t.to_hex()),
             "files": files.as_ref().map(|f| f.iter().map(|p| p.as_str()).collect::<Vec<_>>()),
             "onConflict": format!("{on_conflict:?}"),
+            "git": git,
         });
         let run = move |e: &mut Engine, preview: bool| {
             e.restore_files(RestoreFilesParams {
@@ -274,6 +287,7 @@ fn restore_from(
                 preview: Some(preview),
                 on_conflict: Some(on_conflict),
                 hunks: None,
+                git: Some(git),
             })
         };
         match plan_then_write(config, view, "The restore", op, &confirm, conv.json, run)? {
@@ -388,6 +402,7 @@ fn before_step_of(view: &Engine, turn: u64, step: usize) -> Result<EntryId> {
 pub fn undo(
     at: Location,
     entry: Option<String>,
+    git: bool,
     confirm: Confirm,
     conv: ConversationOpts,
 ) -> Result<()> {
@@ -413,6 +428,7 @@ pub fn undo(
                 Some(id),
                 None,
                 Vec::new(),
+                git,
                 confirm,
                 conv,
                 fork,
@@ -444,12 +460,14 @@ pub fn undo(
             "command": "undo",
             "entryId": entry.as_ref().map(EntryId::as_str),
             "onConflict": format!("{on_conflict:?}"),
+            "git": git,
         });
         let run = move |e: &mut Engine, preview: bool| {
             e.undo(UndoParams {
                 entry_id: entry.clone(),
                 on_conflict: Some(on_conflict),
                 preview: Some(preview),
+                git: Some(git),
             })
         };
         match plan_then_write(config, view, "Undo", op, &confirm, conv.json, run)? {

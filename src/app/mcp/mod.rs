@@ -438,6 +438,7 @@ impl RewindMcp {
                         preview: Some(preview),
                         on_conflict,
                         hunks: None,
+                        git: None,
                     })
                 },
             )?;
@@ -487,6 +488,7 @@ impl RewindMcp {
                         preview: Some(preview),
                         on_conflict,
                         hunks: None,
+                        git: None,
                     })
                 })?;
                 // Clients that show the model only the structured content
@@ -514,6 +516,7 @@ impl RewindMcp {
                     entry_id: entry_id.clone(),
                     on_conflict,
                     preview: Some(preview),
+                    git: None,
                 })
             })?;
             Ok(with_conversation(r, engine, at.as_ref()))

@@ -31,6 +31,9 @@ pub struct RestoreFilesParams {
     /// Take back only some hunks of these files: the hunks of `get_file_diff` from the
     /// restore's target to `@working`. Without `files`, only these files are touched.
     pub hunks: Option<Vec<HunkSelection>>,
+    /// Also move git's HEAD and index back to the target checkpoint's, through the
+    /// user's `git` (docs/architecture.md rule 6); refused when that cannot be done whole.
+    pub git: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +86,8 @@ pub struct RestoreResult {
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<EntryId>,
     pub warnings: Vec<String>,
+    /// With `git`: HEAD or the index moved (a preview: would move).
+    pub git_moved: bool,
 }
 
 // --------------------------------------------------------------------- revert
@@ -209,6 +214,8 @@ pub struct UndoParams {
     pub entry_id: Option<EntryId>,
     pub on_conflict: Option<OnConflict>,
     pub preview: Option<bool>,
+    /// Also put git's HEAD and index back as the undone restore found them.
+    pub git: Option<bool>,
 }
 
 // ------------------------------------------------------------ approve / reset

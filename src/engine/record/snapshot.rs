@@ -12,8 +12,8 @@ use crate::engine::{turn_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
 use crate::session::{valid_host_id, EntryId};
-use crate::store::{classify, diff_trees, Change, ChangeClass};
-use crate::working_copy::{Untracked, UntrackedReason, WorkingState};
+use crate::store::{classify, diff_trees, Change, ChangeClass, ObjectId, TreeEntry};
+use crate::working_copy::{GitState, Untracked, UntrackedReason, WorkingState};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -128,6 +128,9 @@ impl Engine {
                 git,
             });
         }
+        let git_start = Instant::now();
+        let git_state = self.git_state_of(state.tree, parent_tree, &changes);
+        let git_us = git_start.elapsed().as_micros() as u64;
         let turn_index = spec
             .turn_index
             .unwrap_or_else(|| parent_cp.map(|(t, _)| t + 1).unwrap_or(0));
@@ -162,11 +165,13 @@ impl Engine {
                 input: t.input.clone(),
                 extra: Default::default(),
             }),
-            git: git.as_ref().map(|g| records::Git {
+            git: git_state.as_ref().map(|g| records::Git {
                 branch: g.branch.clone(),
                 head: g.head.clone(),
+                dirty: g.dirty,
                 extra: Default::default(),
             }),
+            git_index_tree_hash: git_state.as_ref().and_then(|g| g.index),
             staged_paths: {
                 let staged = self.working_copy.staged();
                 (!staged.is_empty()).then(|| staged.iter().cloned().collect())
@@ -190,12 +195,13 @@ impl Engine {
         // Where a snapshot's time went, for the benches (RUST_LOG=rewind::timing=debug):
         // the scan (walk or watcher, reading, hashing, compressing and writing objects,
         // the tree, and the sync of a pack it wrote), the diff against its parent and the
-        // record, the store's sync of loose objects, and the session line written and
-        // synced.
+        // record (with git's state, also on its own), the store's sync of loose objects,
+        // and the session line written and synced.
         tracing::debug!(
             target: "rewind::timing",
             scan_us = state.duration.as_micros() as u64,
             diff_us = diffed.as_micros() as u64,
+            git_us,
             sync_us = synced.as_micros() as u64,
             log_us = (sync_start.elapsed() - synced).as_micros() as u64,
             files_hashed = stats.files_hashed,
@@ -210,6 +216,36 @@ impl Engine {
             stats,
             git,
         })
+    }
+}
+
+impl Engine {
+    /// What a checkpoint of `tree` records of git (docs/format.md "Git
+    /// state"); `changes` turn the checkpoint's `parent` tree into it, so
+    /// only they are looked at when the parent's answer is known.
+    pub(crate) fn git_state_of(
+        &mut self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        changes: &[Change],
+    ) -> Option<GitState> {
+        let changed: Vec<(String, Option<TreeEntry>)> = match parent {
+            Some(_) => changes.iter().map(|c| (c.path.clone(), c.new)).collect(),
+            None => Vec::new(),
+        };
+        let Engine {
+            working_copy,
+            store,
+            flat_cache,
+            ..
+        } = self;
+        let mut files = || flat_cache.files(store, Some(tree)).ok();
+        working_copy.git_state(
+            store,
+            tree,
+            &mut files,
+            parent.map(|p| (p, changed.as_slice())),
+        )
     }
 }
 

@@ -2,6 +2,7 @@
 //! reset. Each plans with `plan_restore`, stops there for a preview or an
 //! abort, then snapshots before mutating and executes.
 
+use super::git::move_words;
 use super::restore::{parse_filter, Operation, Plan};
 use crate::engine::api::{
     ApproveParams, ApproveResult, ChangeReason, CheckpointKind, NavigateTreeParams,
@@ -47,23 +48,38 @@ impl Engine {
     }
 
     /// A planned restore: stop at the preview or an abort, else snapshot
-    /// before mutate and execute.
+    /// before mutate and execute. With `op.move_git`, HEAD and the index
+    /// move too (planned here, so a refusal writes nothing).
     fn carry_out(
         &mut self,
         mut plan: Plan,
         mode: OnConflict,
         preview: bool,
-        op: Operation,
+        mut op: Operation,
     ) -> Result<RestoreResult> {
-        let warnings = self.git_warnings(op.target_entry.as_ref());
+        let then = op.git_then();
+        let mut warnings = then.as_ref().map(|t| self.git_words(t)).unwrap_or_default();
+        if op.move_git {
+            let then = then.ok_or_else(|| {
+                EngineError::GitRefused(
+                    "--git needs a checkpoint to take git's state from, not a tree hash".into(),
+                )
+            })?;
+            op.git = Some(self.plan_git_move(&then)?);
+        }
         if preview {
             let mut r = plan.preview_result();
+            if let Some(m) = &op.git {
+                warnings.push(move_words(m, false));
+                r.git_moved = !m.is_empty();
+            }
             r.warnings = warnings;
             return Ok(r);
         }
         check_abort(&plan, mode)?;
         self.pre_restore_snapshot(&mut plan)?;
         let mut r = self.execute(plan, op)?;
+        warnings.append(&mut r.warnings);
         r.warnings = warnings;
         Ok(r)
     }
@@ -155,6 +171,8 @@ pub(crate) fn restore_files(engine: &mut Engine, p: RestoreFilesParams) -> Resul
         target_id: None,
         undone_entry_id: None,
         reverted: None,
+        move_git: p.git.unwrap_or(false),
+        git: None,
     };
     let mode = p.on_conflict.unwrap_or_default();
     let preview = p.preview.unwrap_or(false);
@@ -266,6 +284,8 @@ pub(crate) fn navigate_tree(
                     target_id: Some(p.target_id.clone()),
                     undone_entry_id: None,
                     reverted: None,
+                    move_git: false,
+                    git: None,
                 },
             )?;
             r.warnings = warnings;
@@ -347,6 +367,8 @@ pub(crate) fn undo(engine: &mut Engine, p: UndoParams) -> Result<RestoreResult> 
             target_id: None,
             undone_entry_id: Some(unrevert.id),
             reverted: None,
+            move_git: p.git.unwrap_or(false),
+            git: None,
         },
     )
 }
@@ -412,6 +434,8 @@ pub(crate) fn reset(engine: &mut Engine, p: ResetParams) -> Result<ResetResult> 
             target_id: None,
             undone_entry_id: None,
             reverted: None,
+            move_git: false,
+            git: None,
         },
     )?;
     Ok(ResetResult {

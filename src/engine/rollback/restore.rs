@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use super::git::{move_words, GitMove, GitThen};
 use super::journal::Journal;
 use crate::engine::api::{
     ChangeReason, CheckpointKind, Conflict, ConflictReason, OnConflict, RestoreResult, Untracked,
@@ -13,7 +14,7 @@ use crate::engine::api::{
 use crate::engine::record::snapshot::{diff_lists, SnapshotSpec};
 use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
 use crate::repo_path::RepoPath;
-use crate::session::records::{Approval, Record, StepSnapshot, UnrevertPoint};
+use crate::session::records::{Approval, Git, Record, StepSnapshot, UnrevertPoint};
 use crate::session::EntryId;
 use crate::store::{diff_trees, empty_tree_id, Change, ObjectId, TreeEntry, UncapturedPaths};
 use crate::working_copy::CheckoutError;
@@ -64,6 +65,7 @@ impl Plan {
             conflicts: self.conflicts.clone(),
             unrevert_entry_id: None,
             warnings: Vec::new(),
+            git_moved: false,
         }
     }
 }
@@ -82,6 +84,23 @@ pub(crate) struct Operation {
     pub undone_entry_id: Option<EntryId>,
     /// Revert only: the first and last checkpoint whose changes were taken out.
     pub reverted: Option<(EntryId, EntryId)>,
+    /// `git` was asked for: HEAD and the index move too.
+    pub move_git: bool,
+    /// The move of HEAD and the index after the files (planned by
+    /// `Engine::plan_git_move`, when `move_git`).
+    pub git: Option<GitMove>,
+}
+
+impl Operation {
+    /// What git is compared with for this operation's plan: the restore
+    /// undone's starting point, else the target's checkpoint.
+    pub fn git_then(&self) -> Option<GitThen> {
+        match (&self.undone_entry_id, &self.target_entry) {
+            (Some(u), _) => Some(GitThen::BeforeRestore(u.clone())),
+            (None, Some(t)) => Some(GitThen::Checkpoint(t.clone())),
+            (None, None) => None,
+        }
+    }
 }
 
 /// The working directory scanned for a plan, with the state the sidecar last
@@ -395,7 +414,8 @@ impl Engine {
             conflicts: plan.conflicts.clone(),
             ..Default::default()
         };
-        if plan.is_noop() {
+        let git_move = op.git.as_ref().filter(|m| !m.is_empty());
+        if plan.is_noop() && git_move.is_none() {
             return Ok(result);
         }
         for bytes in &plan.blobs {
@@ -425,6 +445,16 @@ impl Engine {
             None => (None, 0),
         };
         let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&expected_tree))?;
+        // Git as the restore finds it, for `undo` with `git` (read only;
+        // its index's listing is stored under the lock that keeps gc out,
+        // docs/architecture.md rule 10).
+        let git_before = {
+            let no_gc = self.store.writer_guard()?;
+            if no_gc.stale {
+                self.store.refresh_after_gc(no_gc.generation)?;
+            }
+            self.git_now(plan.working)
+        };
         let mut touched: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
         touched.extend(plan.deletes.iter().map(String::as_str));
         touched.sort();
@@ -443,6 +473,20 @@ impl Engine {
             reverted_entry_id: op.reverted.as_ref().map(|r| r.0.clone()),
             reverted_to_entry_id: op.reverted.map(|r| r.1),
             modes: true,
+            pre_rollback_git: git_before.as_ref().map(|g| Git {
+                branch: g.branch.clone(),
+                head: g.head.clone(),
+                dirty: g.dirty,
+                extra: Default::default(),
+            }),
+            pre_rollback_git_index_tree_hash: git_before.as_ref().and_then(|g| g.index),
+            git: git_move.map(|m| Git {
+                branch: m.to.branch.clone(),
+                head: m.to.head.clone(),
+                dirty: None,
+                extra: Default::default(),
+            }),
+            git_index_tree_hash: git_move.and_then(|m| m.to.index),
             extra: Default::default(),
         };
         let entry_id = EntryId::generate(|c| self.log.index().contains(c));
@@ -479,6 +523,18 @@ impl Engine {
             &mut result,
         );
         Journal::remove(&journal_path);
+        // Git after the files (docs/architecture.md rule 6): the
+        // unrevert-point already holds what `undo` with `git` puts back.
+        if let Some(m) = git_move {
+            let action = format!("rewind {}", op.kind.as_str());
+            match self.apply_git_move(m, &action) {
+                Some(failed) => result.warnings.push(failed),
+                None => {
+                    result.git_moved = true;
+                    result.warnings.push(move_words(m, true));
+                }
+            }
+        }
         if !failures.is_empty() {
             // The disk is not what the unrevert-point says: record what it
             // is, so the recorded state stays true.
@@ -569,32 +625,13 @@ impl Engine {
         }
     }
 
-    /// Warnings a person should see before trusting the restored files.
+    /// What a person should know of git before trusting the restored
+    /// files: what git did since the target's checkpoint, in words.
     pub(crate) fn git_warnings(&self, target_entry: Option<&EntryId>) -> Vec<String> {
-        let mut out = Vec::new();
-        let Some(id) = target_entry else { return out };
-        let Some(cp) = self.log.index().checkpoint_at(id) else {
-            return out;
-        };
-        let then = cp.record::<StepSnapshot>().and_then(|s| s.git);
-        let now = self.working_copy.git_head();
-        if let (Some(then), Some((branch, head))) = (then, now) {
-            let (then_branch, then_head) = (then.branch, then.head);
-            if then_branch != branch {
-                out.push(format!(
-                    "git branch changed since this checkpoint: {} then, {} now",
-                    then_branch.as_deref().unwrap_or("(detached)"),
-                    branch.as_deref().unwrap_or("(detached)")
-                ));
-            } else if then_head != head {
-                out.push(format!(
-                    "git HEAD moved since this checkpoint: {} then, {} now",
-                    then_head.as_deref().unwrap_or("?"),
-                    head.as_deref().unwrap_or("?")
-                ));
-            }
+        match target_entry {
+            Some(id) => self.git_words(&GitThen::Checkpoint(id.clone())),
+            None => Vec::new(),
         }
-        out
     }
 }
 

@@ -391,6 +391,8 @@ pub(crate) fn revert(engine: &mut Engine, p: RevertParams) -> Result<RevertResul
             target_id: None,
             undone_entry_id: None,
             reverted: Some((first, last)),
+            move_git: false,
+            git: None,
         },
     )?;
     result.restored = done.restored;

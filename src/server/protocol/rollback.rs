@@ -33,6 +33,11 @@ pub struct RestoreFilesParams {
     /// Take back only some hunks of these files: the hunks of `get_file_diff` from the
     /// restore's target to `@working`. Without `files`, only these files are touched.
     pub hunks: Option<Vec<HunkSelection>>,
+    /// Also move git's HEAD (`git reset --soft`) and index (`git update-index`) back to
+    /// the target checkpoint's, through the user's `git`. Refused (-32602, nothing
+    /// written) during a merge, rebase, cherry-pick or revert, on another branch, or when
+    /// a recorded commit or staged blob is gone. Default false: `.git` is never written.
+    pub git: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -91,6 +96,9 @@ pub struct RestoreResult {
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<String>,
     pub warnings: Vec<String>,
+    /// With `git`: HEAD or the index moved (a preview: would move). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub git_moved: bool,
 }
 
 // --------------------------------------------------------------------- revert
@@ -211,6 +219,9 @@ pub struct UndoParams {
     pub entry_id: Option<String>,
     pub on_conflict: Option<OnConflict>,
     pub preview: Option<bool>,
+    /// Also put git's HEAD and index back as the undone restore found them (as
+    /// `restore_files`' `git`, refused the same way).
+    pub git: Option<bool>,
 }
 
 // ------------------------------------------------------------ approve / reset

@@ -25,7 +25,9 @@ pub const STALE: i32 = 1006;
 /// codes").
 pub fn code(err: &EngineError) -> i32 {
     match err {
-        EngineError::InvalidParams(_) | EngineError::BadPath(_) => INVALID_PARAMS,
+        EngineError::InvalidParams(_) | EngineError::BadPath(_) | EngineError::GitRefused(_) => {
+            INVALID_PARAMS
+        }
         EngineError::UnknownEntry(_) | EngineError::UnknownTree(_) | EngineError::NothingToUndo => {
             UNKNOWN_ID
         }
