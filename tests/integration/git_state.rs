@@ -210,8 +210,10 @@ fn a_plan_says_in_words_what_git_did_and_writes_nothing_to_git() {
     let fx = repo();
     let (then, _) = agent_committed_and_staged(&fx);
     git(&fx, &["switch", "-q", "-c", "feature"]);
+    // No terminal and no --yes: the plan, then a refusal that writes nothing.
     let (code, out, err) = rewind(&fx, &["restore", &then]);
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("pass --yes"), "{err}");
     assert!(
         out.contains(
             "git: 2 commits since this checkpoint: 'wip', 'cleanup'; branch 'main' then, 'feature' now"
@@ -407,7 +409,8 @@ fn a_checkpoint_recorded_before_git_state_says_so() {
         std::fs::write(&p, out).unwrap();
     }
     let (code, out, err) = rewind(&fx, &["restore", &then]);
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("pass --yes"), "{err}");
     assert!(
         out.contains("git: 2 commits since this checkpoint"),
         "{out}"
@@ -419,7 +422,7 @@ fn a_checkpoint_recorded_before_git_state_says_so() {
         .map(|(id, _)| id)
         .unwrap();
     let (code, out, err) = rewind(&fx, &["restore", &baseline]);
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("git: no git state was recorded for this checkpoint"),
         "{out}"
