@@ -68,7 +68,7 @@ pub struct IndexEntry {
     /// or `0o040000` (a sparse index's directory).
     pub mode: u32,
     /// The blob's object name: 20 bytes (SHA-1) or 32 (SHA-256).
-    pub oid: Vec<u8>,
+    pub oid: Oid,
     /// 0, or 1-3 for a conflicted path.
     pub stage: u8,
     /// The file's size and mtime (seconds, nanoseconds) when git last
@@ -77,6 +77,43 @@ pub struct IndexEntry {
     pub mtime: (u32, u32),
     /// Skip-worktree or intent-to-add (v3+ extended flags).
     pub special: bool,
+}
+
+/// An object name as git stores it, 20 or 32 bytes, held without an
+/// allocation (an index has an entry a file).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Oid {
+    bytes: [u8; 32],
+    len: u8,
+}
+
+impl Oid {
+    /// `bytes` (at most 32 of them).
+    pub fn new(bytes: &[u8]) -> Oid {
+        let mut out = [0u8; 32];
+        let len = bytes.len().min(32);
+        out[..len].copy_from_slice(&bytes[..len]);
+        Oid {
+            bytes: out,
+            len: len as u8,
+        }
+    }
+}
+
+impl std::ops::Deref for Oid {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+impl std::fmt::Debug for Oid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.iter() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
 }
 
 impl IndexEntry {
@@ -128,7 +165,7 @@ pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
                 ok = false;
                 break;
             };
-            let oid = b[start + 40..flags_at].to_vec();
+            let oid = Oid::new(&b[start + 40..flags_at]);
             let flags = u16::from_be_bytes([fl[0], fl[1]]);
             let mut p = flags_at + 2;
             let mut special = false;
@@ -189,7 +226,9 @@ pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
                 pos = start + (len + 8) / 8 * 8;
                 path
             };
-            prev.clone_from(&path);
+            if version == 4 {
+                prev.clone_from(&path);
+            }
             out.push(IndexEntry {
                 path,
                 mode,

@@ -12,8 +12,8 @@
 //!   `git status` does with its index: a file whose size and mtime are the
 //!   ones git recorded (and not racily so) is what git staged; only the
 //!   others are hashed as git hashes a blob, from the checkpoint's content.
-//!   After the first time, only the paths a checkpoint changed are looked at
-//!   again.
+//!   After the first time, only the paths a checkpoint changed, and the
+//!   entries a new index changed, are looked at again.
 //!
 //! What is staged against HEAD is not computed here (that needs HEAD's tree,
 //! i.e. git's objects): a plan asks git for it when it needs it
@@ -78,12 +78,10 @@ impl ListedEntry {
 pub(super) struct IndexCache {
     identity: FileIdentity,
     entries: Arc<Vec<IndexEntry>>,
-    /// Each entry's project path (`repo_path::encode_name`), in order.
-    paths: Vec<String>,
-    /// Whether `paths` is sorted (git sorts by bytes; a name that is not
-    /// UTF-8 may sort otherwise once encoded): a path is looked up alone
-    /// only then.
-    sorted: bool,
+    /// Whether every path is its own project path (UTF-8, nothing
+    /// `repo_path::encode_name` changes) and the entries are sorted by it,
+    /// as git keeps them: a path is looked up alone only then.
+    plain: bool,
     /// The index file's mtime: an entry stamped at or after it may have
     /// changed in the same tick without its stat showing it (git's racy
     /// rule).
@@ -99,7 +97,37 @@ struct DirtyTrack {
     tree: ObjectId,
     /// Indexes into `entries` that differ from the tree.
     mismatched: BTreeSet<usize>,
+    /// Entries not looked at yet: those a new index changed or added (the
+    /// others keep what was found for them in the index before).
+    pending: Vec<usize>,
     unknown: bool,
+}
+
+/// Whether `path` is its own project path: UTF-8 without the characters
+/// `repo_path::encode_name` escapes (U+F780 to U+F7FF: EF 9E xx, EF 9F xx).
+fn is_plain(path: &[u8]) -> bool {
+    path.is_ascii()
+        || (std::str::from_utf8(path).is_ok()
+            && !path
+                .windows(2)
+                .any(|w| w[0] == 0xef && (w[1] == 0x9e || w[1] == 0x9f)))
+}
+
+/// An entry's project path.
+fn path_of(e: &IndexEntry) -> std::borrow::Cow<'_, str> {
+    crate::repo_path::encode_name(&e.path)
+}
+
+/// The same entry in two indexes (whatever git's stat data says, the
+/// answer for it against the same file is the same).
+fn same_entry(a: &IndexEntry, b: &IndexEntry) -> bool {
+    a.path == b.path
+        && a.stage == b.stage
+        && a.mode == b.mode
+        && a.oid == b.oid
+        && a.size == b.size
+        && a.mtime == b.mtime
+        && a.special == b.special
 }
 
 fn identity(m: &std::fs::Metadata) -> FileIdentity {
@@ -356,7 +384,7 @@ impl Checker<'_> {
         }
         self.hashed += file.size;
         match self.store.get(&file.id) {
-            Ok(content) => blob_id(&content, e.oid.len()) != e.oid,
+            Ok(content) => blob_id(&content, e.oid.len())[..] != e.oid[..],
             Err(_) => {
                 self.unknown = true;
                 false
@@ -371,9 +399,9 @@ impl IndexCache {
     pub(super) fn refresh(cache: Option<IndexCache>, git_dir: &Path) -> Option<IndexCache> {
         let meta = std::fs::metadata(git_dir.join("index")).ok()?;
         let id = identity(&meta);
-        if let Some(c) = cache {
+        if let Some(c) = &cache {
             if c.identity == id {
-                return Some(c);
+                return cache;
             }
         }
         let bytes = git::read_index(git_dir)?;
@@ -384,18 +412,22 @@ impl IndexCache {
                 return None;
             }
         };
-        let paths: Vec<String> = entries
-            .iter()
-            .map(|e| crate::repo_path::encode_name(&e.path).into_owned())
-            .collect();
+        let plain = entries.windows(2).all(|w| w[0].path <= w[1].path)
+            && entries.iter().all(|e| is_plain(&e.path));
+        let dirty = match &cache {
+            Some(old) if plain && old.plain => old
+                .dirty
+                .as_ref()
+                .map(|t| carry_over(t, &old.entries, &entries)),
+            _ => None,
+        };
         Some(IndexCache {
             identity: id,
             entries: Arc::new(entries),
-            sorted: paths.windows(2).all(|w| w[0] <= w[1]),
-            paths,
+            plain,
             mtime_ns: id.1,
             listing: None,
-            dirty: None,
+            dirty,
         })
     }
 
@@ -436,7 +468,7 @@ impl IndexCache {
         // that became a directory or was not captured changes what the
         // paths below it hold.
         let incremental = changed.filter(|(_, changes)| {
-            self.sorted
+            self.plain
                 && changes
                     .iter()
                     .all(|(_, new)| new.as_ref().is_none_or(|e| mode_of(e.kind).is_some()))
@@ -444,12 +476,24 @@ impl IndexCache {
         let track = match (self.dirty.take(), incremental) {
             (Some(mut track), Some((base, changes))) if track.tree == base && !track.unknown => {
                 for (path, new) in changes {
-                    let from = self.paths.partition_point(|p| p.as_str() < path.as_str());
-                    for i in from..self.paths.len() {
-                        if self.paths[i] != *path {
+                    let from = entries.partition_point(|e| e.path.as_slice() < path.as_bytes());
+                    for (i, e) in entries.iter().enumerate().skip(from) {
+                        if e.path != path.as_bytes() {
                             break;
                         }
-                        if checker.differs(&entries[i], path, new.as_ref()) {
+                        if checker.differs(e, path, new.as_ref()) {
+                            track.mismatched.insert(i);
+                        } else {
+                            track.mismatched.remove(&i);
+                        }
+                    }
+                }
+                let pending = std::mem::take(&mut track.pending);
+                if !pending.is_empty() {
+                    let files = files()?;
+                    for i in pending {
+                        let path = path_of(&entries[i]);
+                        if checker.differs(&entries[i], &path, files.get(&*path)) {
                             track.mismatched.insert(i);
                         } else {
                             track.mismatched.remove(&i);
@@ -464,14 +508,15 @@ impl IndexCache {
                 let files = files()?;
                 let mut mismatched = BTreeSet::new();
                 for (i, e) in entries.iter().enumerate() {
-                    let path = &self.paths[i];
-                    if checker.differs(e, path, files.get(path)) {
+                    let path = path_of(e);
+                    if checker.differs(e, &path, files.get(&*path)) {
                         mismatched.insert(i);
                     }
                 }
                 DirtyTrack {
                     tree,
                     mismatched,
+                    pending: Vec::new(),
                     unknown: checker.unknown,
                 }
             }
@@ -479,6 +524,35 @@ impl IndexCache {
         let answer = (!track.unknown).then_some(!track.mismatched.is_empty());
         self.dirty = Some(track);
         answer
+    }
+}
+
+/// What `track` found for the entries of `old`, for those of `new`: the
+/// same entries keep their answer, the others are pending. Both sorted by
+/// path (then stage, as git keeps them).
+fn carry_over(track: &DirtyTrack, old: &[IndexEntry], new: &[IndexEntry]) -> DirtyTrack {
+    let mut mismatched = BTreeSet::new();
+    let mut pending = Vec::new();
+    let mut j = 0usize;
+    for (i, e) in new.iter().enumerate() {
+        while j < old.len() && (old[j].path.as_slice(), old[j].stage) < (e.path.as_slice(), e.stage)
+        {
+            j += 1;
+        }
+        match old.get(j) {
+            Some(o) if same_entry(o, e) && track.pending.binary_search(&j).is_err() => {
+                if track.mismatched.contains(&j) {
+                    mismatched.insert(i);
+                }
+            }
+            _ => pending.push(i),
+        }
+    }
+    DirtyTrack {
+        tree: track.tree,
+        mismatched,
+        pending,
+        unknown: track.unknown,
     }
 }
 
@@ -520,7 +594,7 @@ mod tests {
         IndexEntry {
             path: path.as_bytes().to_vec(),
             mode: 0o100644,
-            oid: vec![oid; 20],
+            oid: git::Oid::new(&[oid; 20]),
             stage: 0,
             size: 1,
             mtime: (1, 0),
@@ -541,7 +615,7 @@ mod tests {
         assert_eq!(back, entries.iter().map(listed).collect::<Vec<_>>());
         // One entry changed: one chunk differs, the others are the same objects.
         let before = store.get_tree(&id).unwrap();
-        entries[1000].oid = vec![0xee; 20];
+        entries[1000].oid = git::Oid::new(&[0xee; 20]);
         let id2 = store_listing(&store, &entries).unwrap();
         let after = store.get_tree(&id2).unwrap();
         let differ = before
@@ -551,6 +625,26 @@ mod tests {
             .count();
         assert!(before.entries.len() > 10, "{}", before.entries.len());
         assert_eq!(differ, 1);
+    }
+
+    /// A new index keeps what was found for the entries it did not change,
+    /// under their new positions; changed and added ones are looked at again.
+    #[test]
+    fn a_new_index_carries_the_answers_of_unchanged_entries() {
+        let old = vec![entry("a", 1), entry("b", 2), entry("c", 3), entry("d", 4)];
+        let track = DirtyTrack {
+            tree: ObjectId::of(b"t"),
+            mismatched: BTreeSet::from([1, 3]),
+            pending: vec![2],
+            unknown: false,
+        };
+        // "a" removed, "b" kept (mismatched), "bb" added, "c" kept but was
+        // pending, "d" staged anew.
+        let new = vec![entry("b", 2), entry("bb", 9), entry("c", 3), entry("d", 5)];
+        let carried = carry_over(&track, &old, &new);
+        assert_eq!(carried.mismatched, BTreeSet::from([0]));
+        assert_eq!(carried.pending, vec![1, 2, 3]);
+        assert_eq!(carried.tree, track.tree);
     }
 
     #[test]
