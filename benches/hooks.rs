@@ -251,6 +251,89 @@ struct Row {
     /// plus the first prompt).
     cold_baseline: Duration,
     cold_shadow: Duration,
+    conversation: ConversationCost,
+}
+
+/// A prompt and a turn's end without a transcript against the same events
+/// naming a Claude Code transcript that grew by a turn since the last
+/// checkpoint (issue 37's budget: at most 1 ms more).
+struct ConversationCost {
+    prompt: Duration,
+    prompt_with: Duration,
+    turn_end: Duration,
+    turn_end_with: Duration,
+}
+
+/// What Claude Code appends to its transcript before a prompt's hook: the
+/// prompt's queue operation (its `user` line comes after the hook).
+fn transcript_prompt(round: usize, session: &str) -> String {
+    format!(
+        "{{\"type\":\"queue-operation\",\"operation\":\"enqueue\",\"timestamp\":\"2026-11-28T05:00:00.000Z\",\"content\":\"turn {round}\",\"sessionId\":\"{session}\"}}\n"
+    )
+}
+
+/// What a turn appends before its end's hook: the prompt's user line, the
+/// assistant's tool call, the tool's result and the answer, about 5 KB
+/// (tool results dominate).
+fn transcript_turn(round: usize, session: &str) -> String {
+    let result = "x".repeat(4000);
+    let uuid = |k: usize| format!("00000000-0000-4000-8000-{:012}", round * 10 + k);
+    let line = |k: usize, kind: &str, content: &str| {
+        format!(
+            r#"{{"parentUuid":"{}","isSidechain":false,"type":"{kind}","message":{{"role":"{kind}","content":"{content}"}},"uuid":"{}","timestamp":"2026-11-28T05:00:00.000Z","sessionId":"{session}","cwd":"/project","version":"2.1.331"}}"#,
+            uuid(k.saturating_sub(1)),
+            uuid(k)
+        ) + "\n"
+    };
+    line(1, "user", &format!("turn {round}"))
+        + &line(2, "assistant", "running the tests")
+        + &line(3, "user", &result)
+        + &line(4, "assistant", "done")
+}
+
+fn conversation_cost(
+    home: &Path,
+    root: &Path,
+    runs: usize,
+    server: bool,
+) -> Result<ConversationCost> {
+    let transcript = home.join("bench-transcript.jsonl");
+    let named = format!(
+        r#","transcript_path":{}"#,
+        serde_json::to_string(&transcript.to_string_lossy())?
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&transcript)?;
+    let prompt = r#","prompt":"bench""#;
+    let (mut p, mut pw, mut t, mut tw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // A first capture reads the whole transcript so far; the rounds measure
+    // what a turn costs once the store holds the rest.
+    file.write_all(transcript_turn(0, "bench").as_bytes())?;
+    hook(home, root, "Stop", &named, server)?;
+    // Each round is a turn as Claude Code writes it, its prompt's and end's
+    // events timed against the same events naming no transcript.
+    for round in 1..=runs {
+        p.push(hook(home, root, "UserPromptSubmit", prompt, server)?);
+        file.write_all(transcript_prompt(round, "bench").as_bytes())?;
+        pw.push(hook(
+            home,
+            root,
+            "UserPromptSubmit",
+            &format!("{prompt}{named}"),
+            server,
+        )?);
+        t.push(hook(home, root, "Stop", "", server)?);
+        file.write_all(transcript_turn(round, "bench").as_bytes())?;
+        tw.push(hook(home, root, "Stop", &named, server)?);
+    }
+    Ok(ConversationCost {
+        prompt: median_of(&p),
+        prompt_with: median_of(&pw),
+        turn_end: median_of(&t),
+        turn_end_with: median_of(&tw),
+    })
 }
 
 /// The tree a row measures.
@@ -386,6 +469,7 @@ fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
         noop_ones.push(hook(&home, &root, "PreToolUse", READ_TOOL, server)?);
         noop_bursts.push(median_of(&burst_of(&home, &root, 8, server, READ_TOOL)?));
     }
+    let conversation = conversation_cost(&home, &root, runs, server)?;
     let breakdown = if server { breakdown(&home)? } else { None };
     let rss_mb = if server {
         let rss = server_rss_mb(&home, &root).ok();
@@ -420,6 +504,7 @@ fn run_size(source: &Source, runs: usize, server: bool) -> Result<Row> {
         noop_one: median_of(&noop_ones),
         cold_baseline,
         cold_shadow,
+        conversation,
     })
 }
 
@@ -501,7 +586,8 @@ fn main() -> Result<()> {
          at 100k and >= 10x faster than git status (no change), <= 0.5x (3 changed); first SessionStart \
          with the server <= 200 ms; server RSS <= 150 MB at 100k; shadow add+ci / the baseline >= 5x; \
          8 at once within 2x of one alone (8 no-op: the same ratio for a read-only event, which only \
-         starts a process)"
+         starts a process); a prompt or turn end that stores the conversation <= 1 ms more than one \
+         naming no transcript"
     );
     Ok(())
 }
@@ -526,6 +612,27 @@ fn print_row(r: &Row) {
             .unwrap_or_else(|| "-".into()),
         format!("{} {}", ms(r.burst), ratio(r.burst, r.hook_same)),
         ratio(r.noop_burst, r.noop_one),
+    );
+    let c = &r.conversation;
+    let more = |with: Duration, without: Duration| {
+        format!(
+            "{:+.2} ms",
+            (with.as_secs_f64() - without.as_secs_f64()) * 1000.0
+        )
+    };
+    println!(
+        "{:>8} {:>16} {:>8}   conversation (a Claude Code transcript a turn of ~5 KB): prompt {} -> {} ({}, {}), turn end {} -> {} ({}, {})",
+        "",
+        "",
+        "",
+        ms(c.prompt),
+        ms(c.prompt_with),
+        more(c.prompt_with, c.prompt),
+        ratio(c.prompt_with, c.prompt),
+        ms(c.turn_end),
+        ms(c.turn_end_with),
+        more(c.turn_end_with, c.turn_end),
+        ratio(c.turn_end_with, c.turn_end),
     );
     if let Some(b) = &r.breakdown {
         let ms = |us: u64| format!("{:.1} ms", us as f64 / 1000.0);

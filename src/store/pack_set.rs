@@ -99,6 +99,10 @@ impl Sealed {
         self.packs.is_empty()
     }
 
+    pub fn len(&self) -> usize {
+        self.packs.len()
+    }
+
     /// Without syncfs: flush each pack and index temp on its own.
     pub fn sync_each(&self) -> io::Result<()> {
         for (_, w, temp) in &self.packs {

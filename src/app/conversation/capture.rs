@@ -124,6 +124,19 @@ fn read_appended(
     let new_lines = lines(&appended, base.size, base.lines);
     let cut = locate(agent, moment, &new_lines)
         .map_err(|why| format!("the transcript is not in a format rewind knows ({why})"))?;
+    // The conversation up to this checkpoint is already in the store (at a
+    // prompt, what follows the turn end's last message is bookkeeping, as
+    // Claude Code's queue operations): nothing is stored now, so the
+    // checkpoint pays no sync of its own for it; the next capture reads
+    // these bytes again (docs/format.md "The conversation at a checkpoint").
+    if cut.as_ref().is_none_or(|c| c.end <= base.size) {
+        let mut state = base.clone();
+        if let Some(cut) = cut {
+            state.cut = cut.end;
+            state.position = Some(cut.position);
+        }
+        return Ok(unchanged(state));
+    }
     let mut state = base.clone();
     state.size = base.size + appended.len() as u64;
     state.lines = base.lines + new_lines.len() as u64;
@@ -185,6 +198,29 @@ mod tests {
         let again = cap(Some(third.state.clone()));
         assert!(again.appended.is_empty());
         assert_eq!(again.state, third.state);
+
+        // Bookkeeping after the last message (a prompt's queue operation):
+        // nothing to store, the position kept, the bytes read again later.
+        let queued = text.clone() + "{\"type\":\"queue-operation\"}\n";
+        std::fs::write(&path, &queued).unwrap();
+        let prompt = capture(
+            Agent::ClaudeCode,
+            "s",
+            Some(p),
+            Moment::Prompt("next"),
+            Some(third.state.clone()),
+        )
+        .unwrap();
+        assert!(prompt.appended.is_empty());
+        assert_eq!(prompt.state, third.state);
+        std::fs::write(&path, queued.clone() + &claude_line("c")).unwrap();
+        let after = cap(Some(prompt.state));
+        assert_eq!(
+            after.appended,
+            ("{\"type\":\"queue-operation\"}\n".to_string() + &claude_line("c")).as_bytes()
+        );
+        assert_eq!(after.state.position.as_deref(), Some("c"));
+        std::fs::write(&path, &text).unwrap();
 
         // Rewritten with other bytes: lost, and it stays lost.
         std::fs::write(

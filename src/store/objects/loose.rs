@@ -125,6 +125,12 @@ impl Store {
         Ok(removed)
     }
 
+    /// Whether loose objects (or a new fan-out directory) wait for a sync.
+    pub(super) fn loose_dirty(&self) -> bool {
+        self.objects_dirty.load(Ordering::Acquire)
+            || self.dirty_dirs.iter().any(|f| f.load(Ordering::Acquire))
+    }
+
     /// The loose half of [`Store::sync`].
     pub(super) fn sync_loose(&self) -> Result<(), StoreError> {
         if !self.fsync {
