@@ -24,8 +24,9 @@ pub struct Location {
     /// Store directory (default: $REWIND_HOME/projects/<hash of the root>).
     #[arg(long)]
     pub store: Option<PathBuf>,
-    /// Session file (serve: resume or create it; log/diff: read it;
-    /// default for log/diff: the project's newest session).
+    /// Session: a file, or a session id (or its unique beginning) as
+    /// `rewind sessions` shows it (serve: resume or create it; others: read
+    /// it; default: the project's newest session).
     #[arg(long)]
     pub session: Option<PathBuf>,
 }
@@ -76,8 +77,9 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// Diff two points (entry ids, tree hashes or @working), or one point
-    /// and the working directory.
+    /// Diff two points (entry ids, turn numbers as `rewind log` shows them,
+    /// tree hashes or @working), or one point and the working directory:
+    /// `diff 1 2` is what turn 1 changed.
     Diff {
         #[command(flatten)]
         at: Location,
@@ -95,7 +97,9 @@ pub enum Command {
     Restore {
         #[command(flatten)]
         at: Location,
-        /// An entry id or tree hash; with --before-step, a turn number.
+        /// An entry id, a turn number (the checkpoint the turn started from,
+        /// as `rewind log` shows it) or a tree hash; with --before-step, a
+        /// turn number.
         target: Option<String>,
         /// Only these files or directories.
         #[arg(long = "file", value_name = "PATH")]
@@ -147,7 +151,7 @@ pub enum Command {
         #[command(flatten)]
         at: Location,
         file: String,
-        /// An entry id (default: the working directory).
+        /// An entry id or a turn number (default: the working directory).
         #[arg(long = "at", value_name = "ENTRY")]
         at_entry: Option<String>,
     },

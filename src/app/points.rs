@@ -1,6 +1,6 @@
-//! What people type as points of history: an entry id, a tree hash or
-//! `@working` (`Point::parse`), and what "the last turn" is, for the CLI and
-//! the MCP tools.
+//! What people type as points of history: an entry id, a tree hash,
+//! `@working` (`Point::parse`) or a turn number as `rewind log` shows it
+//! (`point`), and what "the last turn" is, for the CLI and the MCP tools.
 
 use rewind::engine::api::{
     CheckpointInfo, CheckpointKind, ListCheckpointsParams, Point, RangeParams, Scope,
@@ -15,6 +15,65 @@ pub fn range(from: Option<String>, to: Option<String>) -> RangeParams {
         from: from.as_deref().map(Point::parse),
         to: Some(to.as_deref().map_or(Point::Working, Point::parse)),
     }
+}
+
+/// A turn number as people type it: a bare number shorter than an entry id
+/// (8 hex digits), so no entry id is ever read as a turn.
+pub fn turn_number(s: &str) -> Option<u64> {
+    (!s.is_empty() && s.len() < 8 && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// A point as people type it, a turn number too: turn N is the checkpoint
+/// it started from ([`turn_start`]).
+pub fn point(view: &Engine, s: &str) -> Result<Point, EngineError> {
+    match turn_number(s) {
+        Some(turn) => Ok(Point::Entry(turn_start(view, turn)?)),
+        None => Ok(Point::parse(s)),
+    }
+}
+
+/// A range as people name its ends, turn numbers too (see [`point`]).
+pub fn range_in(
+    view: &Engine,
+    from: Option<String>,
+    to: Option<String>,
+) -> Result<RangeParams, EngineError> {
+    Ok(RangeParams {
+        from: from.as_deref().map(|s| point(view, s)).transpose()?,
+        to: Some(match to.as_deref() {
+            Some(s) => point(view, s)?,
+            None => Point::Working,
+        }),
+    })
+}
+
+/// The checkpoint turn `turn` started from, on the path to the leaf: its
+/// prompt's, else the last one before its first; turn 0 is the baseline.
+/// So `diff 1 2` is what turn 1 changed, and `restore 2` undoes turn 2 on.
+pub fn turn_start(view: &Engine, turn: u64) -> Result<EntryId, EngineError> {
+    let path = path_checkpoints(view)?;
+    let first = path.iter().position(|c| {
+        c.turn_index == turn
+            && (c.kind.is_turn() || (turn == 0 && c.kind == CheckpointKind::Baseline))
+    });
+    let Some(first) = first else {
+        let last = path
+            .iter()
+            .filter(|c| c.kind.is_turn())
+            .map(|c| c.turn_index)
+            .max()
+            .unwrap_or(0);
+        return Err(EngineError::InvalidParams(format!(
+            "no turn {turn} on the session's current path (`rewind log` shows turns 0 to {last})"
+        )));
+    };
+    let start = match path[first].kind {
+        CheckpointKind::Message | CheckpointKind::Baseline => first,
+        _ => first.saturating_sub(1),
+    };
+    Ok(path[start].entry_id.clone())
 }
 
 /// The checkpoints on the path to the leaf, oldest first.

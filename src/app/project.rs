@@ -41,9 +41,10 @@ pub(crate) fn project_and_store(at: &Location) -> Result<(PathBuf, PathBuf)> {
 /// session file in the project's store.
 pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     let (root, store) = project_and_store(at)?;
+    let layout = Layout::new(&store);
     let session = match &at.session {
-        Some(s) => absolute(s.clone())?,
-        None => newest_session(&Layout::new(&store))?,
+        Some(s) => session_named(&layout, s)?,
+        None => newest_session(&layout)?,
     };
     Ok(EngineConfig {
         cwd: Some(root),
@@ -54,20 +55,68 @@ pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     })
 }
 
+/// What to do when a project has no session yet (as `rewind ui` says it).
+const RECORD_ONE: &str = "record one first: an agent with `rewind install`, or `rewind run`, \
+                          `rewind watch` or `rewind serve`";
+
 fn newest_session(layout: &Layout) -> Result<PathBuf> {
     let dir = layout.sessions_dir();
-    std::fs::read_dir(&dir).with_context(|| {
-        format!(
-            "no sessions in {} (run `rewind serve` first, or pass --session)",
+    if std::fs::read_dir(&dir).is_err() {
+        bail!(
+            "this project has no session yet in {} ({RECORD_ONE}; a session of another \
+             project: pass --cwd or --store)",
             dir.display()
-        )
-    })?;
+        );
+    }
     match newest_of(layout) {
         Some(p) => Ok(p),
         None => bail!(
-            "no sessions of this project's own in {} (run `rewind serve` first, or pass --session; \
-             a session pulled from a remote is used only when named with --session)",
+            "no sessions of this project's own in {} ({RECORD_ONE}; a session pulled from a \
+             remote is used only when named: --session ID)",
             dir.display()
+        ),
+    }
+}
+
+/// The session `--session` names: a session file, or a session id (or the
+/// unique beginning of one) of the store's sessions, as `rewind sessions`
+/// and `rewind pull` print them.
+pub(crate) fn session_named(layout: &Layout, named: &std::path::Path) -> Result<PathBuf> {
+    let path = absolute(named.to_path_buf())?;
+    if path.is_file() {
+        return Ok(path);
+    }
+    let Some(id) = named
+        .to_str()
+        .filter(|s| !s.is_empty() && !s.contains('/') && !s.ends_with(".jsonl"))
+    else {
+        bail!("no session file {}", path.display());
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(layout.sessions_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            Layout::is_session_file(p)
+                && Layout::session_id_of(p).is_some_and(|s| s.starts_with(id))
+        })
+        .collect();
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!(
+            "no session {id:?} in this project's store {} (`rewind sessions` lists them; a session \
+             of another project: pass --cwd or --store)",
+            layout.sessions_dir().display()
+        ),
+        n => bail!(
+            "{n} sessions begin with {id:?}: {} (give more of the id)",
+            found
+                .iter()
+                .filter_map(|p| Layout::session_id_of(p))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -95,7 +144,7 @@ pub(crate) fn locate_newest(at: &Location, watch: bool) -> Result<EngineConfig> 
         None => store,
     };
     let session = match &at.session {
-        Some(s) => Some(s.clone()),
+        Some(s) => Some(session_named(&Layout::new(&store), s)?),
         None => newest_of(&Layout::new(&store)),
     };
     Ok(EngineConfig {

@@ -202,6 +202,12 @@ fn log_all_shows_other_branches() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&side) && out.contains(&first), "{out}");
     assert!(out.contains("side branch"), "{out}");
+    // Indented only at the real branch: the path to the leaf stays flat,
+    // the branch it left is one level in.
+    let line = |id: &str| out.lines().find(|l| l.contains(id)).unwrap().to_string();
+    assert!(line(&base).starts_with("* "), "{out}");
+    assert!(line(&side).starts_with("* "), "{out}");
+    assert!(line(&first).starts_with("    "), "{out}");
 }
 
 #[test]

@@ -166,3 +166,79 @@ fn run_runs_the_command_in_the_project_given_by_cwd() {
         serde_json::json!(["made.txt"])
     );
 }
+
+/// Turns and sessions named as `rewind log` and `rewind sessions` show
+/// them: `diff 1 2` is what turn 1 changed, `restore 2` goes back to the
+/// start of turn 2, `--session` takes an id's beginning; a linear session's
+/// `log --all` is not indented (issue 39).
+#[test]
+fn turns_and_sessions_are_named_as_the_log_shows_them() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    for cmd in ["echo b > b.txt", "echo c >> a.txt"] {
+        assert!(rewind(home.path(), root, &["run", "--", "sh", "-c", cmd])
+            .status
+            .success());
+    }
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let turn1 = rewind(home.path(), root, &["diff", "1", "2", "--name-only"]);
+    assert_eq!(text(&turn1), "A\tb.txt\n", "{}", err(&turn1));
+    let since2 = rewind(home.path(), root, &["diff", "2"]);
+    assert!(text(&since2).contains("+c\n"), "{}", text(&since2));
+    let none = rewind(home.path(), root, &["diff", "7"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        err(&none).contains("no turn 7") && err(&none).contains("turns 0 to 2"),
+        "{}",
+        err(&none)
+    );
+
+    let log = rewind(home.path(), root, &["log", "--all"]);
+    assert!(
+        text(&log).lines().skip(1).all(|l| l.starts_with("* ")),
+        "a linear session is not indented:\n{}",
+        text(&log)
+    );
+    let sessions = home.path().join("projects");
+    let store = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(store.join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let name = file.file_stem().unwrap().to_str().unwrap().to_string();
+    let id = name.split_once('_').unwrap().1;
+    let by_id = rewind(home.path(), root, &["log", "--session", &id[..6]]);
+    assert_eq!(
+        text(&by_id),
+        text(&rewind(home.path(), root, &["log"])),
+        "{}",
+        err(&by_id)
+    );
+    let unknown = rewind(home.path(), root, &["log", "--session", "zzzz"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        err(&unknown).contains("no session \"zzzz\"") && err(&unknown).contains("--cwd or --store"),
+        "{}",
+        err(&unknown)
+    );
+
+    let restore = rewind(home.path(), root, &["restore", "2", "--yes"]);
+    assert!(restore.status.success(), "{}", err(&restore));
+    assert!(
+        text(&restore).contains("the start of turn 2"),
+        "{}",
+        text(&restore)
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
+    assert!(root.join("b.txt").exists(), "turn 1's file stays");
+}

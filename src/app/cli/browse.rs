@@ -16,6 +16,42 @@ use crate::app::args::Location;
 use crate::app::points;
 use crate::app::project::{locate, project_and_store};
 
+/// How deep `log --all` indents each checkpoint: one level more at each
+/// real branch only, for the children that are not its main line (the one on
+/// the path to the leaf, else the first); a linear session stays flat.
+fn branch_depths<'a>(
+    checkpoints: &'a [CheckpointInfo],
+    above: &dyn Fn(&EntryId) -> Option<&'a CheckpointInfo>,
+) -> HashMap<&'a EntryId, usize> {
+    let mut children: HashMap<&EntryId, Vec<&CheckpointInfo>> = HashMap::new();
+    for c in checkpoints {
+        if let Some(p) = above(&c.entry_id) {
+            children.entry(&p.entry_id).or_default().push(c);
+        }
+    }
+    let main_child = |parent: &EntryId| -> Option<&EntryId> {
+        let kids = children.get(parent)?;
+        kids.iter()
+            .find(|k| k.on_current_path)
+            .or(kids.first())
+            .map(|k| &k.entry_id)
+    };
+    let mut depth: HashMap<&EntryId, usize> = HashMap::new();
+    // Parents are listed before their children (the log is appended in
+    // order), so each parent's depth is known when its children come.
+    for c in checkpoints {
+        let d = match above(&c.entry_id) {
+            Some(p) => {
+                let base = depth.get(&p.entry_id).copied().unwrap_or(0);
+                base + usize::from(main_child(&p.entry_id) != Some(&c.entry_id))
+            }
+            None => 0,
+        };
+        depth.insert(&c.entry_id, d);
+    }
+    depth
+}
+
 pub fn log(at: Location, all: bool) -> Result<()> {
     let engine = Engine::open_read_only(locate(&at)?)?;
     let list = engine.list_checkpoints(ListCheckpointsParams {
@@ -24,26 +60,6 @@ pub fn log(at: Location, all: bool) -> Result<()> {
     })?;
     let tree = engine.get_tree()?;
     println!("session {}", engine.session_file().display());
-    let depth_of = |id: &EntryId| -> usize {
-        // Depth in the tree of tree-recording entries, for indentation.
-        let mut d = 0;
-        let mut cur = tree
-            .entries
-            .iter()
-            .find(|e| &e.id == id)
-            .and_then(|e| e.parent_id.as_ref());
-        while let Some(p) = cur {
-            if list.checkpoints.iter().any(|c| &c.entry_id == p) {
-                d += 1;
-            }
-            cur = tree
-                .entries
-                .iter()
-                .find(|e| &e.id == p)
-                .and_then(|e| e.parent_id.as_ref());
-        }
-        d
-    };
     // The checkpoint above each one (for the turn a step belongs to and
     // what a restore rolled back).
     let parents: HashMap<&EntryId, Option<&EntryId>> = tree
@@ -64,12 +80,13 @@ pub fn log(at: Location, all: bool) -> Result<()> {
         None
     };
     let rolled_back = rolled_back(&list.checkpoints, &above);
+    let depth = branch_depths(&list.checkpoints, &above);
     // Tool checkpoints numbered within their turn (`restore --before-step`),
     // on each branch: by the turn's prompt above them.
     let mut steps: HashMap<(u64, Option<&EntryId>), usize> = Default::default();
     for c in &list.checkpoints {
         let indent = if all {
-            "  ".repeat(depth_of(&c.entry_id))
+            "  ".repeat(depth.get(&c.entry_id).copied().unwrap_or(0))
         } else {
             String::new()
         };
@@ -161,7 +178,7 @@ fn rolled_back<'a>(
 
 pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {
     let mut engine = Engine::open_read_only(locate(&at)?)?;
-    let RangeParams { from, to } = points::range(from, to);
+    let RangeParams { from, to } = points::range_in(&engine, from, to)?;
     let files = engine.get_modified_files(RangeParams {
         from: from.clone(),
         to: to.clone(),

@@ -124,9 +124,13 @@ pub fn revert(
 
 pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()> {
     let mut view = Engine::open_read_only(locate(&at)?)?;
+    let at = at_entry
+        .as_deref()
+        .map(|s| crate::app::points::point(&view, s))
+        .transpose()?;
     let r = view.get_file_blame(FileBlameParams {
         path: RepoPath::parse(&file)?,
-        at: at_entry.as_deref().map(Point::parse),
+        at,
     })?;
     let width = r.lines.len().to_string().len();
     for l in &r.lines {

@@ -23,7 +23,7 @@ use super::{ask, print_written, repo_paths};
 use crate::app::args::{Confirm, ConflictMode, ConversationOpts, Location};
 use crate::app::conversation::fork::{self, agent_title, shell_line, Fork, Prepared, Refused};
 use crate::app::plan;
-use crate::app::points::{before_last_turn, path_checkpoints};
+use crate::app::points::{self, before_last_turn, path_checkpoints};
 use crate::app::project::{locate, project_and_store};
 use crate::app::two_step::{self, Step};
 
@@ -207,7 +207,14 @@ pub fn restore(
             Some(t) if t.len() == 32 && t.chars().all(|c| c.is_ascii_hexdigit()) => {
                 (None, Some(ObjectId::from_hex(&t)?))
             }
-            Some(t) => (Some(EntryId::from_input(t)), None),
+            Some(t) => match points::turn_number(&t) {
+                Some(turn) => {
+                    let id = points::turn_start(&view, turn)?;
+                    say(&conv, &format!("the start of turn {turn}: checkpoint {id}"));
+                    (Some(id), None)
+                }
+                None => (Some(EntryId::from_input(t)), None),
+            },
             None => (Some(leaf_of(&view)?), None),
         },
     };
