@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use toml_edit::{value, DocumentMut, Item, Table};
 use xxhash_rust::xxh3::xxh3_64;
@@ -16,13 +17,41 @@ const REMOTE_TABLE: &str = "remote";
 const URL_KEY: &str = "url";
 const AUTO_PUSH_KEY: &str = "auto_push";
 
-/// A remote as configured: its name (which names its local state) and URL.
+/// A remote as configured, or a URL used as it is: its name as the person
+/// gave it (a URL is its own name) and URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteSpec {
     pub name: String,
     pub url: String,
     /// Sidecars and hook servers of the store push to it in the background.
     pub auto_push: bool,
+}
+
+impl RemoteSpec {
+    /// Where the store keeps what it knows of the remote (what it pushed,
+    /// its last error): by URL, so a remote used by its URL and named later,
+    /// or renamed, is the same remote and nothing is sent again
+    /// (docs/remote.md "Names and URLs"). State that older builds kept under
+    /// the name moves here once.
+    pub fn state_dir(&self, layout: &Layout) -> PathBuf {
+        let by_url = layout.remote_dir(&url_key(&self.url));
+        if valid_name(&self.name) && !by_url.exists() {
+            let by_name = layout.remote_dir(&self.name);
+            if by_name.is_dir() {
+                if let Err(e) = fs::rename(&by_name, &by_url) {
+                    tracing::warn!(from = %by_name.display(), error = %e, "could not move a remote's state to its URL's place");
+                    return by_name;
+                }
+            }
+        }
+        by_url
+    }
+}
+
+/// The name of a URL's local state: `url-<xxh3 of the URL>` (no configured
+/// name may begin with `url-`).
+fn url_key(url: &str) -> String {
+    format!("url-{:016x}", xxh3_64(url.as_bytes()))
 }
 
 fn read(layout: &Layout) -> Result<DocumentMut, RemoteError> {
@@ -123,19 +152,23 @@ pub fn add(
 /// Removes a remote from the config and forgets what this store knew of
 /// it; nothing on the remote is touched.
 pub fn remove(layout: &Layout, name: &str) -> Result<(), RemoteError> {
-    let mut doc = read(layout)?;
-    let removed = doc
-        .get_mut(REMOTE_TABLE)
-        .and_then(Item::as_table_mut)
-        .and_then(|t| t.remove(name));
-    if removed.is_none() {
+    let all = list(layout)?;
+    let Some(spec) = all.iter().find(|r| r.name == name) else {
         return Err(RemoteError::UnknownRemote {
             name: name.to_owned(),
-            configured: names(&list(layout)?),
+            configured: names(&all),
         });
-    }
+    };
+    let mut doc = read(layout)?;
+    doc.get_mut(REMOTE_TABLE)
+        .and_then(Item::as_table_mut)
+        .and_then(|t| t.remove(name));
     write(layout, &doc)?;
-    let dir = layout.remote_dir(name);
+    // Another name for the same URL still knows what was pushed there.
+    if all.iter().any(|r| r.name != name && r.url == spec.url) {
+        return Ok(());
+    }
+    let dir = spec.state_dir(layout);
     match fs::remove_dir_all(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -144,12 +177,13 @@ pub fn remove(layout: &Layout, name: &str) -> Result<(), RemoteError> {
 }
 
 /// The remote `which` names: a configured name, or a URL used as it is
-/// (its local state then lives under `url-<hash of the URL>`). `None`
+/// (its name is the URL; its local state lives by URL, see
+/// [`RemoteSpec::state_dir`]). `None`
 /// means the only configured remote.
 pub fn resolve(layout: &Layout, which: Option<&str>) -> Result<RemoteSpec, RemoteError> {
     match which {
         Some(w) if w.contains("://") => Ok(RemoteSpec {
-            name: format!("url-{:016x}", xxh3_64(w.as_bytes())),
+            name: w.to_owned(),
             url: w.to_owned(),
             auto_push: false,
         }),

@@ -64,7 +64,7 @@ impl Remote {
 
     pub fn open_spec(layout: &Layout, spec: RemoteSpec) -> Result<Remote, RemoteError> {
         let backend = backend::Backend::open(&spec.url)?;
-        let state = state::State::new(layout.remote_dir(&spec.name));
+        let state = state::State::new(spec.state_dir(layout));
         let writer = config::writer_id(layout)?;
         Ok(Remote {
             spec,

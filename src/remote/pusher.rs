@@ -222,7 +222,7 @@ pub struct Behind {
 /// Every session of the store the remote does not have all of, from what
 /// this store knows (no request is made).
 pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteError> {
-    let state = super::state::State::new(layout.remote_dir(&spec.name));
+    let state = super::state::State::new(spec.state_dir(layout));
     let dir = layout.sessions_dir();
     let listing = match std::fs::read_dir(&dir) {
         Ok(l) => l,
@@ -237,7 +237,10 @@ pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteE
         };
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
         let pushed = state.pushed(&session_id)?;
-        let done = if pushed.manifest_written {
+        // A pulled session's lines came from the remote: they are there,
+        // under the writer that pushed them, whether or not this store
+        // wrote a manifest of its own for them yet.
+        let done = if pushed.manifest_written || layout.is_pulled(&path) {
             pushed.bytes()
         } else {
             0
@@ -255,7 +258,7 @@ pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteE
 }
 
 fn error_file(layout: &Layout, spec: &RemoteSpec) -> PathBuf {
-    layout.remote_dir(&spec.name).join(ERROR_FILE)
+    spec.state_dir(layout).join(ERROR_FILE)
 }
 
 fn record_error(layout: &Layout, spec: &RemoteSpec, err: &RemoteError) {
@@ -264,7 +267,7 @@ fn record_error(layout: &Layout, spec: &RemoteSpec, err: &RemoteError) {
 }
 
 fn resent_file(layout: &Layout, spec: &RemoteSpec) -> PathBuf {
-    layout.remote_dir(&spec.name).join(RESENT_FILE)
+    spec.state_dir(layout).join(RESENT_FILE)
 }
 
 /// What the last push that found part of a session gone sent again, for

@@ -160,13 +160,7 @@ fn an_interrupted_push_resumes_without_sending_objects_again() {
     // As if the push had died after its packs: no manifest, no local state.
     let manifests = remote_dir.path().join(format!("sessions/{sid}/manifests"));
     std::fs::remove_dir_all(&manifests).unwrap();
-    std::fs::remove_dir_all(
-        a.store
-            .layout()
-            .remote_dir(&a.remote.spec.name)
-            .join("sessions"),
-    )
-    .unwrap();
+    std::fs::remove_dir_all(a.remote.spec.state_dir(a.store.layout()).join("sessions")).unwrap();
     let b = side(&url);
     assert!(
         matches!(

@@ -216,3 +216,44 @@ fn sizes_a_remote_claims_are_bounded_under_a_memory_limit() {
     expect_refusal(&fresh(), &["pull", "--remote", &url, &id], "4000 chunks");
     drop(a);
 }
+
+/// Issue 39 item 5: a remote is tracked by its URL — used by URL, then
+/// named, nothing is sent again and `status` shows it up to date under its
+/// name; a pulled session is not counted as "not pushed"; the pull names
+/// the session by id and says which project a restore writes into.
+#[test]
+fn a_remote_is_known_by_its_url_and_a_pulled_log_is_not_behind() {
+    let remote = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote.path().display());
+    let a = Machine::with_env(vec![]);
+    a.turn("echo more >> x.txt", None);
+    let first = a.ok(&["push", "--remote", &url]);
+    assert!(first.contains(&format!("pushed to {url}")), "{first}");
+    let id = session_id(&a.session_files()[0]);
+    a.ok(&["remote", "add", "origin", &url]);
+    let again = a.ok(&["push"]);
+    assert!(again.contains("origin is up to date"), "{again}");
+    let status = a.ok(&["status"]);
+    assert!(
+        status.contains(&format!("remote   origin {url}: up to date")),
+        "{status}"
+    );
+    assert!(!status.contains("url-"), "{status}");
+
+    let b = Machine::with_env(vec![]);
+    let pulled = b.ok(&["pull", "--remote", &url, &id]);
+    assert!(
+        pulled.contains(&format!("`rewind log --session {id}`"))
+            && pulled.contains(&b.project().canonicalize().unwrap().display().to_string()),
+        "{pulled}"
+    );
+    b.ok(&["remote", "add", "origin", &url]);
+    let status = b.ok(&["status"]);
+    assert!(
+        status.contains(&format!("remote   origin {url}: up to date")),
+        "{status}"
+    );
+    // The session is found by its id's beginning.
+    let log = b.ok(&["log", "--session", &id[..8]]);
+    assert!(log.contains(&id), "{log}");
+}

@@ -238,7 +238,12 @@ fn print_remotes(layout: &Layout) {
             ),
             Err(err) => format!("unknown ({err})"),
         };
-        println!("remote   {} {}: {behind}", spec.name, spec.url);
+        // A remote used by its URL is named by it: said once.
+        if spec.name == spec.url {
+            println!("remote   {}: {behind}", spec.url);
+        } else {
+            println!("remote   {} {}: {behind}", spec.name, spec.url);
+        }
         if let Some((time, error)) = rewind::remote::last_error(layout, &spec) {
             println!(
                 "         the last background push failed at {time}: {}",

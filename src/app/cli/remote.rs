@@ -144,9 +144,13 @@ pub fn pull(at: Location, which: Option<String>, session_id: String) -> Result<(
             String::new()
         }
     );
+    // Pulled into this project's store: its commands, run here (or with
+    // this --cwd), find it by id; a restore writes into this project.
+    let (root, _) = crate::app::project::project_and_store(&at)?;
     println!(
-        "see it with `rewind log --session {0}`; put files back with `rewind restore --session {0} ENTRY`",
-        r.session_file.display()
+        "see it with `rewind log --session {0}`; `rewind restore --session {0} ENTRY` puts files back into {1}",
+        r.session_id,
+        root.display()
     );
     Ok(())
 }
