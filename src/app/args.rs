@@ -207,7 +207,7 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex or gemini.
+        /// claude-code, codex, gemini, opencode or kilo.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
@@ -389,7 +389,11 @@ pub enum AgentChoice {
     ClaudeCode,
     Codex,
     Gemini,
-    /// All three.
+    #[value(name = "opencode")]
+    OpenCode,
+    Kilo,
+    /// install: every agent whose command is on PATH; uninstall: every
+    /// agent.
     All,
 }
 

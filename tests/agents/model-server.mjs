@@ -6,6 +6,9 @@
 //   - OpenAI Responses        POST /v1/responses           (Codex CLI)
 //   - Gemini generateContent  POST /v1beta/models/M:streamGenerateContent?alt=sse,
 //                             :generateContent, :countTokens  (Gemini CLI)
+//   - OpenAI Chat Completions POST /v1/chat/completions     (OpenCode, Kilo, Qwen Code)
+//     Several agents share it: the driver names the one it runs
+//     (startModelServer({agent})), and its tools decide the calls' shapes.
 //
 // It serves a *script*: a list of turns; each turn is a list of steps, a step
 // is one tool call (or an array of tool calls made in one model response), and
@@ -39,7 +42,7 @@ import crypto from 'node:crypto';
 
 export const TURN_MARKER_RE = /\[\[rewind-turn:(\d+)\]\]/g;
 
-const AGENT_BY_API = { anthropic: 'claude', responses: 'codex', gemini: 'gemini' };
+const AGENT_BY_API = { anthropic: 'claude', responses: 'codex', gemini: 'gemini', chat: 'opencode' };
 
 function rid(prefix) {
   return prefix + crypto.randomBytes(12).toString('hex');
@@ -164,6 +167,32 @@ function analyzeGemini(body) {
   const toolDefs = {};
   for (const t of body.tools || []) {
     for (const fd of t.functionDeclarations || []) toolDefs[fd.name] = fd;
+  }
+  return { turn, results, tools: Object.keys(toolDefs), toolDefs };
+}
+
+function analyzeChat(body) {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  let idx = -1;
+  let turn = null;
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role !== 'user') continue;
+    const t = lastMarker(textOf(msgs[i].content));
+    if (t !== null) { idx = i; turn = t; break; }
+  }
+  const results = [];
+  if (idx >= 0) {
+    for (const m of msgs.slice(idx + 1)) {
+      if (m.role === 'tool') {
+        const out = textOf(m.content);
+        results.push({ id: m.tool_call_id, output: shortStr(out), full: out });
+      }
+    }
+  }
+  const toolDefs = {};
+  for (const t of body.tools || []) {
+    const f = t.function || t;
+    if (f?.name) toolDefs[f.name] = f;
   }
   return { turn, results, tools: Object.keys(toolDefs), toolDefs };
 }
@@ -309,6 +338,29 @@ function translate(call, agent, info, project) {
         return { name: n, input };
       }
     }
+  } else if (CHAT_AGENTS.includes(agent)) {
+    // OpenCode's and Kilo's tools (write/edit/bash/read, camelCase
+    // `filePath`), or Qwen Code's (Gemini CLI's names, `file_path`): the
+    // offered tools' parameters decide.
+    const T = info.tools;
+    const params = (name) => Object.keys(info.toolDefs?.[name]?.parameters?.properties || {});
+    const fileKey = (name) => ['filePath', 'file_path', 'absolute_path', 'path'].find((k) => params(name).includes(k)) || 'filePath';
+    const pick = (names) => pickTool(T, names) || names[0];
+    switch (op) {
+      case 'write': { const n = pick(['write', 'write_file']); return { name: n, input: { [fileKey(n)]: absPath(project, call.path), content: call.content } }; }
+      case 'edit': {
+        const n = pick(['edit', 'replace']);
+        const [o, nw] = params(n).includes('oldString') ? ['oldString', 'newString'] : ['old_string', 'new_string'];
+        return { name: n, input: { [fileKey(n)]: absPath(project, call.path), [o]: call.old, [nw]: call.new } };
+      }
+      case 'read': { const n = pick(['read', 'read_file']); return { name: n, input: { [fileKey(n)]: absPath(project, call.path) } }; }
+      case 'shell': {
+        const n = pick(['bash', 'run_shell_command', 'shell']);
+        const input = { command: call.command };
+        if (params(n).includes('description')) input.description = call.description || 'scripted shell step';
+        return { name: n, input };
+      }
+    }
   } else if (agent === 'codex') {
     const T = info.tools;
     const defs = info.toolDefs || {};
@@ -421,6 +473,37 @@ function responsesReply(res, body, action) {
   return items;
 }
 
+// OpenAI Chat Completions, streaming (SSE chunks, then `[DONE]`) or not.
+function chatReply(res, body, action) {
+  const id = rid('chatcmpl-');
+  const model = body.model || 'scripted';
+  const created = Math.floor(Date.now() / 1000);
+  const toolCalls = action.kind === 'final' ? [] : action.calls.map((c, index) => ({ index, id: rid('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+  const finish = action.kind === 'final' ? 'stop' : 'tool_calls';
+  const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+  if (!body.stream) {
+    const message = action.kind === 'final'
+      ? { role: 'assistant', content: action.text }
+      : { role: 'assistant', content: null, tool_calls: toolCalls.map(({ index, ...c }) => c) };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+    return message;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const chunk = (delta, finish_reason = null, extra = {}) => sse(res, null, { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason }], ...extra });
+  chunk({ role: 'assistant', content: '' });
+  if (action.kind === 'final') {
+    for (const piece of chunks(action.text)) chunk({ content: piece });
+  } else {
+    for (const c of toolCalls) chunk({ tool_calls: [c] });
+  }
+  chunk({}, finish);
+  if (body.stream_options?.include_usage) sse(res, null, { id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+  res.write('data: [DONE]\n\n');
+  res.end();
+  return toolCalls;
+}
+
 function geminiCandidate(parts, finish) {
   const c = { content: { role: 'model', parts }, index: 0 };
   if (finish) c.finishReason = finish;
@@ -472,7 +555,10 @@ function sampleFromSchema(schema, key) {
 
 // ---------------------------------------------------------------------------
 
-export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir } = {}) {
+// The agents that speak Chat Completions (one at a time per server).
+const CHAT_AGENTS = ['opencode', 'kilo', 'qwen'];
+
+export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir, agent: chatAgent = 'opencode' } = {}) {
   if (!script) throw new Error('script required');
   project = path.resolve(project || process.cwd());
   const events = [];
@@ -523,6 +609,14 @@ export async function startModelServer({ script, project, port = 0, host = '127.
       const info = analyzeAnthropic(body);
       return dispatch('anthropic', info, rec, (action) => anthropicReply(res, body, action));
     }
+    // ---- OpenAI Chat Completions
+    if (req.method === 'POST' && /\/chat\/completions$/.test(p)) {
+      rec.kind = 'openai.chat';
+      rec.model = body.model;
+      rec.stream = !!body.stream;
+      const info = analyzeChat(body);
+      return dispatch('chat', info, rec, (action) => chatReply(res, body, action));
+    }
     // ---- OpenAI Responses
     if (req.method === 'POST' && /\/responses$/.test(p)) {
       rec.kind = 'openai.responses';
@@ -571,7 +665,7 @@ export async function startModelServer({ script, project, port = 0, host = '127.
   }
 
   function dispatch(api, info, rec, reply) {
-    const agent = AGENT_BY_API[api];
+    const agent = api === 'chat' ? chatAgent : AGENT_BY_API[api];
     rec.agent = agent;
     rec.turn = info.turn;
     rec.n_results = info.results.length;

@@ -52,6 +52,8 @@ const BIN = {
   claude: process.env.CLAUDE_BIN || path.join(HERE, 'node_modules/.bin/claude'),
   codex: process.env.CODEX_BIN || path.join(HERE, 'node_modules/.bin/codex'),
   gemini: process.env.GEMINI_BIN || path.join(HERE, 'node_modules/.bin/gemini'),
+  opencode: process.env.OPENCODE_BIN || path.join(HERE, 'node_modules/.bin/opencode'),
+  kilo: process.env.KILO_BIN || path.join(HERE, 'node_modules/.bin/kilo'),
 };
 
 // Every hook event each agent version understands (from their own code:
@@ -74,10 +76,14 @@ export const HOOK_EVENTS = {
     'SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'BeforeModel', 'AfterModel',
     'BeforeToolSelection', 'BeforeTool', 'AfterTool', 'PreCompress', 'Notification',
   ],
+  // What rewind's plugin (src/app/install/opencode_plugin.js) hands on:
+  // OpenCode 1.18's plugin hooks and the two bus events it records.
+  opencode: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
+  kilo: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
 };
 
 // The agents' own configuration directories inside a project.
-export const AGENT_DIRS = ['.claude', '.codex', '.gemini'];
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo'];
 
 // ---------------------------------------------------------------------------
 // args
@@ -138,12 +144,13 @@ export function defaultScenario(turns = 3, parallel = true) {
     {
       prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
       steps: [
-        { op: 'read', path: 'b.txt', only: ['claude'] },
+        // OpenCode's edit tool refuses a file not read in this session.
+        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo'] },
         { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
         // Codex's built-in exec policy rejects any `rm -f`-style command in
         // every approval mode ("rm -f style commands are not permitted"), so
         // codex gets `rm -r`.
-        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini'] },
+        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen'] },
         { op: 'shell', command: 'rm -r gen', only: ['codex'] },
         { op: 'shell', command: 'mkdir -p moved && mv a.txt moved/a.txt' },
       ],
@@ -154,7 +161,7 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Write c.txt and edit moved/a.txt.',
       steps: [
         w('c.txt', 'charlie\n'),
-        { op: 'read', path: 'moved/a.txt', only: ['claude'] },
+        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo'] },
         { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
       ],
       final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
@@ -165,7 +172,7 @@ export function defaultScenario(turns = 3, parallel = true) {
     const f = `extra-${k}.txt`;
     t.push({
       prompt: `Write ${f} and edit it.`,
-      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
       final: `Turn ${k} done.`,
       expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
     });
@@ -191,7 +198,7 @@ function groupAlive(pgid) {
 function baseEnv(out) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
+    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
     env[k] = v;
   }
   const home = path.join(out, 'home');
@@ -390,6 +397,66 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
   };
 }
 
+// OpenCode 1.18 (and Kilo, built on it): no hook settings; rewind's plugin
+// (src/app/install/opencode_plugin.js, the very file `rewind install`
+// writes) running the hook command through `sh -c`. The model is a provider
+// of the bundled @ai-sdk/openai-compatible pointed at the model server
+// (AGENT-FACTS.md "OpenCode").
+export function opencodePlugin(agent, argv) {
+  const template = fs.readFileSync(path.join(HERE, '../../src/app/install/opencode_plugin.js'), 'utf8');
+  return template.replaceAll('__REWIND_AGENT__', agent).replaceAll('__REWIND_ARGV__', JSON.stringify(argv));
+}
+
+function setupOpenCode({ agent, project, out, url, hookCmds, env }) {
+  const [dirName, configName] = agent === 'kilo' ? ['.kilo', 'kilo'] : ['.opencode', 'opencode'];
+  const configFile = path.join(env.XDG_CONFIG_HOME, configName, `${configName}.json`);
+  writeJson(configFile, {
+    provider: {
+      scripted: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Scripted',
+        options: { baseURL: `${url}/v1`, apiKey: '{env:SCRIPTED_API_KEY}' },
+        models: { 'scripted-model': { name: 'Scripted', tool_call: true, limit: { context: 200000, output: 8192 } } },
+      },
+    },
+    model: 'scripted/scripted-model',
+    small_model: 'scripted/scripted-model',
+    autoupdate: false,
+    share: 'disabled',
+    permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
+  });
+  const pluginFile = path.join(project, dirName, 'plugins', 'record.js');
+  if (hookCmds.length) {
+    mkdirp(path.dirname(pluginFile));
+    fs.writeFileSync(pluginFile, hookCmds.map((c, i) => opencodePlugin(agent, ['/bin/sh', '-c', c]).replace('export const RewindPlugin', `export const RewindPlugin${i}`)).join('\n'));
+  }
+  const upper = agent.toUpperCase();
+  Object.assign(env, {
+    SCRIPTED_API_KEY: 'dummy',
+    PWD: project,
+    [`${upper}_DISABLE_MODELS_FETCH`]: '1',
+    [`${upper}_DISABLE_AUTOUPDATE`]: '1',
+    [`${upper}_DISABLE_SHARE`]: '1',
+    // A local plugin makes it npm-install its plugin package at every start;
+    // offline that waits ~70 s unless npm gives up at once.
+    npm_config_offline: 'true',
+  });
+  let sessionId = null;
+  const common = ['--dir', project, '--format', 'json'];
+  return {
+    configFiles: [pluginFile, configFile],
+    get sessionId() { return sessionId; },
+    argv: (turn, prompt) => ['run', ...common, ...(turn === 1 || !sessionId ? [] : ['--session', sessionId]), prompt],
+    continueArgv: (cont, prompt) => ['run', ...common, ...cont.slice(1), prompt],
+    parse: (stdout) => {
+      const evs = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+      const sid = evs.map((e) => e.sessionID ?? e.part?.sessionID ?? e.properties?.sessionID).find(Boolean);
+      if (sid && !sessionId) sessionId = sid;
+      return { session_id: sid, event_types: [...new Set(evs.map((e) => e.type))], errors: evs.filter((e) => /error/.test(e.type || '')).map((e) => JSON.stringify(e).slice(0, 500)) };
+    },
+  };
+}
+
 function readJsonText(s) {
   const t = s.trim();
   try { return JSON.parse(t); } catch { /* fallthrough */ }
@@ -497,13 +564,13 @@ export async function runAgent(opts) {
   const requestLog = path.join(out, 'model-requests.jsonl');
   fs.rmSync(requestLog, { force: true });
   if (opts.dump) fs.rmSync(path.join(out, 'requests'), { recursive: true, force: true });
-  const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
+  const server = await startModelServer({ script, project, agent, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
 
   // --no-hooks: the project's hook settings were written by someone else
   // (`rewind install --project`) and are left as they are.
   const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
-  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini }[agent]({ project, out, url: server.url, hookCmds, events, env });
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
     version: null,

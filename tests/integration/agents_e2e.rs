@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use crate::common;
 
-const AGENT_DIRS: [&str; 3] = [".claude", ".codex", ".gemini"];
+/// The agents' own directories in a project (settings, plugins), left out
+/// of the comparisons.
+const AGENT_DIRS: [&str; 5] = [".claude", ".codex", ".gemini", ".opencode", ".kilo"];
 
 pub(crate) fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
@@ -64,7 +66,12 @@ pub(crate) fn path_with_rewind() -> std::ffi::OsString {
 /// Skip (with a message) unless the agents are installed; fail when CI
 /// asked for them (REWIND_AGENTS_E2E, or CI=true: `skip_or_fail`).
 pub(crate) fn agents_installed() -> bool {
-    let installed = agents_dir().join("node_modules/.bin/claude").exists();
+    agent_installed("claude")
+}
+
+/// As [`agents_installed`], for the agent whose command is `bin`.
+pub(crate) fn agent_installed(bin: &str) -> bool {
+    let installed = agents_dir().join("node_modules/.bin").join(bin).exists();
     if !installed {
         assert!(
             std::env::var_os("REWIND_AGENTS_E2E").is_none(),
@@ -170,12 +177,24 @@ pub(crate) fn turn_sessions(home: &Path) -> Vec<PathBuf> {
 pub(crate) struct Recorded {
     pub turn_trees: Vec<String>,
     pub checkpoints: Vec<(String, u64, String)>,
+    /// The run's directories, for a caller that goes on with them.
+    pub dirs: Dirs,
+}
+
+/// A run's project (`root`, canonical), the agent's scratch home (`out`)
+/// and rewind's home, removed when dropped.
+pub(crate) struct Dirs {
+    /// Holds `root` (removed with it).
+    pub _project: tempfile::TempDir,
+    pub out: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub root: PathBuf,
 }
 
 /// One agent's three scripted turns through its hooks, with the project's
 /// hook server (`server`) or every hook on its own (`REWIND_SERVER=0`),
 /// rewind installed as `how` says.
-fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
+pub(crate) fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -201,7 +220,7 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
         assert!(installed.contains("added"), "{installed}");
     }
     let started = std::time::Instant::now();
-    let _stop = StopServer {
+    let stop = StopServer {
         home: home.path(),
         project: &root,
     };
@@ -307,6 +326,33 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
             assert!(tree(&root) == end, "{agent}: undo after turn {n}");
         }
     }
+    // The start of turn 2 (its prompt's checkpoint) is the end of turn 1,
+    // the start of turn 1 what the agent found; undo takes that back.
+    let turn_start = |n: u64| -> String {
+        entries
+            .iter()
+            .find(|e| e["data"]["kind"] == "message" && e["data"]["turnIndex"] == n)
+            .unwrap_or_else(|| panic!("{agent}: no turn-{n} prompt checkpoint"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    rewind(home.path(), &root, &["restore", &turn_start(2), "--yes"]);
+    assert!(
+        tree(&root) == tree(&turns_dir.join("turn-1")),
+        "{agent}: the start of turn 2\n{log}"
+    );
+    rewind(home.path(), &root, &["restore", &turn_start(1), "--yes"]);
+    assert_eq!(
+        names(&tree(&root)),
+        [".gitignore", "keep.txt", "secret.env"],
+        "{agent}: the start of turn 1"
+    );
+    rewind(home.path(), &root, &["undo", "--yes"]);
+    assert!(
+        tree(&root) == tree(&turns_dir.join("turn-1")),
+        "{agent}: undo of the restore to the start of turn 1"
+    );
     // Back before the first turn: the agent's files are gone, the rest stays.
     let checkpoints: Vec<(String, u64, String)> = entries
         .iter()
@@ -326,9 +372,16 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
         [".gitignore", "keep.txt", "secret.env"],
         "{agent}"
     );
+    drop(stop);
     Recorded {
         turn_trees,
         checkpoints,
+        dirs: Dirs {
+            _project: project,
+            out,
+            home,
+            root,
+        },
     }
 }
 
@@ -402,5 +455,74 @@ fn claude_code_plugin() {
 fn gemini_cli_extension() {
     if agents_installed() {
         native_ways("gemini", "gemini");
+    }
+}
+
+/// The agents rewind reaches through a plugin or settings of its own
+/// (issue 41): the three turns with the hook server, each turn's start and
+/// end restored and undone (`run`); then `rewind uninstall` leaves nothing
+/// that records: `files` (what install wrote, relative to the project) are
+/// gone, and a new session of the agent changes nothing in the store.
+fn installed_then_uninstalled(agent: &str, rewind_agent: &str, files: &[&str]) {
+    let recorded = run(agent, rewind_agent, true, How::Settings);
+    let Dirs {
+        home, out, root, ..
+    } = &recorded.dirs;
+    let removed = rewind(
+        home.path(),
+        root,
+        &[
+            "uninstall",
+            rewind_agent,
+            "--project",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert!(removed.contains("removed"), "{agent}: {removed}");
+    for f in files {
+        assert!(!root.join(f).exists(), "{agent}: {f} is still there");
+    }
+    let stored = crate::agents_mcp::store_state(home.path());
+    let _stop = StopServer {
+        home: home.path(),
+        project: root,
+    };
+    let result = Command::new("node")
+        .arg(agents_dir().join("run-agent.mjs"))
+        .args([
+            "--agent",
+            agent,
+            "--turns",
+            "1",
+            "--timeout",
+            "120",
+            "--no-hooks",
+        ])
+        .arg("--project")
+        .arg(root)
+        .arg("--out")
+        .arg(out.path().join("after-uninstall"))
+        .env("REWIND_HOME", home.path())
+        .env("PATH", path_with_rewind())
+        .env_remove("REWIND_BIN")
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{agent} after uninstall: {}\n{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert_eq!(
+        crate::agents_mcp::store_state(home.path()),
+        stored,
+        "{agent}: a session after the uninstall was recorded"
+    );
+}
+
+#[test]
+fn opencode() {
+    if agent_installed("opencode") {
+        installed_then_uninstalled("opencode", "opencode", &[".opencode/plugins/rewind.js"]);
     }
 }

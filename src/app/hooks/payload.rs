@@ -16,10 +16,22 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    /// OpenCode: a plugin (`.opencode/plugins/rewind.js`) hands its events
+    /// to `rewind hook` (plugin_payload.rs).
+    #[value(name = "opencode")]
+    OpenCode,
+    /// Kilo's CLI, built on OpenCode: the same plugin, in `.kilo/`.
+    Kilo,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+        Agent::Kilo,
+    ];
 
     /// The agent a name on the command line or in the store names.
     pub fn from_name(name: &str) -> Option<Agent> {
@@ -32,7 +44,27 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
         }
+    }
+
+    /// The agent's command, as `rewind install all` looks for it on PATH.
+    pub fn command(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
+        }
+    }
+
+    /// Whether rewind can cut this agent's conversation at a checkpoint
+    /// (docs/agents.md "Restoring the conversation"); the others' transcripts
+    /// are not read.
+    pub fn has_conversation(self) -> bool {
+        matches!(self, Agent::ClaudeCode | Agent::Codex | Agent::Gemini)
     }
 }
 
@@ -101,6 +133,9 @@ pub enum PayloadError {
 
 /// Parse what the agent wrote on the hook's stdin.
 pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
+    if matches!(agent, Agent::OpenCode | Agent::Kilo) {
+        return super::plugin_payload::parse(input);
+    }
     let raw: Raw = serde_json::from_slice(input)?;
     let name = raw
         .hook_event_name
@@ -130,7 +165,8 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
     Ok(HookEvent {
         session_id: raw.session_id.ok_or(PayloadError::Missing("session_id"))?,
         cwd: raw.cwd.ok_or(PayloadError::Missing("cwd"))?,
-        transcript_path: raw.transcript_path,
+        // Only the transcripts rewind can cut are read.
+        transcript_path: raw.transcript_path.filter(|_| agent.has_conversation()),
         source: raw.source,
         name,
         step,
@@ -240,6 +276,19 @@ mod tests {
             }
             // Start, prompt, before, after, turn end, end, and others.
             assert_eq!(steps.len(), 7, "{file}");
+        }
+        // rewind's OpenCode plugin hands on only what it records: start,
+        // prompt, before, after, turn end (OpenCode has no session end).
+        for (agent, file) in [(Agent::OpenCode, "opencode.jsonl")] {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let mut steps = std::collections::BTreeSet::new();
+            for line in text.lines() {
+                let record: Value = serde_json::from_str(line).unwrap();
+                let e = parse(agent, record["payload"].to_string().as_bytes()).unwrap();
+                assert!(e.session_id.starts_with("ses_"), "{line}");
+                steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
+            }
+            assert_eq!(steps.len(), 5, "{file}");
         }
     }
 }

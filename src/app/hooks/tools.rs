@@ -53,6 +53,21 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "save_memory"
                 | "write_todos"
         ),
+        // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
+        Agent::OpenCode | Agent::Kilo => matches!(
+            tool,
+            "read"
+                | "glob"
+                | "grep"
+                | "list"
+                | "todoread"
+                | "todowrite"
+                | "webfetch"
+                | "websearch"
+                | "codesearch"
+                | "skill"
+                | "question"
+        ),
     }
 }
 
@@ -66,6 +81,12 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
         (Agent::ClaudeCode, "Write" | "Edit" | "MultiEdit") => field("file_path").map(|p| vec![p]),
         (Agent::ClaudeCode, "NotebookEdit") => field("notebook_path").map(|p| vec![p]),
         (Agent::Gemini, "write_file" | "replace") => field("file_path").map(|p| vec![p]),
+        (Agent::OpenCode | Agent::Kilo, "write" | "edit" | "multiedit") => {
+            field("filePath").map(|p| vec![p])
+        }
+        (Agent::OpenCode | Agent::Kilo, "apply_patch" | "patch") => {
+            field("patchText").and_then(|patch| patch_paths(&patch))
+        }
         (Agent::Codex, "apply_patch") => {
             // The patch comes as `command` (a string) or, from some
             // versions, as `input`.

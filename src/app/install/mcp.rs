@@ -267,6 +267,7 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
             Agent::ClaudeCode => json_edit(agent, &claude_file(&scope, paths)?, bin, true)?,
             Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, false)?,
             Agent::Codex => codex_edit(&codex_file(&scope, paths)?, bin)?,
+            Agent::OpenCode | Agent::Kilo => super::opencode::mcp(agent, &scope, paths, bin)?,
         });
     }
     // No record in installed.json: our entries are known by their content.

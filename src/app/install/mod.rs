@@ -22,6 +22,7 @@ mod codex;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
+mod opencode;
 pub mod standdown;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,6 +59,9 @@ pub struct Paths {
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`): where Claude Code reads
     /// its user settings when set.
     pub claude_config_dir: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME` (default `~/.config`): OpenCode's and Kilo's user
+    /// configuration is below it.
+    pub xdg_config_home: Option<PathBuf>,
     /// rewind's home, where `installed.json` lives.
     pub rewind_home: Home,
 }
@@ -73,6 +77,7 @@ impl Paths {
             home: var("HOME"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
             rewind_home: Home::from_env(),
         }
     }
@@ -385,6 +390,9 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
             Agent::ClaudeCode => edits.push(claude::install(&scope, paths, &command)?),
             Agent::Codex => edits.extend(codex::install(&scope, paths, &command, &mut state)?),
             Agent::Gemini => edits.push(gemini::install(&scope, paths, &command, &mut state)?),
+            Agent::OpenCode | Agent::Kilo => {
+                edits.push(opencode::install(agent, &scope, paths, bin)?)
+            }
         }
     }
     Ok(Plan {
@@ -406,6 +414,7 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::ClaudeCode => edits.push(claude::uninstall(&scope, paths)?),
             Agent::Codex => edits.extend(codex::uninstall(&scope, paths, &mut state)?),
             Agent::Gemini => edits.push(gemini::uninstall(&scope, paths, &mut state)?),
+            Agent::OpenCode | Agent::Kilo => edits.push(opencode::uninstall(agent, &scope, paths)?),
         }
     }
     Ok(Plan {

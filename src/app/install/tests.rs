@@ -22,6 +22,7 @@ fn env() -> Env {
         home: Some(root.join("home")),
         codex_home: None,
         claude_config_dir: None,
+        xdg_config_home: None,
         rewind_home: rewind::store::Home::new(root.join("rewind-home")),
     };
     Env {
@@ -549,4 +550,76 @@ fn a_foreign_rewind_mcp_server_is_refused_not_replaced() {
         text.contains("env_vars = [\"REWIND_HOME\", \"XDG_DATA_HOME\"]"),
         "{text}"
     );
+}
+
+#[test]
+fn opencode_and_kilo_get_a_plugin_file_of_their_own() {
+    let e = env();
+    let project = e.root.join("project");
+    let plan = e.install(&[Agent::OpenCode, Agent::Kilo], &e.project());
+    assert!(plan.edits.iter().all(Edit::changed), "{plan:?}");
+    let plugin = read(&project.join(".opencode/plugins/rewind.js"));
+    assert!(plugin.starts_with("// rewind: "), "{plugin}");
+    assert!(
+        plugin.contains(r#"const REWIND = ["/opt/my tools/rewind","hook","--agent","opencode"];"#),
+        "{plugin}"
+    );
+    // No imports: OpenCode would npm-install its plugin package at every
+    // start for a plugin that has one.
+    assert!(!plugin.contains("import "), "{plugin}");
+    let kilo = read(&project.join(".kilo/plugins/rewind.js"));
+    assert!(kilo.contains(r#""--agent","kilo"]"#), "{kilo}");
+    // Twice: nothing changes. The user's config is untouched.
+    let again = e.install(&[Agent::OpenCode], &e.project());
+    assert!(!again.edits[0].changed());
+    assert!(!e.root.join("home/.config").exists());
+    // Another binary: the plugin is pointed at it.
+    let moved = plan_install(
+        &[Agent::OpenCode],
+        &e.project(),
+        Path::new("/usr/bin/rewind"),
+        &e.paths,
+    )
+    .expect("plan");
+    assert_eq!(moved.edits[0].changes, ["updated the rewind plugin"]);
+
+    e.uninstall(&[Agent::OpenCode, Agent::Kilo], &e.project());
+    assert!(!project.join(".opencode/plugins/rewind.js").exists());
+    assert!(!project.join(".kilo/plugins/rewind.js").exists());
+
+    // A rewind.js that is not ours is refused, and kept by uninstall.
+    let foreign = project.join(".opencode/plugins/rewind.js");
+    write(&foreign, "export const Mine = async () => ({})\n");
+    let err = plan_install(&[Agent::OpenCode], &e.project(), Path::new(BIN), &e.paths)
+        .expect_err("foreign plugin");
+    assert!(err.to_string().contains("did not write"), "{err}");
+    e.uninstall(&[Agent::OpenCode], &e.project());
+    assert_eq!(read(&foreign), "export const Mine = async () => ({})\n");
+
+    // The user's plugin goes under $XDG_CONFIG_HOME when it is set.
+    let mut paths = e.paths.clone();
+    paths.xdg_config_home = Some(e.root.join("xdg"));
+    plan_install(&[Agent::OpenCode], &Scope::User, Path::new(BIN), &paths)
+        .and_then(|p| p.apply())
+        .expect("user install");
+    assert!(e.root.join("xdg/opencode/plugins/rewind.js").exists());
+}
+
+#[test]
+fn opencode_mcp_server_merges_into_opencode_json() {
+    let e = env();
+    let config = e.root.join("project/opencode.json");
+    let before = "{\n  \"model\": \"x/y\",\n  \"mcp\": {\n    \"other\": {\n      \"type\": \"remote\",\n      \"url\": \"http://h\"\n    }\n  }\n}\n";
+    write(&config, before);
+    let plan = mcp(&e, &[Agent::OpenCode], &e.project(), true);
+    assert!(plan.edits[0].changed());
+    let v: serde_json::Value = serde_json::from_str(&read(&config)).expect("json");
+    assert_eq!(
+        v["mcp"]["rewind"],
+        serde_json::json!({"type": "local", "command": [BIN, "mcp"], "enabled": true})
+    );
+    assert_eq!(v["mcp"]["other"]["url"], "http://h");
+    assert!(!mcp(&e, &[Agent::OpenCode], &e.project(), true).edits[0].changed());
+    mcp(&e, &[Agent::OpenCode], &e.project(), false);
+    assert_eq!(read(&config), before);
 }
