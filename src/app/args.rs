@@ -207,7 +207,7 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex, gemini, opencode or kilo.
+        /// claude-code, codex, gemini, opencode, kilo or qwen-code.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
@@ -392,6 +392,8 @@ pub enum AgentChoice {
     #[value(name = "opencode")]
     OpenCode,
     Kilo,
+    #[value(name = "qwen-code")]
+    Qwen,
     /// install: every agent whose command is on PATH; uninstall: every
     /// agent.
     All,

@@ -194,7 +194,11 @@ function analyzeChat(body) {
     const f = t.function || t;
     if (f?.name) toolDefs[f.name] = f;
   }
-  return { turn, results, tools: Object.keys(toolDefs), toolDefs };
+  const tools = Object.keys(toolDefs);
+  // MCP tools Qwen Code defers: named in a reminder, called through its
+  // `tool_call` after a `tool_search`.
+  const deferred = [...new Set(JSON.stringify(body.messages || []).match(/mcp__[A-Za-z0-9_]+/g) || [])].filter((n) => !tools.includes(n));
+  return { turn, results, tools, toolDefs, deferred };
 }
 
 // ---------------------------------------------------------------------------
@@ -295,6 +299,8 @@ function translate(call, agent, info, project) {
     const input = fill(call.input ?? {}, info.results);
     const dot = agent === 'codex' ? name.lastIndexOf('.') : -1;
     if (dot > 0) return { name: name.slice(dot + 1), namespace: name.slice(0, dot), input };
+    // Qwen Code: a deferred tool is called through `tool_call`.
+    if (!info.tools.includes(name) && info.tools.includes('tool_call')) return { name: 'tool_call', input: { name, arguments: input } };
     return { name, input };
   }
   if (call.op === 'mcp-load' && agent === 'codex') {
@@ -304,6 +310,7 @@ function translate(call, agent, info, project) {
   if (call.op === 'mcp-load') {
     // Claude Code: load rewind's deferred MCP tools (what a model does first).
     const names = (info.deferred || []).filter((n) => n.includes('rewind'));
+    if (info.tools.includes('tool_search')) return { name: 'tool_search', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
     return { name: 'ToolSearch', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
   }
   if (call.tool) {
@@ -681,7 +688,7 @@ export async function startModelServer({ script, project, port = 0, host = '127.
     if (action.kind === 'calls') {
       action.calls = action.calls.map((c) => translate(c, agent, info, project));
       rec.step = action.stepIndex;
-      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name, input: c.input }));
+      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name === 'tool_call' && c.input?.name ? `tool_call:${c.input.name}` : c.name, input: c.input }));
     } else {
       rec.final = action.text;
     }

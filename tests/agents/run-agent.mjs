@@ -54,6 +54,7 @@ const BIN = {
   gemini: process.env.GEMINI_BIN || path.join(HERE, 'node_modules/.bin/gemini'),
   opencode: process.env.OPENCODE_BIN || path.join(HERE, 'node_modules/.bin/opencode'),
   kilo: process.env.KILO_BIN || path.join(HERE, 'node_modules/.bin/kilo'),
+  qwen: process.env.QWEN_BIN || path.join(HERE, 'node_modules/.bin/qwen'),
 };
 
 // Every hook event each agent version understands (from their own code:
@@ -80,10 +81,17 @@ export const HOOK_EVENTS = {
   // OpenCode 1.18's plugin hooks and the two bus events it records.
   opencode: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
   kilo: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
+  // Qwen Code 0.24.4 (bundled docs/features/hooks.md), Claude Code's names.
+  qwen: [
+    'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'UserPromptSubmit', 'UserPromptExpansion',
+    'SessionStart', 'SessionEnd', 'MessageDisplay', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop',
+    'PreCompact', 'PostCompact', 'Notification', 'PermissionRequest', 'PermissionDenied', 'TodoCreated',
+    'TodoCompleted', 'InstructionsLoaded',
+  ],
 };
 
 // The agents' own configuration directories inside a project.
-export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo'];
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen'];
 
 // ---------------------------------------------------------------------------
 // args
@@ -144,8 +152,8 @@ export function defaultScenario(turns = 3, parallel = true) {
     {
       prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
       steps: [
-        // OpenCode's edit tool refuses a file not read in this session.
-        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo'] },
+        // OpenCode's and Qwen Code's edit tools refuse a file not read in this session.
+        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen'] },
         { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
         // Codex's built-in exec policy rejects any `rm -f`-style command in
         // every approval mode ("rm -f style commands are not permitted"), so
@@ -161,7 +169,7 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Write c.txt and edit moved/a.txt.',
       steps: [
         w('c.txt', 'charlie\n'),
-        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo'] },
+        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen'] },
         { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
       ],
       final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
@@ -172,7 +180,7 @@ export function defaultScenario(turns = 3, parallel = true) {
     const f = `extra-${k}.txt`;
     t.push({
       prompt: `Write ${f} and edit it.`,
-      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
       final: `Turn ${k} done.`,
       expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
     });
@@ -457,6 +465,49 @@ function setupOpenCode({ agent, project, out, url, hookCmds, env }) {
   };
 }
 
+// Qwen Code 0.24 (a Gemini CLI fork): Claude Code's hook shape in
+// `.qwen/settings.json` (timeout in seconds), the model through its OpenAI
+// auth type (Chat Completions).
+function setupQwen({ project, url, hookCmds, events, env }) {
+  const userSettings = path.join(env.HOME, '.qwen', 'settings.json');
+  writeJson(userSettings, {
+    security: { auth: { selectedType: 'openai' }, folderTrust: { enabled: false } },
+    model: { name: 'scripted-model' },
+    telemetry: { enabled: false, logPrompts: false },
+    privacy: { usageStatisticsEnabled: false },
+    general: { enableAutoUpdate: false, disableAutoUpdate: true, disableUpdateNag: true, checkpointing: { enabled: false } },
+    ide: { enabled: false, hasSeenNudge: true },
+    ui: { hideTips: true, hideBanner: true },
+  });
+  const settingsFile = path.join(project, '.qwen', 'settings.json');
+  if (hookCmds.length) {
+    const settings = readJson(settingsFile, {});
+    const hooks = {};
+    for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command, i) => ({ type: 'command', command, name: `rewind-${e}${i ? `-${i + 1}` : ''}`, timeout: 60 })) }];
+    settings.hooks = hooks;
+    writeJson(settingsFile, settings);
+  }
+  Object.assign(env, {
+    OPENAI_API_KEY: 'dummy',
+    OPENAI_BASE_URL: `${url}/v1`,
+    OPENAI_MODEL: 'scripted-model',
+    QWEN_CODE_NO_RELAUNCH: 'true',
+  });
+  const sessionId = crypto.randomUUID();
+  const common = ['--approval-mode', 'yolo', '--output-format', 'json', '--auth-type', 'openai', '-m', 'scripted-model'];
+  return {
+    configFiles: [settingsFile, userSettings],
+    sessionId,
+    argv: (turn, prompt) => [...common, ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]), prompt],
+    continueArgv: (cont, prompt) => [...cont.slice(1), ...common, prompt],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      const last = Array.isArray(j) ? j[j.length - 1] : j;
+      return { session_id: last?.session_id ?? last?.sessionId, result: typeof last?.result === 'string' ? last.result.slice(0, 200) : undefined, is_error: last?.is_error };
+    },
+  };
+}
+
 function readJsonText(s) {
   const t = s.trim();
   try { return JSON.parse(t); } catch { /* fallthrough */ }
@@ -570,7 +621,7 @@ export async function runAgent(opts) {
   // (`rewind install --project`) and are left as they are.
   const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
-  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
     version: null,

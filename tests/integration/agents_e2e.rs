@@ -27,7 +27,14 @@ use crate::common;
 
 /// The agents' own directories in a project (settings, plugins), left out
 /// of the comparisons.
-const AGENT_DIRS: [&str; 5] = [".claude", ".codex", ".gemini", ".opencode", ".kilo"];
+const AGENT_DIRS: [&str; 6] = [
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".opencode",
+    ".kilo",
+    ".qwen",
+];
 
 pub(crate) fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
@@ -458,6 +465,30 @@ fn gemini_cli_extension() {
     }
 }
 
+/// After an uninstall, a file install wrote is gone, or holds only what
+/// the agent adds to a config file it loads (OpenCode 1.18.33 `$schema`,
+/// Qwen Code 0.24.4 `$version`).
+pub(crate) fn assert_nothing_of_ours(agent: &str, file: &Path) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return;
+    };
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{agent}: {} is left, not JSON ({e}): {text}",
+            file.display()
+        )
+    });
+    let ours: Vec<&String> = v
+        .as_object()
+        .map(|o| o.keys().filter(|k| !k.starts_with('$')).collect())
+        .unwrap_or_default();
+    assert!(
+        ours.is_empty(),
+        "{agent}: {} is left: {text}",
+        file.display()
+    );
+}
+
 /// The agents rewind reaches through a plugin or settings of its own
 /// (issue 41): the three turns with the hook server, each turn's start and
 /// end restored and undone (`run`); then `rewind uninstall` leaves nothing
@@ -480,7 +511,7 @@ fn installed_then_uninstalled(agent: &str, rewind_agent: &str, files: &[&str]) {
     );
     assert!(removed.contains("removed"), "{agent}: {removed}");
     for f in files {
-        assert!(!root.join(f).exists(), "{agent}: {f} is still there");
+        assert_nothing_of_ours(agent, &root.join(f));
     }
     let stored = crate::agents_mcp::store_state(home.path());
     let _stop = StopServer {
@@ -524,5 +555,12 @@ fn installed_then_uninstalled(agent: &str, rewind_agent: &str, files: &[&str]) {
 fn opencode() {
     if agent_installed("opencode") {
         installed_then_uninstalled("opencode", "opencode", &[".opencode/plugins/rewind.js"]);
+    }
+}
+
+#[test]
+fn qwen_code() {
+    if agent_installed("qwen") {
+        installed_then_uninstalled("qwen", "qwen-code", &[".qwen/settings.json"]);
     }
 }

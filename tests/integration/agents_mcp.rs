@@ -423,13 +423,7 @@ fn plugin_agent_install_mcp(agent: &str, config: &str, plugin: &str) {
         &root,
         &["uninstall", agent, "--project", project_arg],
     );
-    // The agent adds `$schema` to a config file it loads (OpenCode
-    // 1.18.33): that is left, nothing of ours.
-    if let Ok(text) = std::fs::read_to_string(root.join(config)) {
-        let v: Value = serde_json::from_str(&text).unwrap();
-        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["$schema"], "{agent}: {config}: {text}");
-    }
+    crate::agents_e2e::assert_nothing_of_ours(agent, &root.join(config));
     assert!(!root.join(plugin).exists(), "{agent}: {plugin}");
 }
 
@@ -438,4 +432,35 @@ fn opencode_install_mcp() {
     if agent_installed("opencode") {
         plugin_agent_install_mcp("opencode", "opencode.json", ".opencode/plugins/rewind.js");
     }
+}
+
+#[test]
+fn qwen_code_install_mcp() {
+    if !agent_installed("qwen") {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let setup = format!(
+        "rewind install qwen-code --project '{0}' && rewind install qwen-code --mcp --project '{0}'",
+        root.display()
+    );
+    let summary = drive(
+        "qwen",
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &["--setup-cmd", &setup],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(calls.contains("rewind"), "{calls}");
+    check_mcp_session("qwen", &summary, home.path(), &root);
 }

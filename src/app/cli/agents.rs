@@ -56,6 +56,7 @@ impl AgentChoice {
             AgentChoice::Gemini => vec![Agent::Gemini],
             AgentChoice::OpenCode => vec![Agent::OpenCode],
             AgentChoice::Kilo => vec![Agent::Kilo],
+            AgentChoice::Qwen => vec![Agent::Qwen],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }

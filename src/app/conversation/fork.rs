@@ -269,6 +269,7 @@ pub fn agent_title(agent: Agent) -> &'static str {
         Agent::Gemini => "Gemini CLI",
         Agent::OpenCode => "OpenCode",
         Agent::Kilo => "Kilo",
+        Agent::Qwen => "Qwen Code",
     }
 }
 

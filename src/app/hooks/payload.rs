@@ -22,15 +22,19 @@ pub enum Agent {
     OpenCode,
     /// Kilo's CLI, built on OpenCode: the same plugin, in `.kilo/`.
     Kilo,
+    /// Qwen Code (a Gemini CLI fork with Claude Code's hook events).
+    #[value(name = "qwen-code")]
+    Qwen,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::OpenCode,
         Agent::Kilo,
+        Agent::Qwen,
     ];
 
     /// The agent a name on the command line or in the store names.
@@ -46,6 +50,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
             Agent::Kilo => "kilo",
+            Agent::Qwen => "qwen-code",
         }
     }
 
@@ -57,6 +62,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
             Agent::Kilo => "kilo",
+            Agent::Qwen => "qwen",
         }
     }
 
@@ -143,23 +149,28 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
     let tool = || raw.tool_name.clone().unwrap_or_default();
     let step = match (agent, name.as_str()) {
         (_, "SessionStart") => Step::SessionStart,
+        // Qwen Code 0.24 fires UserPromptSubmit again, with an empty
+        // prompt, each time it sends tool results back to the model: the
+        // same turn going on, not a new one.
+        (Agent::Qwen, "UserPromptSubmit") if raw.prompt.as_deref().unwrap_or("").is_empty() => {
+            Step::Other
+        }
         (_, "SessionEnd") => Step::SessionEnd,
-        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::Gemini, "BeforeAgent") => {
-            Step::Prompt(raw.prompt.clone().unwrap_or_default())
-        }
-        (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::Gemini, "BeforeTool") => {
-            Step::BeforeTool {
-                tool: tool(),
-                input: raw.tool_input.clone(),
-            }
-        }
-        (Agent::ClaudeCode | Agent::Codex, "PostToolUse")
-        | (Agent::ClaudeCode, "PostToolUseFailure")
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "UserPromptSubmit")
+        | (Agent::Gemini, "BeforeAgent") => Step::Prompt(raw.prompt.clone().unwrap_or_default()),
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "PreToolUse")
+        | (Agent::Gemini, "BeforeTool") => Step::BeforeTool {
+            tool: tool(),
+            input: raw.tool_input.clone(),
+        },
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "PostToolUse")
+        | (Agent::ClaudeCode | Agent::Qwen, "PostToolUseFailure")
         | (Agent::Gemini, "AfterTool") => Step::AfterTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex, "Stop") | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "Stop")
+        | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
         _ => Step::Other,
     };
     Ok(HookEvent {
@@ -239,6 +250,23 @@ mod tests {
         ));
         // Another agent's name for an event is not taken for it.
         assert_eq!(event(Agent::Gemini, base("Stop")).step, Step::Other);
+        // Qwen Code: Claude Code's names; its UserPromptSubmit with an
+        // empty prompt (tool results going back to the model) is no new
+        // turn; no transcript is read.
+        let mut prompt = base("UserPromptSubmit");
+        prompt["prompt"] = json!("fix it");
+        prompt["transcript_path"] = json!("/t.jsonl");
+        let e = event(Agent::Qwen, prompt);
+        assert_eq!(e.step, Step::Prompt("fix it".into()));
+        assert_eq!(e.transcript_path, None);
+        let mut again = base("UserPromptSubmit");
+        again["prompt"] = json!("");
+        assert_eq!(event(Agent::Qwen, again).step, Step::Other);
+        assert_eq!(event(Agent::Qwen, base("Stop")).step, Step::TurnEnd);
+        assert!(matches!(
+            event(Agent::Qwen, base("PostToolUseFailure")).step,
+            Step::AfterTool { .. }
+        ));
     }
 
     #[test]
@@ -265,6 +293,8 @@ mod tests {
             (Agent::ClaudeCode, "claude.jsonl"),
             (Agent::Codex, "codex.jsonl"),
             (Agent::Gemini, "gemini.jsonl"),
+            // Qwen Code 0.24.4 headless fired no SessionEnd.
+            (Agent::Qwen, "qwen.jsonl"),
         ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
@@ -275,7 +305,8 @@ mod tests {
                 steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
             }
             // Start, prompt, before, after, turn end, end, and others.
-            assert_eq!(steps.len(), 7, "{file}");
+            let kinds = if agent == Agent::Qwen { 6 } else { 7 };
+            assert_eq!(steps.len(), kinds, "{file}");
         }
         // rewind's OpenCode plugin hands on only what it records: start,
         // prompt, before, after, turn end (OpenCode has no session end).

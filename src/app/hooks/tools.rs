@@ -53,6 +53,23 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "save_memory"
                 | "write_todos"
         ),
+        // Qwen Code 0.24's (`ToolNames` in its bundle).
+        Agent::Qwen => matches!(
+            tool,
+            "read_file"
+                | "read_many_files"
+                | "list_directory"
+                | "glob"
+                | "grep_search"
+                | "web_fetch"
+                | "web_search"
+                | "todo_write"
+                | "save_memory"
+                | "ask_user_question"
+                | "exit_plan_mode"
+                | "lsp"
+                | "skill"
+        ),
         // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
         Agent::OpenCode | Agent::Kilo => matches!(
             tool,
@@ -80,7 +97,9 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
     let paths = match (agent, tool) {
         (Agent::ClaudeCode, "Write" | "Edit" | "MultiEdit") => field("file_path").map(|p| vec![p]),
         (Agent::ClaudeCode, "NotebookEdit") => field("notebook_path").map(|p| vec![p]),
-        (Agent::Gemini, "write_file" | "replace") => field("file_path").map(|p| vec![p]),
+        (Agent::Gemini, "write_file" | "replace") | (Agent::Qwen, "write_file" | "edit") => {
+            field("file_path").map(|p| vec![p])
+        }
         (Agent::OpenCode | Agent::Kilo, "write" | "edit" | "multiedit") => {
             field("filePath").map(|p| vec![p])
         }

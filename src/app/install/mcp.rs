@@ -268,6 +268,12 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
             Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, false)?,
             Agent::Codex => codex_edit(&codex_file(&scope, paths)?, bin)?,
             Agent::OpenCode | Agent::Kilo => super::opencode::mcp(agent, &scope, paths, bin)?,
+            Agent::Qwen => json_edit(
+                agent,
+                &super::qwen::settings_file(&scope, paths)?,
+                bin,
+                false,
+            )?,
         });
     }
     // No record in installed.json: our entries are known by their content.

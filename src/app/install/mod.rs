@@ -23,6 +23,7 @@ mod gemini;
 pub mod json_merge;
 pub mod mcp;
 mod opencode;
+mod qwen;
 pub mod standdown;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -393,6 +394,7 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
             Agent::OpenCode | Agent::Kilo => {
                 edits.push(opencode::install(agent, &scope, paths, bin)?)
             }
+            Agent::Qwen => edits.push(qwen::install(&scope, paths, &command)?),
         }
     }
     Ok(Plan {
@@ -415,6 +417,7 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::Codex => edits.extend(codex::uninstall(&scope, paths, &mut state)?),
             Agent::Gemini => edits.push(gemini::uninstall(&scope, paths, &mut state)?),
             Agent::OpenCode | Agent::Kilo => edits.push(opencode::uninstall(agent, &scope, paths)?),
+            Agent::Qwen => edits.push(qwen::uninstall(&scope, paths)?),
         }
     }
     Ok(Plan {

@@ -623,3 +623,23 @@ fn opencode_mcp_server_merges_into_opencode_json() {
     mcp(&e, &[Agent::OpenCode], &e.project(), false);
     assert_eq!(read(&config), before);
 }
+
+#[test]
+fn qwen_code_hooks_go_into_qwen_settings() {
+    let e = env();
+    let file = e.root.join("project/.qwen/settings.json");
+    write(&file, CLAUDE_FOREIGN);
+    e.install(&[Agent::Qwen], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    let entry = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(
+        entry["command"],
+        r#""/opt/my tools/rewind" hook --agent qwen-code"#
+    );
+    assert_eq!(entry["name"], "rewind-UserPromptSubmit");
+    // Seconds: Qwen Code reads 1000 or more as milliseconds.
+    assert_eq!(entry["timeout"], 60);
+    assert_eq!(v["model"], "opus");
+    e.uninstall(&[Agent::Qwen], &e.project());
+    assert_eq!(read(&file), CLAUDE_FOREIGN);
+}
