@@ -431,6 +431,8 @@ function setupOpenCode({ agent, project, out, url, hookCmds, env }) {
     small_model: 'scripted/scripted-model',
     autoupdate: false,
     share: 'disabled',
+    // Only the scripted provider: no models fetched from elsewhere.
+    enabled_providers: ['scripted'],
     permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
   });
   const pluginFile = path.join(project, dirName, 'plugins', 'record.js');
@@ -448,6 +450,8 @@ function setupOpenCode({ agent, project, out, url, hookCmds, env }) {
     // A local plugin makes it npm-install its plugin package at every start;
     // offline that waits ~70 s unless npm gives up at once.
     npm_config_offline: 'true',
+    // Kilo: no PostHog telemetry (it waits for its flush at exit).
+    ...(agent === 'kilo' ? { KILO_TELEMETRY_LEVEL: 'off' } : {}),
   });
   let sessionId = null;
   const common = ['--dir', project, '--format', 'json'];

@@ -564,3 +564,10 @@ fn qwen_code() {
         installed_then_uninstalled("qwen", "qwen-code", &[".qwen/settings.json"]);
     }
 }
+
+#[test]
+fn kilo() {
+    if agent_installed("kilo") {
+        installed_then_uninstalled("kilo", "kilo", &[".kilo/plugins/rewind.js"]);
+    }
+}

@@ -464,3 +464,10 @@ fn qwen_code_install_mcp() {
     assert!(calls.contains("rewind"), "{calls}");
     check_mcp_session("qwen", &summary, home.path(), &root);
 }
+
+#[test]
+fn kilo_install_mcp() {
+    if agent_installed("kilo") {
+        plugin_agent_install_mcp("kilo", ".kilo/kilo.json", ".kilo/plugins/rewind.js");
+    }
+}

@@ -310,7 +310,10 @@ mod tests {
         }
         // rewind's OpenCode plugin hands on only what it records: start,
         // prompt, before, after, turn end (OpenCode has no session end).
-        for (agent, file) in [(Agent::OpenCode, "opencode.jsonl")] {
+        for (agent, file) in [
+            (Agent::OpenCode, "opencode.jsonl"),
+            (Agent::Kilo, "kilo.jsonl"),
+        ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
             for line in text.lines() {

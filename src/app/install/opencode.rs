@@ -9,7 +9,7 @@
 //!
 //! `--mcp` registers `rewind mcp` as `mcp.rewind` (`{"type": "local",
 //! "command": [BIN, "mcp"]}`) in `opencode.json` (Kilo: `kilo.json`): the
-//! project's at its root, the user's beside the plugins.
+//! project's at its root (Kilo: in `.kilo/`), the user's beside the plugins.
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,8 @@ pub fn plugin_file(agent: Agent, scope: &Scope, paths: &Paths) -> Result<PathBuf
 
 fn config_file(agent: Agent, scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {
+        // Kilo 7.7.7 reads a project's config from `.kilo/` only.
+        Scope::Project(dir) if agent == Agent::Kilo => dir.join(".kilo").join(names(agent).2),
         Scope::Project(dir) => dir.join(names(agent).2),
         Scope::User => user_dir(agent, paths)?.join(names(agent).2),
     })
