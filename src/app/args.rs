@@ -207,7 +207,7 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex, gemini, opencode, kilo or qwen-code.
+        /// claude-code, codex, gemini, opencode, kilo, qwen-code or copilot.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
@@ -394,6 +394,7 @@ pub enum AgentChoice {
     Kilo,
     #[value(name = "qwen-code")]
     Qwen,
+    Copilot,
     /// install: every agent whose command is on PATH; uninstall: every
     /// agent.
     All,

@@ -353,6 +353,24 @@ function translate(call, agent, info, project) {
     const params = (name) => Object.keys(info.toolDefs?.[name]?.parameters?.properties || {});
     const fileKey = (name) => ['filePath', 'file_path', 'absolute_path', 'path'].find((k) => params(name).includes(k)) || 'filePath';
     const pick = (names) => pickTool(T, names) || names[0];
+    if (agent === 'droid') {
+      // Factory's Droid: Create / Edit (old_str, new_str) / Read / Execute.
+      switch (op) {
+        case 'write': return { name: 'Create', input: { file_path: absPath(project, call.path), content: call.content } };
+        case 'edit': return { name: 'Edit', input: { file_path: absPath(project, call.path), old_str: call.old, new_str: call.new } };
+        case 'read': return { name: 'Read', input: { file_path: absPath(project, call.path) } };
+        case 'shell': return { name: 'Execute', input: { command: call.command, summary: call.description || 'scripted shell step', riskLevel: 'medium', riskLevelReason: 'Scripted test step in a temporary project.' } };
+      }
+    }
+    if (agent === 'copilot') {
+      // GitHub Copilot CLI: create / edit (path, old_str, new_str) / view / bash.
+      switch (op) {
+        case 'write': return { name: 'create', input: { path: absPath(project, call.path), file_text: call.content } };
+        case 'edit': return { name: 'edit', input: { path: absPath(project, call.path), old_str: call.old, new_str: call.new } };
+        case 'read': return { name: 'view', input: { path: absPath(project, call.path) } };
+        case 'shell': return { name: 'bash', input: { command: call.command, description: call.description || 'scripted shell step' } };
+      }
+    }
     switch (op) {
       case 'write': { const n = pick(['write', 'write_file']); return { name: n, input: { [fileKey(n)]: absPath(project, call.path), content: call.content } }; }
       case 'edit': {
@@ -563,7 +581,7 @@ function sampleFromSchema(schema, key) {
 // ---------------------------------------------------------------------------
 
 // The agents that speak Chat Completions (one at a time per server).
-const CHAT_AGENTS = ['opencode', 'kilo', 'qwen'];
+const CHAT_AGENTS = ['opencode', 'kilo', 'qwen', 'droid', 'copilot'];
 
 export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir, agent: chatAgent = 'opencode' } = {}) {
   if (!script) throw new Error('script required');

@@ -55,6 +55,8 @@ const BIN = {
   opencode: process.env.OPENCODE_BIN || path.join(HERE, 'node_modules/.bin/opencode'),
   kilo: process.env.KILO_BIN || path.join(HERE, 'node_modules/.bin/kilo'),
   qwen: process.env.QWEN_BIN || path.join(HERE, 'node_modules/.bin/qwen'),
+  droid: process.env.DROID_BIN || path.join(HERE, 'node_modules/.bin/droid'),
+  copilot: process.env.COPILOT_BIN || path.join(HERE, 'node_modules/.bin/copilot'),
 };
 
 // Every hook event each agent version understands (from their own code:
@@ -88,10 +90,18 @@ export const HOOK_EVENTS = {
     'PreCompact', 'PostCompact', 'Notification', 'PermissionRequest', 'PermissionDenied', 'TodoCreated',
     'TodoCompleted', 'InstructionsLoaded',
   ],
+  // Factory's Droid 0.215.0 (the hook events its binary lists).
+  droid: ['PreToolUse', 'PostToolUse', 'Notification', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'PreCompact', 'SessionStart', 'SessionEnd'],
+  // GitHub Copilot CLI 1.0.102 under Claude Code's (PascalCase) names: it
+  // then sends Claude-shaped payloads. Its own camelCase names
+  // (sessionStart, userPromptSubmitted, preToolUse, postToolUse,
+  // postToolUseFailure, agentStop, subagentStop, errorOccurred, sessionEnd)
+  // get camelCase payloads that do not name their event.
+  copilot: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SubagentStop', 'SessionEnd', 'Notification', 'PreCompact', 'ErrorOccurred'],
 };
 
 // The agents' own configuration directories inside a project.
-export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen'];
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen', '.factory', '.github'];
 
 // ---------------------------------------------------------------------------
 // args
@@ -153,12 +163,12 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
       steps: [
         // OpenCode's and Qwen Code's edit tools refuse a file not read in this session.
-        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen'] },
+        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
         // Codex's built-in exec policy rejects any `rm -f`-style command in
         // every approval mode ("rm -f style commands are not permitted"), so
         // codex gets `rm -r`.
-        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen'] },
+        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'shell', command: 'rm -r gen', only: ['codex'] },
         { op: 'shell', command: 'mkdir -p moved && mv a.txt moved/a.txt' },
       ],
@@ -169,7 +179,7 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Write c.txt and edit moved/a.txt.',
       steps: [
         w('c.txt', 'charlie\n'),
-        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen'] },
+        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
       ],
       final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
@@ -180,7 +190,7 @@ export function defaultScenario(turns = 3, parallel = true) {
     const f = `extra-${k}.txt`;
     t.push({
       prompt: `Write ${f} and edit it.`,
-      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
       final: `Turn ${k} done.`,
       expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
     });
@@ -206,7 +216,7 @@ function groupAlive(pgid) {
 function baseEnv(out) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
+    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|FACTORY|DROID|COPILOT|GH_|GITHUB_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
     env[k] = v;
   }
   const home = path.join(out, 'home');
@@ -512,6 +522,70 @@ function setupQwen({ project, url, hookCmds, events, env }) {
   };
 }
 
+// Factory's Droid 0.215: Claude Code's hook shape in `.factory/hooks.json`;
+// the model a "custom model" (BYOK) of `~/.factory/settings.json` speaking
+// Chat Completions to the model server: no Factory login needed.
+function setupDroid({ project, url, hookCmds, events, env }) {
+  const userSettings = path.join(env.HOME, '.factory', 'settings.json');
+  writeJson(userSettings, {
+    customModels: [{ model: 'scripted-model', displayName: 'Scripted', baseUrl: `${url}/v1`, apiKey: 'dummy', provider: 'generic-chat-completion-api', maxOutputTokens: 8192 }],
+  });
+  const hooksFile = path.join(project, '.factory', 'hooks.json');
+  // The events at the top level: Droid ignores a `hooks` key there.
+  if (hookCmds.length) writeJson(hooksFile, claudeHooks(events, hookCmds));
+  // Factory's API and telemetry go to the model server, which answers
+  // 404: `exec -s ID` asks the API for the session first and, on a 404,
+  // goes on with the local one (offline it fails instead).
+  Object.assign(env, { FACTORY_API_BASE_URL: url, FACTORY_TELEMETRY_INGEST_BASE_URL: url });
+  let sessionId = null;
+  const common = ['--auto', 'high', '-o', 'json', '-m', 'custom:scripted-model', '--cwd', project];
+  return {
+    configFiles: [hooksFile, userSettings],
+    get sessionId() { return sessionId; },
+    argv: (turn, prompt) => ['exec', ...common, ...(turn === 1 || !sessionId ? [] : ['-s', sessionId]), prompt],
+    continueArgv: (cont, prompt) => ['exec', ...common, ...cont.slice(1), prompt],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      if (j?.session_id && !sessionId) sessionId = j.session_id;
+      return { session_id: j?.session_id, is_error: j?.is_error, result: typeof j?.result === 'string' ? j.result.slice(0, 200) : undefined };
+    },
+  };
+}
+
+// GitHub Copilot CLI 1.0.102: no login with a "BYOK" provider
+// (COPILOT_PROVIDER_*, COPILOT_OFFLINE), Chat Completions to the model
+// server; hooks in `.github/hooks/*.json`, loaded in prompt mode (-p) only
+// for a trusted folder.
+function setupCopilot({ project, url, hookCmds, events, env }) {
+  const realProject = fs.realpathSync(project);
+  const config = path.join(env.HOME, '.copilot', 'config.json');
+  writeJson(config, { trusted_folders: [realProject], trustedFolders: [realProject] });
+  writeJson(path.join(env.HOME, '.copilot', 'settings.json'), { trusted_folders: [realProject], trustedFolders: [realProject], auto_update: false });
+  const hooksFile = path.join(project, '.github', 'hooks', 'record.json');
+  if (hookCmds.length) {
+    const hooks = {};
+    for (const e of events) hooks[e] = hookCmds.map((command) => ({ type: 'command', bash: command, timeoutSec: 60 }));
+    writeJson(hooksFile, { version: 1, hooks });
+  }
+  Object.assign(env, {
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_TYPE: 'openai',
+    COPILOT_PROVIDER_BASE_URL: `${url}/v1`,
+    COPILOT_PROVIDER_API_KEY: 'dummy',
+    COPILOT_MODEL: 'scripted-model',
+    COPILOT_AUTO_UPDATE: 'false',
+  });
+  const sessionId = crypto.randomUUID();
+  const common = ['--allow-all-tools', '--allow-all-paths', '--no-color'];
+  return {
+    configFiles: [hooksFile, config],
+    sessionId,
+    argv: (turn, prompt) => ['-p', prompt, ...common, ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId])],
+    continueArgv: (cont, prompt) => [...cont.slice(1), '-p', prompt, ...common],
+    parse: (stdout) => ({ text: stdout.trim().slice(-300) }),
+  };
+}
+
 function readJsonText(s) {
   const t = s.trim();
   try { return JSON.parse(t); } catch { /* fallthrough */ }
@@ -625,7 +699,7 @@ export async function runAgent(opts) {
   // (`rewind install --project`) and are left as they are.
   const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
-  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen, droid: setupDroid, copilot: setupCopilot }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
     version: null,

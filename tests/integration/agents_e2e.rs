@@ -27,13 +27,14 @@ use crate::common;
 
 /// The agents' own directories in a project (settings, plugins), left out
 /// of the comparisons.
-const AGENT_DIRS: [&str; 6] = [
+const AGENT_DIRS: [&str; 7] = [
     ".claude",
     ".codex",
     ".gemini",
     ".opencode",
     ".kilo",
     ".qwen",
+    ".github",
 ];
 
 pub(crate) fn agents_dir() -> PathBuf {
@@ -569,5 +570,12 @@ fn qwen_code() {
 fn kilo() {
     if agent_installed("kilo") {
         installed_then_uninstalled("kilo", "kilo", &[".kilo/plugins/rewind.js"]);
+    }
+}
+
+#[test]
+fn copilot_cli() {
+    if agent_installed("copilot") {
+        installed_then_uninstalled("copilot", "copilot", &[".github/hooks/rewind.json"]);
     }
 }

@@ -57,6 +57,7 @@ impl AgentChoice {
             AgentChoice::OpenCode => vec![Agent::OpenCode],
             AgentChoice::Kilo => vec![Agent::Kilo],
             AgentChoice::Qwen => vec![Agent::Qwen],
+            AgentChoice::Copilot => vec![Agent::Copilot],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }
@@ -152,8 +153,13 @@ pub fn install_mcp(
     bin: Option<PathBuf>,
 ) -> Result<()> {
     let bin = hook_binary(bin)?;
+    let mut agents = agent.agents_to_install()?;
+    if matches!(agent, AgentChoice::All) {
+        // `all`: the agents rewind registers its MCP server with.
+        agents.retain(|a| a.mcp_installable());
+    }
     let plan = install::mcp::plan(
-        &agent.agents_to_install()?,
+        &agents,
         &install_scope(project),
         Some(&bin),
         &install::Paths::from_env(),

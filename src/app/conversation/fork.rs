@@ -270,6 +270,7 @@ pub fn agent_title(agent: Agent) -> &'static str {
         Agent::OpenCode => "OpenCode",
         Agent::Kilo => "Kilo",
         Agent::Qwen => "Qwen Code",
+        Agent::Copilot => "Copilot CLI",
     }
 }
 

@@ -377,6 +377,7 @@ pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
         Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
         Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
         Agent::Qwen => Some("QWEN_PROJECT_DIR"),
+        Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
         Agent::Codex | Agent::OpenCode | Agent::Kilo => None,
     };
     var.and_then(std::env::var_os)

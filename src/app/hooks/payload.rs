@@ -25,16 +25,20 @@ pub enum Agent {
     /// Qwen Code (a Gemini CLI fork with Claude Code's hook events).
     #[value(name = "qwen-code")]
     Qwen,
+    /// GitHub Copilot CLI, its hooks registered under Claude Code's event
+    /// names (it then sends Claude-shaped payloads).
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::OpenCode,
         Agent::Kilo,
         Agent::Qwen,
+        Agent::Copilot,
     ];
 
     /// The agent a name on the command line or in the store names.
@@ -51,6 +55,7 @@ impl Agent {
             Agent::OpenCode => "opencode",
             Agent::Kilo => "kilo",
             Agent::Qwen => "qwen-code",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -63,7 +68,13 @@ impl Agent {
             Agent::OpenCode => "opencode",
             Agent::Kilo => "kilo",
             Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
+    }
+
+    /// Whether `rewind install AGENT --mcp` registers the MCP server.
+    pub fn mcp_installable(self) -> bool {
+        self != Agent::Copilot
     }
 
     /// Whether rewind can cut this agent's conversation at a checkpoint
@@ -156,20 +167,20 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
             Step::Other
         }
         (_, "SessionEnd") => Step::SessionEnd,
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "UserPromptSubmit")
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "UserPromptSubmit")
         | (Agent::Gemini, "BeforeAgent") => Step::Prompt(raw.prompt.clone().unwrap_or_default()),
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "PreToolUse")
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "PreToolUse")
         | (Agent::Gemini, "BeforeTool") => Step::BeforeTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "PostToolUse")
-        | (Agent::ClaudeCode | Agent::Qwen, "PostToolUseFailure")
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "PostToolUse")
+        | (Agent::ClaudeCode | Agent::Qwen | Agent::Copilot, "PostToolUseFailure")
         | (Agent::Gemini, "AfterTool") => Step::AfterTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen, "Stop")
+        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "Stop")
         | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
         _ => Step::Other,
     };
@@ -295,6 +306,9 @@ mod tests {
             (Agent::Gemini, "gemini.jsonl"),
             // Qwen Code 0.24.4 headless fired no SessionEnd.
             (Agent::Qwen, "qwen.jsonl"),
+            // Copilot CLI 1.0.102 under Claude Code's event names (the
+            // recorder had its other events too: none fired).
+            (Agent::Copilot, "copilot.jsonl"),
         ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
@@ -305,7 +319,13 @@ mod tests {
                 steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
             }
             // Start, prompt, before, after, turn end, end, and others.
-            let kinds = if agent == Agent::Qwen { 6 } else { 7 };
+            // (Qwen Code: no end; Copilot CLI: every event it sent is one
+            // rewind acts on.)
+            let kinds = if matches!(agent, Agent::Qwen | Agent::Copilot) {
+                6
+            } else {
+                7
+            };
             assert_eq!(steps.len(), kinds, "{file}");
         }
         // rewind's OpenCode plugin hands on only what it records: start,

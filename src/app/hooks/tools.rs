@@ -70,6 +70,22 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "lsp"
                 | "skill"
         ),
+        // Copilot CLI 1.0.102: Claude Code's names in its Claude-shaped
+        // payloads (`Read`, …), its own elsewhere.
+        Agent::Copilot => matches!(
+            tool,
+            "Read"
+                | "Grep"
+                | "Glob"
+                | "view"
+                | "grep"
+                | "glob"
+                | "read_bash"
+                | "list_bash"
+                | "read_agent"
+                | "list_agents"
+                | "fetch_copilot_cli_documentation"
+        ),
         // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
         Agent::OpenCode | Agent::Kilo => matches!(
             tool,
@@ -100,6 +116,7 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
         (Agent::Gemini, "write_file" | "replace") | (Agent::Qwen, "write_file" | "edit") => {
             field("file_path").map(|p| vec![p])
         }
+        (Agent::Copilot, "Write" | "Edit" | "create" | "edit") => field("path").map(|p| vec![p]),
         (Agent::OpenCode | Agent::Kilo, "write" | "edit" | "multiedit") => {
             field("filePath").map(|p| vec![p])
         }

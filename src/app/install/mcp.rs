@@ -274,6 +274,8 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
                 bin,
                 false,
             )?,
+            // Not run with Copilot CLI here yet: not offered.
+            Agent::Copilot => bail!("Copilot CLI: rewind install --mcp is not supported yet"),
         });
     }
     // No record in installed.json: our entries are known by their content.

@@ -19,6 +19,7 @@
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
@@ -60,6 +61,9 @@ pub struct Paths {
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`): where Claude Code reads
     /// its user settings when set.
     pub claude_config_dir: Option<PathBuf>,
+    /// `$COPILOT_HOME` (default `~/.copilot`): Copilot CLI's user hooks are
+    /// in its `hooks/`.
+    pub copilot_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME` (default `~/.config`): OpenCode's and Kilo's user
     /// configuration is below it.
     pub xdg_config_home: Option<PathBuf>,
@@ -78,6 +82,7 @@ impl Paths {
             home: var("HOME"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            copilot_home: var("COPILOT_HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
             rewind_home: Home::from_env(),
         }
@@ -395,6 +400,7 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
                 edits.push(opencode::install(agent, &scope, paths, bin)?)
             }
             Agent::Qwen => edits.push(qwen::install(&scope, paths, &command)?),
+            Agent::Copilot => edits.push(copilot::install(&scope, paths, &command)?),
         }
     }
     Ok(Plan {
@@ -418,6 +424,7 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::Gemini => edits.push(gemini::uninstall(&scope, paths, &mut state)?),
             Agent::OpenCode | Agent::Kilo => edits.push(opencode::uninstall(agent, &scope, paths)?),
             Agent::Qwen => edits.push(qwen::uninstall(&scope, paths)?),
+            Agent::Copilot => edits.push(copilot::uninstall(&scope, paths)?),
         }
     }
     Ok(Plan {

@@ -40,7 +40,7 @@ fn settings_files(agent: Agent, project: &Path, paths: &Paths) -> Vec<PathBuf> {
             codex::hooks_file(&project_scope, paths).ok(),
         ],
         // No rewind plugin of theirs runs `--plugin`.
-        Agent::OpenCode | Agent::Kilo | Agent::Qwen => vec![],
+        Agent::OpenCode | Agent::Kilo | Agent::Qwen | Agent::Copilot => vec![],
     };
     files.into_iter().flatten().collect()
 }
@@ -91,6 +91,7 @@ mod tests {
             codex_home: None,
             claude_config_dir: None,
             xdg_config_home: None,
+            copilot_home: None,
             rewind_home: Home::new(home.join("rewind")),
         }
     }

@@ -23,6 +23,7 @@ fn env() -> Env {
         codex_home: None,
         claude_config_dir: None,
         xdg_config_home: None,
+        copilot_home: None,
         rewind_home: rewind::store::Home::new(root.join("rewind-home")),
     };
     Env {
@@ -434,7 +435,11 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     let claude = e.root.join("home/.claude.json");
     write(&claude, CLAUDE_FOREIGN);
 
-    let plan = mcp(&e, &Agent::ALL, &Scope::User, true);
+    let all: Vec<Agent> = Agent::ALL
+        .into_iter()
+        .filter(|a| a.mcp_installable())
+        .collect();
+    let plan = mcp(&e, &all, &Scope::User, true);
     assert!(plan.edits.iter().all(|x| x.changed()), "{plan:?}");
     let g: serde_json::Value = serde_json::from_str(&read(&gemini)).expect("gemini json");
     assert_eq!(
@@ -469,10 +474,10 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     assert_eq!(env_vars, ["REWIND_HOME", "XDG_DATA_HOME"]);
 
     // Twice changes nothing.
-    let again = mcp(&e, &Agent::ALL, &Scope::User, true);
+    let again = mcp(&e, &all, &Scope::User, true);
     assert!(again.edits.iter().all(|x| !x.changed()), "{again:?}");
 
-    mcp(&e, &Agent::ALL, &Scope::User, false);
+    mcp(&e, &all, &Scope::User, false);
     assert_eq!(read(&gemini), gemini_before);
     assert_eq!(read(&codex), codex_before);
     assert_eq!(read(&claude), CLAUDE_FOREIGN);
@@ -642,4 +647,36 @@ fn qwen_code_hooks_go_into_qwen_settings() {
     assert_eq!(v["model"], "opus");
     e.uninstall(&[Agent::Qwen], &e.project());
     assert_eq!(read(&file), CLAUDE_FOREIGN);
+}
+
+#[test]
+fn copilot_gets_a_hook_file_of_its_own() {
+    let e = env();
+    let file = e.root.join("project/.github/hooks/rewind.json");
+    e.install(&[Agent::Copilot], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert_eq!(v["version"], 1);
+    assert_eq!(
+        v["hooks"]["UserPromptSubmit"][0],
+        serde_json::json!({"type": "command", "bash": r#""/opt/my tools/rewind" hook --agent copilot"#, "timeoutSec": 60})
+    );
+    assert!(!e.install(&[Agent::Copilot], &e.project()).edits[0].changed());
+    e.uninstall(&[Agent::Copilot], &e.project());
+    assert!(!file.exists());
+    // Someone else's rewind.json is refused and left alone.
+    let foreign = "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"type\": \"command\", \"bash\": \"./check.sh\"}]}}\n";
+    write(&file, foreign);
+    let err = plan_install(&[Agent::Copilot], &e.project(), Path::new(BIN), &e.paths)
+        .expect_err("foreign hooks");
+    assert!(err.to_string().contains("did not write"), "{err}");
+    e.uninstall(&[Agent::Copilot], &e.project());
+    assert_eq!(read(&file), foreign);
+    // --mcp is not offered for it.
+    assert!(mcp::plan(
+        &[Agent::Copilot],
+        &e.project(),
+        Some(Path::new(BIN)),
+        &e.paths
+    )
+    .is_err());
 }
