@@ -207,7 +207,7 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex, gemini, opencode, kilo, qwen-code or copilot.
+        /// claude-code, codex, gemini, opencode, kilo, qwen-code, copilot or droid.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
@@ -395,6 +395,7 @@ pub enum AgentChoice {
     #[value(name = "qwen-code")]
     Qwen,
     Copilot,
+    Droid,
     /// install: every agent whose command is on PATH; uninstall: every
     /// agent.
     All,

@@ -27,7 +27,7 @@ use crate::common;
 
 /// The agents' own directories in a project (settings, plugins), left out
 /// of the comparisons.
-const AGENT_DIRS: [&str; 7] = [
+const AGENT_DIRS: [&str; 8] = [
     ".claude",
     ".codex",
     ".gemini",
@@ -35,6 +35,7 @@ const AGENT_DIRS: [&str; 7] = [
     ".kilo",
     ".qwen",
     ".github",
+    ".factory",
 ];
 
 pub(crate) fn agents_dir() -> PathBuf {
@@ -578,4 +579,134 @@ fn copilot_cli() {
     if agent_installed("copilot") {
         installed_then_uninstalled("copilot", "copilot", &[".github/hooks/rewind.json"]);
     }
+}
+
+/// Factory's Droid 0.215.0, headless (`droid exec`, later turns `exec -s
+/// ID`): it fires no `UserPromptSubmit` there (its TUI is documented to),
+/// so the session's checkpoints carry no turn numbers: each run's tools and
+/// its end (`Stop`) are recorded, each `turn` checkpoint restores the
+/// project as that run left it (and is undone); then uninstall leaves
+/// nothing that records. tests/integration/hooks.rs feeds the prompt event
+/// its docs give.
+#[test]
+fn droid() {
+    if !agent_installed("droid") {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("keep.txt"), "the agent never touches this\n").unwrap();
+    let turns_dir = out.path().join("turns");
+    let project_arg = root.to_str().unwrap();
+    rewind(
+        home.path(),
+        &root,
+        &[
+            "install",
+            "droid",
+            "--project",
+            project_arg,
+            "--bin",
+            common::bin(),
+        ],
+    );
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let drive = |turns: &str, out_dir: &str| {
+        let result = Command::new("node")
+            .arg(agents_dir().join("run-agent.mjs"))
+            .args([
+                "--agent",
+                "droid",
+                "--turns",
+                turns,
+                "--timeout",
+                "120",
+                "--no-hooks",
+            ])
+            .arg("--project")
+            .arg(&root)
+            .arg("--out")
+            .arg(out.path().join(out_dir))
+            .arg("--save-turns")
+            .arg(&turns_dir)
+            .env("REWIND_HOME", home.path())
+            .env("REWIND_SERVER_IDLE_SECS", "300")
+            .env("PATH", path_with_rewind())
+            .env_remove("REWIND_BIN")
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "droid: {}\n{}",
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    };
+    let started = std::time::Instant::now();
+    drive("3", "run");
+    eprintln!("droid: 3 turns in {:.1} s", started.elapsed().as_secs_f64());
+    let status = rewind(home.path(), &root, &["status"]);
+    assert!(status.contains("no failures recorded"), "{status}");
+    let stores: Vec<PathBuf> = std::fs::read_dir(home.path().join("projects"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("sessions"))
+        .collect();
+    assert_eq!(stores.len(), 1);
+    let sessions: Vec<PathBuf> = std::fs::read_dir(&stores[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "one session across `exec -s`: {sessions:?}"
+    );
+    let entries = common::session_lines(&sessions[0]);
+    let kind =
+        |k: &str| -> Vec<&Value> { entries.iter().filter(|e| e["data"]["kind"] == k).collect() };
+    let tools: Vec<&str> = kind("tool")
+        .iter()
+        .filter_map(|e| e["data"]["tool"]["name"].as_str())
+        .collect();
+    for t in ["Create", "Edit", "Execute"] {
+        assert!(tools.contains(&t), "droid: no {t} step: {tools:?}");
+    }
+    let ends = kind("turn");
+    assert_eq!(ends.len(), 3, "droid: a turn end per run");
+    let end = tree(&root);
+    for (n, e) in ends.iter().enumerate() {
+        let want = tree(&turns_dir.join(format!("turn-{}", n + 1)));
+        rewind(
+            home.path(),
+            &root,
+            &["restore", e["id"].as_str().unwrap(), "--yes"],
+        );
+        assert!(tree(&root) == want, "droid: the end of run {}", n + 1);
+        if want != end {
+            rewind(home.path(), &root, &["undo", "--yes"]);
+            assert!(tree(&root) == end, "droid: undo after run {}", n + 1);
+        }
+    }
+    let removed = rewind(
+        home.path(),
+        &root,
+        &["uninstall", "droid", "--project", project_arg],
+    );
+    assert!(removed.contains("removed"), "{removed}");
+    assert_nothing_of_ours("droid", &root.join(".factory/hooks.json"));
+    let stored = crate::agents_mcp::store_state(home.path());
+    drive("1", "after-uninstall");
+    assert_eq!(
+        crate::agents_mcp::store_state(home.path()),
+        stored,
+        "droid: a session after the uninstall was recorded"
+    );
 }

@@ -58,6 +58,7 @@ impl AgentChoice {
             AgentChoice::Kilo => vec![Agent::Kilo],
             AgentChoice::Qwen => vec![Agent::Qwen],
             AgentChoice::Copilot => vec![Agent::Copilot],
+            AgentChoice::Droid => vec![Agent::Droid],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }

@@ -271,6 +271,7 @@ pub fn agent_title(agent: Agent) -> &'static str {
         Agent::Kilo => "Kilo",
         Agent::Qwen => "Qwen Code",
         Agent::Copilot => "Copilot CLI",
+        Agent::Droid => "Droid",
     }
 }
 

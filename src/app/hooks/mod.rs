@@ -378,6 +378,7 @@ pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
         Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
         Agent::Qwen => Some("QWEN_PROJECT_DIR"),
         Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
+        Agent::Droid => Some("FACTORY_PROJECT_DIR"),
         Agent::Codex | Agent::OpenCode | Agent::Kilo => None,
     };
     var.and_then(std::env::var_os)

@@ -28,10 +28,12 @@ pub enum Agent {
     /// GitHub Copilot CLI, its hooks registered under Claude Code's event
     /// names (it then sends Claude-shaped payloads).
     Copilot,
+    /// Factory's Droid (Claude Code's hook events, `.factory/hooks.json`).
+    Droid,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
@@ -39,6 +41,7 @@ impl Agent {
         Agent::Kilo,
         Agent::Qwen,
         Agent::Copilot,
+        Agent::Droid,
     ];
 
     /// The agent a name on the command line or in the store names.
@@ -56,6 +59,7 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Qwen => "qwen-code",
             Agent::Copilot => "copilot",
+            Agent::Droid => "droid",
         }
     }
 
@@ -69,12 +73,13 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Droid => "droid",
         }
     }
 
     /// Whether `rewind install AGENT --mcp` registers the MCP server.
     pub fn mcp_installable(self) -> bool {
-        self != Agent::Copilot
+        !matches!(self, Agent::Copilot | Agent::Droid)
     }
 
     /// Whether rewind can cut this agent's conversation at a checkpoint
@@ -167,20 +172,32 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
             Step::Other
         }
         (_, "SessionEnd") => Step::SessionEnd,
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "UserPromptSubmit")
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "UserPromptSubmit",
+        )
         | (Agent::Gemini, "BeforeAgent") => Step::Prompt(raw.prompt.clone().unwrap_or_default()),
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "PreToolUse")
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "PreToolUse",
+        )
         | (Agent::Gemini, "BeforeTool") => Step::BeforeTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "PostToolUse")
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "PostToolUse",
+        )
         | (Agent::ClaudeCode | Agent::Qwen | Agent::Copilot, "PostToolUseFailure")
         | (Agent::Gemini, "AfterTool") => Step::AfterTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot, "Stop")
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "Stop",
+        )
         | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
         _ => Step::Other,
     };
@@ -309,6 +326,8 @@ mod tests {
             // Copilot CLI 1.0.102 under Claude Code's event names (the
             // recorder had its other events too: none fired).
             (Agent::Copilot, "copilot.jsonl"),
+            // Droid 0.215.0 `exec`: no prompt event, nothing else either.
+            (Agent::Droid, "droid.jsonl"),
         ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
@@ -321,10 +340,10 @@ mod tests {
             // Start, prompt, before, after, turn end, end, and others.
             // (Qwen Code: no end; Copilot CLI: every event it sent is one
             // rewind acts on.)
-            let kinds = if matches!(agent, Agent::Qwen | Agent::Copilot) {
-                6
-            } else {
-                7
+            let kinds = match agent {
+                Agent::Qwen | Agent::Copilot => 6,
+                Agent::Droid => 5,
+                _ => 7,
             };
             assert_eq!(steps.len(), kinds, "{file}");
         }

@@ -86,6 +86,21 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "list_agents"
                 | "fetch_copilot_cli_documentation"
         ),
+        // Droid 0.215's (the tools its requests offer).
+        Agent::Droid => matches!(
+            tool,
+            "Read"
+                | "LS"
+                | "Grep"
+                | "Glob"
+                | "TodoWrite"
+                | "WebSearch"
+                | "FetchUrl"
+                | "AskUser"
+                | "ExitSpecMode"
+                | "TaskOutput"
+                | "ToolSearch"
+        ),
         // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
         Agent::OpenCode | Agent::Kilo => matches!(
             tool,
@@ -117,6 +132,7 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
             field("file_path").map(|p| vec![p])
         }
         (Agent::Copilot, "Write" | "Edit" | "create" | "edit") => field("path").map(|p| vec![p]),
+        (Agent::Droid, "Create" | "Edit") => field("file_path").map(|p| vec![p]),
         (Agent::OpenCode | Agent::Kilo, "write" | "edit" | "multiedit") => {
             field("filePath").map(|p| vec![p])
         }

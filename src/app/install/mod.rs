@@ -20,6 +20,7 @@
 mod claude;
 mod codex;
 mod copilot;
+mod droid;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
@@ -401,6 +402,7 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
             }
             Agent::Qwen => edits.push(qwen::install(&scope, paths, &command)?),
             Agent::Copilot => edits.push(copilot::install(&scope, paths, &command)?),
+            Agent::Droid => edits.push(droid::install(&scope, paths, &command)?),
         }
     }
     Ok(Plan {
@@ -425,6 +427,7 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::OpenCode | Agent::Kilo => edits.push(opencode::uninstall(agent, &scope, paths)?),
             Agent::Qwen => edits.push(qwen::uninstall(&scope, paths)?),
             Agent::Copilot => edits.push(copilot::uninstall(&scope, paths)?),
+            Agent::Droid => edits.push(droid::uninstall(&scope, paths)?),
         }
     }
     Ok(Plan {

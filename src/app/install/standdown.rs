@@ -40,7 +40,7 @@ fn settings_files(agent: Agent, project: &Path, paths: &Paths) -> Vec<PathBuf> {
             codex::hooks_file(&project_scope, paths).ok(),
         ],
         // No rewind plugin of theirs runs `--plugin`.
-        Agent::OpenCode | Agent::Kilo | Agent::Qwen | Agent::Copilot => vec![],
+        Agent::OpenCode | Agent::Kilo | Agent::Qwen | Agent::Copilot | Agent::Droid => vec![],
     };
     files.into_iter().flatten().collect()
 }

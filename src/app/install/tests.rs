@@ -680,3 +680,23 @@ fn copilot_gets_a_hook_file_of_its_own() {
     )
     .is_err());
 }
+
+#[test]
+fn droid_hooks_go_at_the_top_level_of_factory_hooks_json() {
+    let e = env();
+    let file = e.root.join("project/.factory/hooks.json");
+    let foreign = "{\n  \"PreToolUse\": [\n    {\n      \"matcher\": \"Execute\",\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"./check.sh\"\n        }\n      ]\n    }\n  ]\n}\n";
+    write(&file, foreign);
+    e.install(&[Agent::Droid], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert!(v.get("hooks").is_none(), "{v}");
+    assert_eq!(v["PreToolUse"][0]["hooks"][0]["command"], "./check.sh");
+    assert_eq!(
+        v["PreToolUse"][1]["hooks"][0]["command"],
+        r#""/opt/my tools/rewind" hook --agent droid"#
+    );
+    assert_eq!(v["Stop"][0]["hooks"][0]["timeout"], 60);
+    assert!(!e.install(&[Agent::Droid], &e.project()).edits[0].changed());
+    e.uninstall(&[Agent::Droid], &e.project());
+    assert_eq!(read(&file), foreign);
+}
