@@ -46,6 +46,7 @@ impl Home {
             .env("PATH", self.p("bin"))
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("COPILOT_HOME")
             .env_remove("XDG_DATA_HOME")
             .output()
             .expect("run rewind")
@@ -201,7 +202,9 @@ fn user_install_of_all_agents_and_uninstall() {
     );
     // Uninstall `all` is every agent, on PATH or not.
     let out = h.ok(&["uninstall", "all"]);
-    assert_eq!(out.matches("nothing to remove").count(), 6, "{out}");
+    // One line per file: Codex has two.
+    assert_eq!(out.matches("nothing to remove").count(), 9, "{out}");
+    assert_eq!(out.lines().count(), 9, "{out}");
 }
 
 #[test]
