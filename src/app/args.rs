@@ -211,7 +211,7 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex or gemini.
+        /// claude-code, codex, gemini, opencode, kilo, qwen-code, copilot or droid.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand
@@ -393,7 +393,15 @@ pub enum AgentChoice {
     ClaudeCode,
     Codex,
     Gemini,
-    /// All three.
+    #[value(name = "opencode")]
+    OpenCode,
+    Kilo,
+    #[value(name = "qwen-code")]
+    Qwen,
+    Copilot,
+    Droid,
+    /// install: every agent whose command is on PATH; uninstall: every
+    /// agent.
     All,
 }
 

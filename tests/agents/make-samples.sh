@@ -19,4 +19,13 @@ for agent in claude codex gemini; do
       console.log(`${s.ok ? "ok  " : "FAIL"} ${s.agent} ${s.version} turns(s)=${s.turns.map((t) => t.duration_s).join(",")} ${f}`);
     }' "$work/$agent.summary.json" "$work/$agent-failures.summary.json"
 done
+# The agents of issue 41: the default scenario only (their failures are
+# not scripted yet).
+for agent in opencode kilo qwen copilot droid; do
+  node "$here/run-agent.mjs" --agent "$agent" --project "$work/$agent/project" --out "$work/$agent/run" \
+    --samples "$here/samples/$agent.jsonl" > "$work/$agent.summary.json" || status=1
+  node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    console.log(`${s.ok ? "ok  " : "FAIL"} ${s.agent} ${s.version} turns(s)=${s.turns.map((t) => t.duration_s).join(",")}`);' "$work/$agent.summary.json"
+done
 exit $status

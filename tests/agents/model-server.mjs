@@ -6,6 +6,9 @@
 //   - OpenAI Responses        POST /v1/responses           (Codex CLI)
 //   - Gemini generateContent  POST /v1beta/models/M:streamGenerateContent?alt=sse,
 //                             :generateContent, :countTokens  (Gemini CLI)
+//   - OpenAI Chat Completions POST /v1/chat/completions     (OpenCode, Kilo, Qwen Code)
+//     Several agents share it: the driver names the one it runs
+//     (startModelServer({agent})), and its tools decide the calls' shapes.
 //
 // It serves a *script*: a list of turns; each turn is a list of steps, a step
 // is one tool call (or an array of tool calls made in one model response), and
@@ -39,7 +42,7 @@ import crypto from 'node:crypto';
 
 export const TURN_MARKER_RE = /\[\[rewind-turn:(\d+)\]\]/g;
 
-const AGENT_BY_API = { anthropic: 'claude', responses: 'codex', gemini: 'gemini' };
+const AGENT_BY_API = { anthropic: 'claude', responses: 'codex', gemini: 'gemini', chat: 'opencode' };
 
 function rid(prefix) {
   return prefix + crypto.randomBytes(12).toString('hex');
@@ -168,6 +171,36 @@ function analyzeGemini(body) {
   return { turn, results, tools: Object.keys(toolDefs), toolDefs };
 }
 
+function analyzeChat(body) {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  let idx = -1;
+  let turn = null;
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role !== 'user') continue;
+    const t = lastMarker(textOf(msgs[i].content));
+    if (t !== null) { idx = i; turn = t; break; }
+  }
+  const results = [];
+  if (idx >= 0) {
+    for (const m of msgs.slice(idx + 1)) {
+      if (m.role === 'tool') {
+        const out = textOf(m.content);
+        results.push({ id: m.tool_call_id, output: shortStr(out), full: out });
+      }
+    }
+  }
+  const toolDefs = {};
+  for (const t of body.tools || []) {
+    const f = t.function || t;
+    if (f?.name) toolDefs[f.name] = f;
+  }
+  const tools = Object.keys(toolDefs);
+  // MCP tools Qwen Code defers: named in a reminder, called through its
+  // `tool_call` after a `tool_search`.
+  const deferred = [...new Set(JSON.stringify(body.messages || []).match(/mcp__[A-Za-z0-9_]+/g) || [])].filter((n) => !tools.includes(n));
+  return { turn, results, tools, toolDefs, deferred };
+}
+
 // ---------------------------------------------------------------------------
 // Script handling
 
@@ -266,6 +299,8 @@ function translate(call, agent, info, project) {
     const input = fill(call.input ?? {}, info.results);
     const dot = agent === 'codex' ? name.lastIndexOf('.') : -1;
     if (dot > 0) return { name: name.slice(dot + 1), namespace: name.slice(0, dot), input };
+    // Qwen Code: a deferred tool is called through `tool_call`.
+    if (!info.tools.includes(name) && info.tools.includes('tool_call')) return { name: 'tool_call', input: { name, arguments: input } };
     return { name, input };
   }
   if (call.op === 'mcp-load' && agent === 'codex') {
@@ -275,6 +310,7 @@ function translate(call, agent, info, project) {
   if (call.op === 'mcp-load') {
     // Claude Code: load rewind's deferred MCP tools (what a model does first).
     const names = (info.deferred || []).filter((n) => n.includes('rewind'));
+    if (info.tools.includes('tool_search')) return { name: 'tool_search', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
     return { name: 'ToolSearch', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
   }
   if (call.tool) {
@@ -304,6 +340,47 @@ function translate(call, agent, info, project) {
       case 'read': { const n = pickTool(T, ['read_file']) || 'read_file'; return { name: n, input: { [fileKey(n)]: absPath(project, call.path) } }; }
       case 'shell': {
         const n = pickTool(T, ['run_shell_command', 'shell']) || 'run_shell_command';
+        const input = { command: call.command };
+        if (params(n).includes('description')) input.description = call.description || 'scripted shell step';
+        return { name: n, input };
+      }
+    }
+  } else if (CHAT_AGENTS.includes(agent)) {
+    // OpenCode's and Kilo's tools (write/edit/bash/read, camelCase
+    // `filePath`), or Qwen Code's (Gemini CLI's names, `file_path`): the
+    // offered tools' parameters decide.
+    const T = info.tools;
+    const params = (name) => Object.keys(info.toolDefs?.[name]?.parameters?.properties || {});
+    const fileKey = (name) => ['filePath', 'file_path', 'absolute_path', 'path'].find((k) => params(name).includes(k)) || 'filePath';
+    const pick = (names) => pickTool(T, names) || names[0];
+    if (agent === 'droid') {
+      // Factory's Droid: Create / Edit (old_str, new_str) / Read / Execute.
+      switch (op) {
+        case 'write': return { name: 'Create', input: { file_path: absPath(project, call.path), content: call.content } };
+        case 'edit': return { name: 'Edit', input: { file_path: absPath(project, call.path), old_str: call.old, new_str: call.new } };
+        case 'read': return { name: 'Read', input: { file_path: absPath(project, call.path) } };
+        case 'shell': return { name: 'Execute', input: { command: call.command, summary: call.description || 'scripted shell step', riskLevel: 'medium', riskLevelReason: 'Scripted test step in a temporary project.' } };
+      }
+    }
+    if (agent === 'copilot') {
+      // GitHub Copilot CLI: create / edit (path, old_str, new_str) / view / bash.
+      switch (op) {
+        case 'write': return { name: 'create', input: { path: absPath(project, call.path), file_text: call.content } };
+        case 'edit': return { name: 'edit', input: { path: absPath(project, call.path), old_str: call.old, new_str: call.new } };
+        case 'read': return { name: 'view', input: { path: absPath(project, call.path) } };
+        case 'shell': return { name: 'bash', input: { command: call.command, description: call.description || 'scripted shell step' } };
+      }
+    }
+    switch (op) {
+      case 'write': { const n = pick(['write', 'write_file']); return { name: n, input: { [fileKey(n)]: absPath(project, call.path), content: call.content } }; }
+      case 'edit': {
+        const n = pick(['edit', 'replace']);
+        const [o, nw] = params(n).includes('oldString') ? ['oldString', 'newString'] : ['old_string', 'new_string'];
+        return { name: n, input: { [fileKey(n)]: absPath(project, call.path), [o]: call.old, [nw]: call.new } };
+      }
+      case 'read': { const n = pick(['read', 'read_file']); return { name: n, input: { [fileKey(n)]: absPath(project, call.path) } }; }
+      case 'shell': {
+        const n = pick(['bash', 'run_shell_command', 'shell']);
         const input = { command: call.command };
         if (params(n).includes('description')) input.description = call.description || 'scripted shell step';
         return { name: n, input };
@@ -421,6 +498,37 @@ function responsesReply(res, body, action) {
   return items;
 }
 
+// OpenAI Chat Completions, streaming (SSE chunks, then `[DONE]`) or not.
+function chatReply(res, body, action) {
+  const id = rid('chatcmpl-');
+  const model = body.model || 'scripted';
+  const created = Math.floor(Date.now() / 1000);
+  const toolCalls = action.kind === 'final' ? [] : action.calls.map((c, index) => ({ index, id: rid('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+  const finish = action.kind === 'final' ? 'stop' : 'tool_calls';
+  const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+  if (!body.stream) {
+    const message = action.kind === 'final'
+      ? { role: 'assistant', content: action.text }
+      : { role: 'assistant', content: null, tool_calls: toolCalls.map(({ index, ...c }) => c) };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+    return message;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const chunk = (delta, finish_reason = null, extra = {}) => sse(res, null, { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason }], ...extra });
+  chunk({ role: 'assistant', content: '' });
+  if (action.kind === 'final') {
+    for (const piece of chunks(action.text)) chunk({ content: piece });
+  } else {
+    for (const c of toolCalls) chunk({ tool_calls: [c] });
+  }
+  chunk({}, finish);
+  if (body.stream_options?.include_usage) sse(res, null, { id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+  res.write('data: [DONE]\n\n');
+  res.end();
+  return toolCalls;
+}
+
 function geminiCandidate(parts, finish) {
   const c = { content: { role: 'model', parts }, index: 0 };
   if (finish) c.finishReason = finish;
@@ -472,7 +580,10 @@ function sampleFromSchema(schema, key) {
 
 // ---------------------------------------------------------------------------
 
-export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir } = {}) {
+// The agents that speak Chat Completions (one at a time per server).
+const CHAT_AGENTS = ['opencode', 'kilo', 'qwen', 'droid', 'copilot'];
+
+export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir, agent: chatAgent = 'opencode' } = {}) {
   if (!script) throw new Error('script required');
   project = path.resolve(project || process.cwd());
   const events = [];
@@ -523,6 +634,14 @@ export async function startModelServer({ script, project, port = 0, host = '127.
       const info = analyzeAnthropic(body);
       return dispatch('anthropic', info, rec, (action) => anthropicReply(res, body, action));
     }
+    // ---- OpenAI Chat Completions
+    if (req.method === 'POST' && /\/chat\/completions$/.test(p)) {
+      rec.kind = 'openai.chat';
+      rec.model = body.model;
+      rec.stream = !!body.stream;
+      const info = analyzeChat(body);
+      return dispatch('chat', info, rec, (action) => chatReply(res, body, action));
+    }
     // ---- OpenAI Responses
     if (req.method === 'POST' && /\/responses$/.test(p)) {
       rec.kind = 'openai.responses';
@@ -571,7 +690,7 @@ export async function startModelServer({ script, project, port = 0, host = '127.
   }
 
   function dispatch(api, info, rec, reply) {
-    const agent = AGENT_BY_API[api];
+    const agent = api === 'chat' ? chatAgent : AGENT_BY_API[api];
     rec.agent = agent;
     rec.turn = info.turn;
     rec.n_results = info.results.length;
@@ -587,7 +706,7 @@ export async function startModelServer({ script, project, port = 0, host = '127.
     if (action.kind === 'calls') {
       action.calls = action.calls.map((c) => translate(c, agent, info, project));
       rec.step = action.stepIndex;
-      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name, input: c.input }));
+      rec.calls = action.calls.map((c) => (c.toolSearch ? { name: 'tool_search', input: c.toolSearch } : { name: c.namespace ? `${c.namespace}.${c.name}` : c.name === 'tool_call' && c.input?.name ? `tool_call:${c.input.name}` : c.name, input: c.input }));
     } else {
       rec.final = action.text;
     }

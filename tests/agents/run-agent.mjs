@@ -52,6 +52,11 @@ const BIN = {
   claude: process.env.CLAUDE_BIN || path.join(HERE, 'node_modules/.bin/claude'),
   codex: process.env.CODEX_BIN || path.join(HERE, 'node_modules/.bin/codex'),
   gemini: process.env.GEMINI_BIN || path.join(HERE, 'node_modules/.bin/gemini'),
+  opencode: process.env.OPENCODE_BIN || path.join(HERE, 'node_modules/.bin/opencode'),
+  kilo: process.env.KILO_BIN || path.join(HERE, 'node_modules/.bin/kilo'),
+  qwen: process.env.QWEN_BIN || path.join(HERE, 'node_modules/.bin/qwen'),
+  droid: process.env.DROID_BIN || path.join(HERE, 'node_modules/.bin/droid'),
+  copilot: process.env.COPILOT_BIN || path.join(HERE, 'node_modules/.bin/copilot'),
 };
 
 // Every hook event each agent version understands (from their own code:
@@ -74,10 +79,29 @@ export const HOOK_EVENTS = {
     'SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'BeforeModel', 'AfterModel',
     'BeforeToolSelection', 'BeforeTool', 'AfterTool', 'PreCompress', 'Notification',
   ],
+  // What rewind's plugin (src/app/install/opencode_plugin.js) hands on:
+  // OpenCode 1.18's plugin hooks and the two bus events it records.
+  opencode: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
+  kilo: ['chat.message', 'tool.execute.before', 'tool.execute.after', 'session.created', 'session.idle'],
+  // Qwen Code 0.24.4 (bundled docs/features/hooks.md), Claude Code's names.
+  qwen: [
+    'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'UserPromptSubmit', 'UserPromptExpansion',
+    'SessionStart', 'SessionEnd', 'MessageDisplay', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop',
+    'PreCompact', 'PostCompact', 'Notification', 'PermissionRequest', 'PermissionDenied', 'TodoCreated',
+    'TodoCompleted', 'InstructionsLoaded',
+  ],
+  // Factory's Droid 0.215.0 (the hook events its binary lists).
+  droid: ['PreToolUse', 'PostToolUse', 'Notification', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'PreCompact', 'SessionStart', 'SessionEnd'],
+  // GitHub Copilot CLI 1.0.102 under Claude Code's (PascalCase) names: it
+  // then sends Claude-shaped payloads. Its own camelCase names
+  // (sessionStart, userPromptSubmitted, preToolUse, postToolUse,
+  // postToolUseFailure, agentStop, subagentStop, errorOccurred, sessionEnd)
+  // get camelCase payloads that do not name their event.
+  copilot: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SubagentStop', 'SessionEnd', 'Notification', 'PreCompact', 'ErrorOccurred'],
 };
 
 // The agents' own configuration directories inside a project.
-export const AGENT_DIRS = ['.claude', '.codex', '.gemini'];
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen', '.factory', '.github'];
 
 // ---------------------------------------------------------------------------
 // args
@@ -138,12 +162,13 @@ export function defaultScenario(turns = 3, parallel = true) {
     {
       prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
       steps: [
-        { op: 'read', path: 'b.txt', only: ['claude'] },
+        // OpenCode's and Qwen Code's edit tools refuse a file not read in this session.
+        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
         // Codex's built-in exec policy rejects any `rm -f`-style command in
         // every approval mode ("rm -f style commands are not permitted"), so
         // codex gets `rm -r`.
-        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini'] },
+        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'shell', command: 'rm -r gen', only: ['codex'] },
         { op: 'shell', command: 'mkdir -p moved && mv a.txt moved/a.txt' },
       ],
@@ -154,7 +179,7 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Write c.txt and edit moved/a.txt.',
       steps: [
         w('c.txt', 'charlie\n'),
-        { op: 'read', path: 'moved/a.txt', only: ['claude'] },
+        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
         { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
       ],
       final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
@@ -165,7 +190,7 @@ export function defaultScenario(turns = 3, parallel = true) {
     const f = `extra-${k}.txt`;
     t.push({
       prompt: `Write ${f} and edit it.`,
-      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
       final: `Turn ${k} done.`,
       expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
     });
@@ -191,7 +216,7 @@ function groupAlive(pgid) {
 function baseEnv(out) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
+    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|FACTORY|DROID|COPILOT|GH_|GITHUB_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
     env[k] = v;
   }
   const home = path.join(out, 'home');
@@ -390,6 +415,177 @@ function setupGemini({ project, out, url, hookCmds, events, env }) {
   };
 }
 
+// OpenCode 1.18 (and Kilo, built on it): no hook settings; rewind's plugin
+// (src/app/install/opencode_plugin.js, the very file `rewind install`
+// writes) running the hook command through `sh -c`. The model is a provider
+// of the bundled @ai-sdk/openai-compatible pointed at the model server
+// (AGENT-FACTS.md "OpenCode").
+export function opencodePlugin(agent, argv) {
+  const template = fs.readFileSync(path.join(HERE, '../../src/app/install/opencode_plugin.js'), 'utf8');
+  return template.replaceAll('__REWIND_AGENT__', agent).replaceAll('__REWIND_ARGV__', JSON.stringify(argv));
+}
+
+function setupOpenCode({ agent, project, out, url, hookCmds, env }) {
+  const [dirName, configName] = agent === 'kilo' ? ['.kilo', 'kilo'] : ['.opencode', 'opencode'];
+  const configFile = path.join(env.XDG_CONFIG_HOME, configName, `${configName}.json`);
+  writeJson(configFile, {
+    provider: {
+      scripted: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Scripted',
+        options: { baseURL: `${url}/v1`, apiKey: '{env:SCRIPTED_API_KEY}' },
+        models: { 'scripted-model': { name: 'Scripted', tool_call: true, limit: { context: 200000, output: 8192 } } },
+      },
+    },
+    model: 'scripted/scripted-model',
+    small_model: 'scripted/scripted-model',
+    autoupdate: false,
+    share: 'disabled',
+    // Only the scripted provider: no models fetched from elsewhere.
+    enabled_providers: ['scripted'],
+    permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
+  });
+  const pluginFile = path.join(project, dirName, 'plugins', 'record.js');
+  if (hookCmds.length) {
+    mkdirp(path.dirname(pluginFile));
+    fs.writeFileSync(pluginFile, hookCmds.map((c, i) => opencodePlugin(agent, ['/bin/sh', '-c', c]).replace('export const RewindPlugin', `export const RewindPlugin${i}`)).join('\n'));
+  }
+  const upper = agent.toUpperCase();
+  Object.assign(env, {
+    SCRIPTED_API_KEY: 'dummy',
+    PWD: project,
+    [`${upper}_DISABLE_MODELS_FETCH`]: '1',
+    [`${upper}_DISABLE_AUTOUPDATE`]: '1',
+    [`${upper}_DISABLE_SHARE`]: '1',
+    // A local plugin makes it npm-install its plugin package at every start;
+    // offline that waits ~70 s unless npm gives up at once.
+    npm_config_offline: 'true',
+    // Kilo: no PostHog telemetry (it waits for its flush at exit).
+    ...(agent === 'kilo' ? { KILO_TELEMETRY_LEVEL: 'off' } : {}),
+  });
+  let sessionId = null;
+  const common = ['--dir', project, '--format', 'json'];
+  return {
+    configFiles: [pluginFile, configFile],
+    get sessionId() { return sessionId; },
+    argv: (turn, prompt) => ['run', ...common, ...(turn === 1 || !sessionId ? [] : ['--session', sessionId]), prompt],
+    continueArgv: (cont, prompt) => ['run', ...common, ...cont.slice(1), prompt],
+    parse: (stdout) => {
+      const evs = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+      const sid = evs.map((e) => e.sessionID ?? e.part?.sessionID ?? e.properties?.sessionID).find(Boolean);
+      if (sid && !sessionId) sessionId = sid;
+      return { session_id: sid, event_types: [...new Set(evs.map((e) => e.type))], errors: evs.filter((e) => /error/.test(e.type || '')).map((e) => JSON.stringify(e).slice(0, 500)) };
+    },
+  };
+}
+
+// Qwen Code 0.24 (a Gemini CLI fork): Claude Code's hook shape in
+// `.qwen/settings.json` (timeout in seconds), the model through its OpenAI
+// auth type (Chat Completions).
+function setupQwen({ project, url, hookCmds, events, env }) {
+  const userSettings = path.join(env.HOME, '.qwen', 'settings.json');
+  writeJson(userSettings, {
+    security: { auth: { selectedType: 'openai' }, folderTrust: { enabled: false } },
+    model: { name: 'scripted-model' },
+    telemetry: { enabled: false, logPrompts: false },
+    privacy: { usageStatisticsEnabled: false },
+    general: { enableAutoUpdate: false, disableAutoUpdate: true, disableUpdateNag: true, checkpointing: { enabled: false } },
+    ide: { enabled: false, hasSeenNudge: true },
+    ui: { hideTips: true, hideBanner: true },
+  });
+  const settingsFile = path.join(project, '.qwen', 'settings.json');
+  if (hookCmds.length) {
+    const settings = readJson(settingsFile, {});
+    const hooks = {};
+    for (const e of events) hooks[e] = [{ hooks: hookCmds.map((command, i) => ({ type: 'command', command, name: `rewind-${e}${i ? `-${i + 1}` : ''}`, timeout: 60 })) }];
+    settings.hooks = hooks;
+    writeJson(settingsFile, settings);
+  }
+  Object.assign(env, {
+    OPENAI_API_KEY: 'dummy',
+    OPENAI_BASE_URL: `${url}/v1`,
+    OPENAI_MODEL: 'scripted-model',
+    QWEN_CODE_NO_RELAUNCH: 'true',
+  });
+  const sessionId = crypto.randomUUID();
+  const common = ['--approval-mode', 'yolo', '--output-format', 'json', '--auth-type', 'openai', '-m', 'scripted-model'];
+  return {
+    configFiles: [settingsFile, userSettings],
+    sessionId,
+    argv: (turn, prompt) => [...common, ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId]), prompt],
+    continueArgv: (cont, prompt) => [...cont.slice(1), ...common, prompt],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      const last = Array.isArray(j) ? j[j.length - 1] : j;
+      return { session_id: last?.session_id ?? last?.sessionId, result: typeof last?.result === 'string' ? last.result.slice(0, 200) : undefined, is_error: last?.is_error };
+    },
+  };
+}
+
+// Factory's Droid 0.215: Claude Code's hook shape in `.factory/hooks.json`;
+// the model a "custom model" (BYOK) of `~/.factory/settings.json` speaking
+// Chat Completions to the model server: no Factory login needed.
+function setupDroid({ project, url, hookCmds, events, env }) {
+  const userSettings = path.join(env.HOME, '.factory', 'settings.json');
+  writeJson(userSettings, {
+    customModels: [{ model: 'scripted-model', displayName: 'Scripted', baseUrl: `${url}/v1`, apiKey: 'dummy', provider: 'generic-chat-completion-api', maxOutputTokens: 8192 }],
+  });
+  const hooksFile = path.join(project, '.factory', 'hooks.json');
+  // The events at the top level: Droid ignores a `hooks` key there.
+  if (hookCmds.length) writeJson(hooksFile, claudeHooks(events, hookCmds));
+  // Factory's API and telemetry go to the model server, which answers
+  // 404: `exec -s ID` asks the API for the session first and, on a 404,
+  // goes on with the local one (offline it fails instead).
+  Object.assign(env, { FACTORY_API_BASE_URL: url, FACTORY_TELEMETRY_INGEST_BASE_URL: url });
+  let sessionId = null;
+  const common = ['--auto', 'high', '-o', 'json', '-m', 'custom:scripted-model', '--cwd', project];
+  return {
+    configFiles: [hooksFile, userSettings],
+    get sessionId() { return sessionId; },
+    argv: (turn, prompt) => ['exec', ...common, ...(turn === 1 || !sessionId ? [] : ['-s', sessionId]), prompt],
+    continueArgv: (cont, prompt) => ['exec', ...common, ...cont.slice(1), prompt],
+    parse: (stdout) => {
+      const j = readJsonText(stdout);
+      if (j?.session_id && !sessionId) sessionId = j.session_id;
+      return { session_id: j?.session_id, is_error: j?.is_error, result: typeof j?.result === 'string' ? j.result.slice(0, 200) : undefined };
+    },
+  };
+}
+
+// GitHub Copilot CLI 1.0.102: no login with a "BYOK" provider
+// (COPILOT_PROVIDER_*, COPILOT_OFFLINE), Chat Completions to the model
+// server; hooks in `.github/hooks/*.json`, loaded in prompt mode (-p) only
+// for a trusted folder.
+function setupCopilot({ project, url, hookCmds, events, env }) {
+  const realProject = fs.realpathSync(project);
+  const config = path.join(env.HOME, '.copilot', 'config.json');
+  writeJson(config, { trusted_folders: [realProject], trustedFolders: [realProject] });
+  writeJson(path.join(env.HOME, '.copilot', 'settings.json'), { trusted_folders: [realProject], trustedFolders: [realProject], auto_update: false });
+  const hooksFile = path.join(project, '.github', 'hooks', 'record.json');
+  if (hookCmds.length) {
+    const hooks = {};
+    for (const e of events) hooks[e] = hookCmds.map((command) => ({ type: 'command', bash: command, timeoutSec: 60 }));
+    writeJson(hooksFile, { version: 1, hooks });
+  }
+  Object.assign(env, {
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_TYPE: 'openai',
+    COPILOT_PROVIDER_BASE_URL: `${url}/v1`,
+    COPILOT_PROVIDER_API_KEY: 'dummy',
+    COPILOT_MODEL: 'scripted-model',
+    COPILOT_AUTO_UPDATE: 'false',
+  });
+  const sessionId = crypto.randomUUID();
+  const common = ['--allow-all-tools', '--allow-all-paths', '--no-color'];
+  return {
+    configFiles: [hooksFile, config],
+    sessionId,
+    argv: (turn, prompt) => ['-p', prompt, ...common, ...(turn === 1 ? ['--session-id', sessionId] : ['--resume', sessionId])],
+    continueArgv: (cont, prompt) => [...cont.slice(1), '-p', prompt, ...common],
+    parse: (stdout) => ({ text: stdout.trim().slice(-300) }),
+  };
+}
+
 function readJsonText(s) {
   const t = s.trim();
   try { return JSON.parse(t); } catch { /* fallthrough */ }
@@ -497,13 +693,13 @@ export async function runAgent(opts) {
   const requestLog = path.join(out, 'model-requests.jsonl');
   fs.rmSync(requestLog, { force: true });
   if (opts.dump) fs.rmSync(path.join(out, 'requests'), { recursive: true, force: true });
-  const server = await startModelServer({ script, project, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
+  const server = await startModelServer({ script, project, agent, logFile: requestLog, dumpDir: opts.dump ? path.join(out, 'requests') : undefined });
 
   // --no-hooks: the project's hook settings were written by someone else
   // (`rewind install --project`) and are left as they are.
   const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
-  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini }[agent]({ project, out, url: server.url, hookCmds, events, env });
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen, droid: setupDroid, copilot: setupCopilot }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
     version: null,

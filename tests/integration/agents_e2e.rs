@@ -25,7 +25,18 @@ use serde_json::Value;
 
 use crate::common;
 
-const AGENT_DIRS: [&str; 3] = [".claude", ".codex", ".gemini"];
+/// The agents' own directories in a project (settings, plugins), left out
+/// of the comparisons.
+const AGENT_DIRS: [&str; 8] = [
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".opencode",
+    ".kilo",
+    ".qwen",
+    ".github",
+    ".factory",
+];
 
 pub(crate) fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
@@ -64,7 +75,12 @@ pub(crate) fn path_with_rewind() -> std::ffi::OsString {
 /// Skip (with a message) unless the agents are installed; fail when CI
 /// asked for them (REWIND_AGENTS_E2E, or CI=true: `skip_or_fail`).
 pub(crate) fn agents_installed() -> bool {
-    let installed = agents_dir().join("node_modules/.bin/claude").exists();
+    agent_installed("claude")
+}
+
+/// As [`agents_installed`], for the agent whose command is `bin`.
+pub(crate) fn agent_installed(bin: &str) -> bool {
+    let installed = agents_dir().join("node_modules/.bin").join(bin).exists();
     if !installed {
         assert!(
             std::env::var_os("REWIND_AGENTS_E2E").is_none(),
@@ -170,12 +186,24 @@ pub(crate) fn turn_sessions(home: &Path) -> Vec<PathBuf> {
 pub(crate) struct Recorded {
     pub turn_trees: Vec<String>,
     pub checkpoints: Vec<(String, u64, String)>,
+    /// The run's directories, for a caller that goes on with them.
+    pub dirs: Dirs,
+}
+
+/// A run's project (`root`, canonical), the agent's scratch home (`out`)
+/// and rewind's home, removed when dropped.
+pub(crate) struct Dirs {
+    /// Holds `root` (removed with it).
+    pub _project: tempfile::TempDir,
+    pub out: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub root: PathBuf,
 }
 
 /// One agent's three scripted turns through its hooks, with the project's
 /// hook server (`server`) or every hook on its own (`REWIND_SERVER=0`),
 /// rewind installed as `how` says.
-fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
+pub(crate) fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -201,7 +229,7 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
         assert!(installed.contains("added"), "{installed}");
     }
     let started = std::time::Instant::now();
-    let _stop = StopServer {
+    let stop = StopServer {
         home: home.path(),
         project: &root,
     };
@@ -307,6 +335,33 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
             assert!(tree(&root) == end, "{agent}: undo after turn {n}");
         }
     }
+    // The start of turn 2 (its prompt's checkpoint) is the end of turn 1,
+    // the start of turn 1 what the agent found; undo takes that back.
+    let turn_start = |n: u64| -> String {
+        entries
+            .iter()
+            .find(|e| e["data"]["kind"] == "message" && e["data"]["turnIndex"] == n)
+            .unwrap_or_else(|| panic!("{agent}: no turn-{n} prompt checkpoint"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    rewind(home.path(), &root, &["restore", &turn_start(2), "--yes"]);
+    assert!(
+        tree(&root) == tree(&turns_dir.join("turn-1")),
+        "{agent}: the start of turn 2\n{log}"
+    );
+    rewind(home.path(), &root, &["restore", &turn_start(1), "--yes"]);
+    assert_eq!(
+        names(&tree(&root)),
+        [".gitignore", "keep.txt", "secret.env"],
+        "{agent}: the start of turn 1"
+    );
+    rewind(home.path(), &root, &["undo", "--yes"]);
+    assert!(
+        tree(&root) == tree(&turns_dir.join("turn-1")),
+        "{agent}: undo of the restore to the start of turn 1"
+    );
     // Back before the first turn: the agent's files are gone, the rest stays.
     let checkpoints: Vec<(String, u64, String)> = entries
         .iter()
@@ -326,9 +381,16 @@ fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Recorded {
         [".gitignore", "keep.txt", "secret.env"],
         "{agent}"
     );
+    drop(stop);
     Recorded {
         turn_trees,
         checkpoints,
+        dirs: Dirs {
+            _project: project,
+            out,
+            home,
+            root,
+        },
     }
 }
 
@@ -403,4 +465,248 @@ fn gemini_cli_extension() {
     if agents_installed() {
         native_ways("gemini", "gemini");
     }
+}
+
+/// After an uninstall, a file install wrote is gone, or holds only what
+/// the agent adds to a config file it loads (OpenCode 1.18.33 `$schema`,
+/// Qwen Code 0.24.4 `$version`).
+pub(crate) fn assert_nothing_of_ours(agent: &str, file: &Path) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return;
+    };
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{agent}: {} is left, not JSON ({e}): {text}",
+            file.display()
+        )
+    });
+    let ours: Vec<&String> = v
+        .as_object()
+        .map(|o| o.keys().filter(|k| !k.starts_with('$')).collect())
+        .unwrap_or_default();
+    assert!(
+        ours.is_empty(),
+        "{agent}: {} is left: {text}",
+        file.display()
+    );
+}
+
+/// The agents rewind reaches through a plugin or settings of its own
+/// (issue 41): the three turns with the hook server, each turn's start and
+/// end restored and undone (`run`); then `rewind uninstall` leaves nothing
+/// that records: `files` (what install wrote, relative to the project) are
+/// gone, and a new session of the agent changes nothing in the store.
+fn installed_then_uninstalled(agent: &str, rewind_agent: &str, files: &[&str]) {
+    let recorded = run(agent, rewind_agent, true, How::Settings);
+    let Dirs {
+        home, out, root, ..
+    } = &recorded.dirs;
+    let removed = rewind(
+        home.path(),
+        root,
+        &[
+            "uninstall",
+            rewind_agent,
+            "--project",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert!(removed.contains("removed"), "{agent}: {removed}");
+    for f in files {
+        assert_nothing_of_ours(agent, &root.join(f));
+    }
+    let stored = crate::agents_mcp::store_state(home.path());
+    let _stop = StopServer {
+        home: home.path(),
+        project: root,
+    };
+    let result = Command::new("node")
+        .arg(agents_dir().join("run-agent.mjs"))
+        .args([
+            "--agent",
+            agent,
+            "--turns",
+            "1",
+            "--timeout",
+            "120",
+            "--no-hooks",
+        ])
+        .arg("--project")
+        .arg(root)
+        .arg("--out")
+        .arg(out.path().join("after-uninstall"))
+        .env("REWIND_HOME", home.path())
+        .env("PATH", path_with_rewind())
+        .env_remove("REWIND_BIN")
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{agent} after uninstall: {}\n{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert_eq!(
+        crate::agents_mcp::store_state(home.path()),
+        stored,
+        "{agent}: a session after the uninstall was recorded"
+    );
+}
+
+#[test]
+fn opencode() {
+    if agent_installed("opencode") {
+        installed_then_uninstalled("opencode", "opencode", &[".opencode/plugins/rewind.js"]);
+    }
+}
+
+#[test]
+fn qwen_code() {
+    if agent_installed("qwen") {
+        installed_then_uninstalled("qwen", "qwen-code", &[".qwen/settings.json"]);
+    }
+}
+
+#[test]
+fn kilo() {
+    if agent_installed("kilo") {
+        installed_then_uninstalled("kilo", "kilo", &[".kilo/plugins/rewind.js"]);
+    }
+}
+
+#[test]
+fn copilot_cli() {
+    if agent_installed("copilot") {
+        installed_then_uninstalled("copilot", "copilot", &[".github/hooks/rewind.json"]);
+    }
+}
+
+/// Factory's Droid 0.215.0, headless (`droid exec`, later turns `exec -s
+/// ID`): it fires no `UserPromptSubmit` there (its TUI is documented to),
+/// so the session's checkpoints carry no turn numbers: each run's tools and
+/// its end (`Stop`) are recorded, each `turn` checkpoint restores the
+/// project as that run left it (and is undone); then uninstall leaves
+/// nothing that records. tests/integration/hooks.rs feeds the prompt event
+/// its docs give.
+#[test]
+fn droid() {
+    if !agent_installed("droid") {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("keep.txt"), "the agent never touches this\n").unwrap();
+    let turns_dir = out.path().join("turns");
+    let project_arg = root.to_str().unwrap();
+    rewind(
+        home.path(),
+        &root,
+        &[
+            "install",
+            "droid",
+            "--project",
+            project_arg,
+            "--bin",
+            common::bin(),
+        ],
+    );
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let drive = |turns: &str, out_dir: &str| {
+        let result = Command::new("node")
+            .arg(agents_dir().join("run-agent.mjs"))
+            .args([
+                "--agent",
+                "droid",
+                "--turns",
+                turns,
+                "--timeout",
+                "120",
+                "--no-hooks",
+            ])
+            .arg("--project")
+            .arg(&root)
+            .arg("--out")
+            .arg(out.path().join(out_dir))
+            .arg("--save-turns")
+            .arg(&turns_dir)
+            .env("REWIND_HOME", home.path())
+            .env("REWIND_SERVER_IDLE_SECS", "300")
+            .env("PATH", path_with_rewind())
+            .env_remove("REWIND_BIN")
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "droid: {}\n{}",
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    };
+    let started = std::time::Instant::now();
+    drive("3", "run");
+    eprintln!("droid: 3 turns in {:.1} s", started.elapsed().as_secs_f64());
+    let status = rewind(home.path(), &root, &["status"]);
+    assert!(status.contains("no failures recorded"), "{status}");
+    let stores: Vec<PathBuf> = std::fs::read_dir(home.path().join("projects"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("sessions"))
+        .collect();
+    assert_eq!(stores.len(), 1);
+    let sessions: Vec<PathBuf> = std::fs::read_dir(&stores[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "one session across `exec -s`: {sessions:?}"
+    );
+    let entries = common::session_lines(&sessions[0]);
+    let kind =
+        |k: &str| -> Vec<&Value> { entries.iter().filter(|e| e["data"]["kind"] == k).collect() };
+    let tools: Vec<&str> = kind("tool")
+        .iter()
+        .filter_map(|e| e["data"]["tool"]["name"].as_str())
+        .collect();
+    for t in ["Create", "Edit", "Execute"] {
+        assert!(tools.contains(&t), "droid: no {t} step: {tools:?}");
+    }
+    let ends = kind("turn");
+    assert_eq!(ends.len(), 3, "droid: a turn end per run");
+    let end = tree(&root);
+    for (n, e) in ends.iter().enumerate() {
+        let want = tree(&turns_dir.join(format!("turn-{}", n + 1)));
+        rewind(
+            home.path(),
+            &root,
+            &["restore", e["id"].as_str().unwrap(), "--yes"],
+        );
+        assert!(tree(&root) == want, "droid: the end of run {}", n + 1);
+        if want != end {
+            rewind(home.path(), &root, &["undo", "--yes"]);
+            assert!(tree(&root) == end, "droid: undo after run {}", n + 1);
+        }
+    }
+    let removed = rewind(
+        home.path(),
+        &root,
+        &["uninstall", "droid", "--project", project_arg],
+    );
+    assert!(removed.contains("removed"), "{removed}");
+    assert_nothing_of_ours("droid", &root.join(".factory/hooks.json"));
+    let stored = crate::agents_mcp::store_state(home.path());
+    drive("1", "after-uninstall");
+    assert_eq!(
+        crate::agents_mcp::store_state(home.path()),
+        stored,
+        "droid: a session after the uninstall was recorded"
+    );
 }

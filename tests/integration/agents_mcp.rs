@@ -25,8 +25,8 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::agents_e2e::{
-    agents_dir, agents_installed, path_with_rewind, plugin_source, rewind, turn_sessions,
-    StopServer,
+    agent_installed, agents_dir, agents_installed, path_with_rewind, plugin_source, rewind,
+    turn_sessions, StopServer,
 };
 
 /// Run tests/agents/run-agent.mjs without hook settings of its own (the
@@ -131,7 +131,7 @@ fn check_mcp_session(agent: &str, summary: &Value, home: &Path, project: &Path) 
 
 /// Every file in the store's session directories, with its size: what a
 /// session that records nothing leaves as it was.
-fn store_state(home: &Path) -> BTreeMap<PathBuf, u64> {
+pub(crate) fn store_state(home: &Path) -> BTreeMap<PathBuf, u64> {
     let mut out = BTreeMap::new();
     for project in std::fs::read_dir(home.join("projects")).unwrap().flatten() {
         for f in std::fs::read_dir(project.path().join("sessions"))
@@ -382,4 +382,92 @@ fn gemini_cli_extension_mcp_then_uninstall() {
     assert!(calls.contains("mcp_rewind_restore"), "{calls}");
     check_mcp_session("gemini", &summary, home.path(), &root);
     check_uninstalled("gemini", &summary, home.path(), &root, out.path(), &[]);
+}
+
+/// OpenCode or Kilo with `rewind install AGENT --project` (the plugin) and
+/// `--mcp --project` (`mcp.rewind` in the project's opencode.json or
+/// kilo.json); uninstalling both leaves neither file.
+fn plugin_agent_install_mcp(agent: &str, config: &str, plugin: &str) {
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let setup = format!(
+        "rewind install {agent} --project '{0}' && rewind install {agent} --mcp --project '{0}'",
+        root.display()
+    );
+    let summary = drive(
+        agent,
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &["--setup-cmd", &setup],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(calls.contains("rewind_restore"), "{calls}");
+    check_mcp_session(agent, &summary, home.path(), &root);
+    let project_arg = root.to_str().unwrap();
+    rewind(
+        home.path(),
+        &root,
+        &["uninstall", agent, "--mcp", "--project", project_arg],
+    );
+    rewind(
+        home.path(),
+        &root,
+        &["uninstall", agent, "--project", project_arg],
+    );
+    crate::agents_e2e::assert_nothing_of_ours(agent, &root.join(config));
+    assert!(!root.join(plugin).exists(), "{agent}: {plugin}");
+}
+
+#[test]
+fn opencode_install_mcp() {
+    if agent_installed("opencode") {
+        plugin_agent_install_mcp("opencode", "opencode.json", ".opencode/plugins/rewind.js");
+    }
+}
+
+#[test]
+fn qwen_code_install_mcp() {
+    if !agent_installed("qwen") {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let _stop = StopServer {
+        home: home.path(),
+        project: &root,
+    };
+    let setup = format!(
+        "rewind install qwen-code --project '{0}' && rewind install qwen-code --mcp --project '{0}'",
+        root.display()
+    );
+    let summary = drive(
+        "qwen",
+        &root,
+        out.path(),
+        home.path(),
+        "mcp.json",
+        5,
+        &["--setup-cmd", &setup],
+    );
+    let calls = summary["turns"][2]["model_requests"].to_string();
+    assert!(calls.contains("rewind"), "{calls}");
+    check_mcp_session("qwen", &summary, home.path(), &root);
+}
+
+#[test]
+fn kilo_install_mcp() {
+    if agent_installed("kilo") {
+        plugin_agent_install_mcp("kilo", ".kilo/kilo.json", ".kilo/plugins/rewind.js");
+    }
 }

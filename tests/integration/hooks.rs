@@ -1748,3 +1748,44 @@ fn undo_forks_the_conversation_before_the_turn_and_launch_runs_its_command() {
         "{said}"
     );
 }
+
+/// Droid's prompt event, as its hook docs give it (`droid exec` 0.215.0
+/// fires none, tests/integration/agents_e2e.rs `droid`): it starts a turn
+/// labelled with the prompt, its `Create` takes the fast path, `Stop` ends
+/// the turn, and the turn restores.
+#[test]
+fn a_droid_prompt_starts_a_labelled_turn() {
+    let p = Project::new();
+    p.write("keep.txt", "k");
+    let ok = |v: Value| assert_eq!(p.hook("droid", &v), (0, String::new()), "{v}");
+    ok(p.payload("d1", "SessionStart", json!({"source": "startup"})));
+    ok(p.payload(
+        "d1",
+        "UserPromptSubmit",
+        json!({"prompt": "add a.txt\nplease"}),
+    ));
+    let create =
+        json!({"tool_name": "Create", "tool_input": {"file_path": p.root().join("a.txt")}});
+    ok(p.payload("d1", "PreToolUse", create.clone()));
+    p.write("a.txt", "a");
+    ok(p.payload("d1", "PostToolUse", create));
+    ok(p.payload("d1", "Stop", json!({"stop_hook_active": false})));
+    let sessions = p.store_sessions();
+    assert_eq!(sessions.len(), 1);
+    let e = entries(&sessions[0]);
+    let message = e.iter().find(|x| x["data"]["kind"] == "message").unwrap();
+    assert_eq!(message["data"]["label"], "add a.txt", "{message}");
+    assert_eq!(message["data"]["turnIndex"], 1);
+    let step = e
+        .iter()
+        .rfind(|x| x["data"]["tool"]["name"] == "Create")
+        .unwrap();
+    assert_eq!(step["data"]["diff"]["added"], json!(["a.txt"]), "{step}");
+    assert_eq!(step["data"]["stats"]["filesScanned"], 1, "{step}");
+    assert!(e
+        .iter()
+        .any(|x| x["data"]["kind"] == "turn" && x["data"]["turnIndex"] == 1));
+    p.cli(&["restore", message["id"].as_str().unwrap(), "--yes"]);
+    assert_eq!(p.read("a.txt"), None);
+    assert_eq!(p.read("keep.txt").as_deref(), Some("k"));
+}

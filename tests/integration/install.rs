@@ -17,10 +17,19 @@ impl Home {
     fn new() -> Home {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = fs::canonicalize(dir.path()).expect("canonical");
-        for d in ["home", "codex-home", "project"] {
+        for d in ["home", "codex-home", "project", "bin"] {
             fs::create_dir_all(root.join(d)).expect("mkdir");
         }
         Home { _dir: dir, root }
+    }
+
+    /// Put a stand-in for an agent's command on PATH (`install all`
+    /// installs for the agents found there).
+    fn agent_on_path(&self, command: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let file = self.p("bin").join(command);
+        fs::write(&file, "#!/bin/sh\n").expect("write");
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
     fn p(&self, rel: &str) -> PathBuf {
@@ -34,7 +43,10 @@ impl Home {
             .env("HOME", self.p("home"))
             .env("CODEX_HOME", self.p("codex-home"))
             .env("REWIND_HOME", self.p("rewind-home"))
+            .env("PATH", self.p("bin"))
             .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("COPILOT_HOME")
             .env_remove("XDG_DATA_HOME")
             .output()
             .expect("run rewind")
@@ -126,6 +138,10 @@ fn user_install_of_all_agents_and_uninstall() {
     let h = Home::new();
     let codex_config = "# mine\nmodel = \"o3\"\n";
     fs::write(h.p("codex-home/config.toml"), codex_config).expect("write");
+    // Kilo is not on PATH: `install all` leaves it out.
+    for command in ["claude", "codex", "gemini", "opencode"] {
+        h.agent_on_path(command);
+    }
 
     let out = h.ok(&["install", "all"]);
     assert!(out.contains("added hooks SessionStart"), "{out}");
@@ -163,21 +179,42 @@ fn user_install_of_all_agents_and_uninstall() {
         gemini["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"],
         60000
     );
+    let plugin =
+        fs::read_to_string(h.p("home/.config/opencode/plugins/rewind.js")).expect("plugin");
+    assert!(
+        plugin.contains(&format!("[\"{b}\",\"hook\",\"--agent\",\"opencode\"]")),
+        "{plugin}"
+    );
+    assert!(!h.p("home/.config/kilo").exists());
 
     let again = h.ok(&["install", "all"]);
-    assert_eq!(again.matches("already installed").count(), 4, "{again}");
+    assert_eq!(again.matches("already installed").count(), 5, "{again}");
 
     let out = h.ok(&["uninstall", "all"]);
     assert!(out.contains("removed hooks"), "{out}");
     assert!(!h.p("home/.claude/settings.json").exists());
     assert!(!h.p("codex-home/hooks.json").exists());
     assert!(!h.p("home/.gemini/settings.json").exists());
+    assert!(!h.p("home/.config/opencode/plugins/rewind.js").exists());
     assert_eq!(
         fs::read_to_string(h.p("codex-home/config.toml")).expect("config"),
         codex_config
     );
+    // Uninstall `all` is every agent, on PATH or not.
     let out = h.ok(&["uninstall", "all"]);
-    assert_eq!(out.matches("nothing to remove").count(), 4, "{out}");
+    // One line per file: Codex has two.
+    assert_eq!(out.matches("nothing to remove").count(), 9, "{out}");
+    assert_eq!(out.lines().count(), 9, "{out}");
+}
+
+#[test]
+fn install_all_without_any_agent_on_path_says_so() {
+    let h = Home::new();
+    let out = h.run(&["install", "all"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("on PATH"), "{err}");
+    assert!(!h.p("home/.claude").exists());
 }
 
 #[test]
@@ -251,6 +288,9 @@ fn malformed_settings_are_refused_untouched() {
     let file = h.p("home/.claude/settings.json");
     fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
     fs::write(&file, "{\"hooks\": ").expect("write");
+    for command in ["claude", "codex", "gemini"] {
+        h.agent_on_path(command);
+    }
     let out = h.run(&["install", "all"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

@@ -24,17 +24,13 @@ pub fn hook(agent: &str, plugin: bool) {
         .lock()
         .take(MAX_HOOK_PAYLOAD)
         .read_to_end(&mut input);
-    let agent = match agent {
-        "claude-code" | "claude" => Agent::ClaudeCode,
-        "codex" => Agent::Codex,
-        "gemini" => Agent::Gemini,
-        other => {
-            tracing::warn!(
-                agent = other,
-                "rewind hook: unknown agent; event not recorded"
-            );
-            return;
-        }
+    let known = match agent {
+        "claude" => Some(Agent::ClaudeCode),
+        name => Agent::from_name(name),
+    };
+    let Some(agent) = known else {
+        tracing::warn!(agent, "rewind hook: unknown agent; event not recorded");
+        return;
     };
     match read {
         Ok(_)
@@ -58,9 +54,46 @@ impl AgentChoice {
             AgentChoice::ClaudeCode => vec![Agent::ClaudeCode],
             AgentChoice::Codex => vec![Agent::Codex],
             AgentChoice::Gemini => vec![Agent::Gemini],
+            AgentChoice::OpenCode => vec![Agent::OpenCode],
+            AgentChoice::Kilo => vec![Agent::Kilo],
+            AgentChoice::Qwen => vec![Agent::Qwen],
+            AgentChoice::Copilot => vec![Agent::Copilot],
+            AgentChoice::Droid => vec![Agent::Droid],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }
+
+    /// The agents to install for: `all` is those whose command is on PATH
+    /// (an agent not installed gets no settings of its own).
+    fn agents_to_install(self) -> Result<Vec<Agent>> {
+        if !matches!(self, AgentChoice::All) {
+            return Ok(self.agents());
+        }
+        let found: Vec<Agent> = Agent::ALL
+            .into_iter()
+            .filter(|a| on_path(a.command()))
+            .collect();
+        if found.is_empty() {
+            let names: Vec<&str> = Agent::ALL.iter().map(|a| a.command()).collect();
+            bail!(
+                "none of the agents' commands ({}) is on PATH; name the agent to install for",
+                names.join(", ")
+            );
+        }
+        Ok(found)
+    }
+}
+
+/// Whether an executable file `name` is in a directory of PATH.
+fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 fn install_scope(project: Option<PathBuf>) -> install::Scope {
@@ -88,7 +121,7 @@ fn hook_binary(bin: Option<PathBuf>) -> Result<PathBuf> {
 pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf>) -> Result<()> {
     let bin = hook_binary(bin)?;
     let plan = install::plan_install(
-        &agent.agents(),
+        &agent.agents_to_install()?,
         &install_scope(project),
         &bin,
         &install::Paths::from_env(),
@@ -121,8 +154,13 @@ pub fn install_mcp(
     bin: Option<PathBuf>,
 ) -> Result<()> {
     let bin = hook_binary(bin)?;
+    let mut agents = agent.agents_to_install()?;
+    if matches!(agent, AgentChoice::All) {
+        // `all`: the agents rewind registers its MCP server with.
+        agents.retain(|a| a.mcp_installable());
+    }
     let plan = install::mcp::plan(
-        &agent.agents(),
+        &agents,
         &install_scope(project),
         Some(&bin),
         &install::Paths::from_env(),

@@ -75,6 +75,9 @@ pub fn prepare(view: &Engine, at: &ConversationAt, store: &Layout) -> Result<Pre
     }
     let agent = Agent::from_name(&state.agent)
         .ok_or_else(|| Refused(format!("unknown agent {:?}", state.agent)))?;
+    if !agent.has_conversation() {
+        return Err(not_supported(agent));
+    }
     let record = ForkRecord {
         agent: agent.name().to_string(),
         session_file: view.session_file().to_path_buf(),
@@ -126,6 +129,7 @@ pub fn prepare(view: &Engine, at: &ConversationAt, store: &Layout) -> Result<Pre
         Agent::ClaudeCode => claude::check(&all, &new, position),
         Agent::Codex => codex::check(&all, &new, position),
         Agent::Gemini => gemini::check(&all, &new),
+        other => return Err(not_supported(other)),
     };
     checked.map_err(|why| {
         Refused(format!(
@@ -150,6 +154,7 @@ pub fn prepare(view: &Engine, at: &ConversationAt, store: &Layout) -> Result<Pre
             let shown = file.display().to_string();
             (file, vec!["gemini".into(), "--session-file".into(), shown])
         }
+        other => return Err(not_supported(other)),
     };
     Ok(Prepared {
         agent,
@@ -177,6 +182,8 @@ fn empty(agent: Agent, turns_kept: u64, record: ForkRecord) -> Prepared {
             (Some(id), cmd)
         }
         Agent::Codex => (None, vec!["codex".into()]),
+        // Never reached (`prepare` refuses them first): a new session.
+        other => (None, vec![other.name().into()]),
     };
     Prepared {
         agent,
@@ -260,7 +267,20 @@ pub fn agent_title(agent: Agent) -> &'static str {
         Agent::ClaudeCode => "Claude Code",
         Agent::Codex => "Codex",
         Agent::Gemini => "Gemini CLI",
+        Agent::OpenCode => "OpenCode",
+        Agent::Kilo => "Kilo",
+        Agent::Qwen => "Qwen Code",
+        Agent::Copilot => "Copilot CLI",
+        Agent::Droid => "Droid",
     }
+}
+
+/// The refusal for an agent whose conversation rewind does not record.
+fn not_supported(agent: Agent) -> Refused {
+    Refused(format!(
+        "rewind does not record {}'s conversation (docs/agents.md): restore the files alone",
+        agent_title(agent)
+    ))
 }
 
 /// The transcript is where rewind found it and still begins with the

@@ -79,6 +79,11 @@ pub fn locate(agent: Agent, moment: Moment<'_>, lines: &[Line<'_>]) -> Result<Op
         Agent::ClaudeCode => claude::locate(moment, lines),
         Agent::Codex => codex::locate(moment, lines),
         Agent::Gemini => gemini::locate(lines),
+        // Their hooks name no transcript (payload.rs): never asked.
+        other => Err(format!(
+            "{} has no conversation rewind can cut",
+            other.name()
+        )),
     }
 }
 

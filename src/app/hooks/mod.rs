@@ -9,6 +9,7 @@
 
 pub mod failures;
 pub mod payload;
+mod plugin_payload;
 pub mod sessions;
 pub mod tools;
 
@@ -369,12 +370,16 @@ fn short_label(prompt: &str) -> String {
 /// The project: the directory the agent was started in, which Claude Code
 /// and Gemini CLI pass to hooks (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`)
 /// and which stays the same when a shell tool `cd`s elsewhere; else the
-/// payload's `cwd` (Codex passes no such variable).
+/// payload's `cwd` (Codex passes no such variable; OpenCode's plugin puts
+/// its project `directory` there).
 pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
     let var = match agent {
         Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
         Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
-        Agent::Codex => None,
+        Agent::Qwen => Some("QWEN_PROJECT_DIR"),
+        Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
+        Agent::Droid => Some("FACTORY_PROJECT_DIR"),
+        Agent::Codex | Agent::OpenCode | Agent::Kilo => None,
     };
     var.and_then(std::env::var_os)
         .filter(|v| !v.is_empty())

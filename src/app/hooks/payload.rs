@@ -16,10 +16,33 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    /// OpenCode: a plugin (`.opencode/plugins/rewind.js`) hands its events
+    /// to `rewind hook` (plugin_payload.rs).
+    #[value(name = "opencode")]
+    OpenCode,
+    /// Kilo's CLI, built on OpenCode: the same plugin, in `.kilo/`.
+    Kilo,
+    /// Qwen Code (a Gemini CLI fork with Claude Code's hook events).
+    #[value(name = "qwen-code")]
+    Qwen,
+    /// GitHub Copilot CLI, its hooks registered under Claude Code's event
+    /// names (it then sends Claude-shaped payloads).
+    Copilot,
+    /// Factory's Droid (Claude Code's hook events, `.factory/hooks.json`).
+    Droid,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 8] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+        Agent::Kilo,
+        Agent::Qwen,
+        Agent::Copilot,
+        Agent::Droid,
+    ];
 
     /// The agent a name on the command line or in the store names.
     pub fn from_name(name: &str) -> Option<Agent> {
@@ -32,7 +55,38 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
+            Agent::Qwen => "qwen-code",
+            Agent::Copilot => "copilot",
+            Agent::Droid => "droid",
         }
+    }
+
+    /// The agent's command, as `rewind install all` looks for it on PATH.
+    pub fn command(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
+            Agent::Droid => "droid",
+        }
+    }
+
+    /// Whether `rewind install AGENT --mcp` registers the MCP server.
+    pub fn mcp_installable(self) -> bool {
+        !matches!(self, Agent::Copilot | Agent::Droid)
+    }
+
+    /// Whether rewind can cut this agent's conversation at a checkpoint
+    /// (docs/agents.md "Restoring the conversation"); the others' transcripts
+    /// are not read.
+    pub fn has_conversation(self) -> bool {
+        matches!(self, Agent::ClaudeCode | Agent::Codex | Agent::Gemini)
     }
 }
 
@@ -101,6 +155,9 @@ pub enum PayloadError {
 
 /// Parse what the agent wrote on the hook's stdin.
 pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
+    if matches!(agent, Agent::OpenCode | Agent::Kilo) {
+        return super::plugin_payload::parse(input);
+    }
     let raw: Raw = serde_json::from_slice(input)?;
     let name = raw
         .hook_event_name
@@ -108,29 +165,47 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
     let tool = || raw.tool_name.clone().unwrap_or_default();
     let step = match (agent, name.as_str()) {
         (_, "SessionStart") => Step::SessionStart,
+        // Qwen Code 0.24 fires UserPromptSubmit again, with an empty
+        // prompt, each time it sends tool results back to the model: the
+        // same turn going on, not a new one.
+        (Agent::Qwen, "UserPromptSubmit") if raw.prompt.as_deref().unwrap_or("").is_empty() => {
+            Step::Other
+        }
         (_, "SessionEnd") => Step::SessionEnd,
-        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::Gemini, "BeforeAgent") => {
-            Step::Prompt(raw.prompt.clone().unwrap_or_default())
-        }
-        (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::Gemini, "BeforeTool") => {
-            Step::BeforeTool {
-                tool: tool(),
-                input: raw.tool_input.clone(),
-            }
-        }
-        (Agent::ClaudeCode | Agent::Codex, "PostToolUse")
-        | (Agent::ClaudeCode, "PostToolUseFailure")
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "UserPromptSubmit",
+        )
+        | (Agent::Gemini, "BeforeAgent") => Step::Prompt(raw.prompt.clone().unwrap_or_default()),
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "PreToolUse",
+        )
+        | (Agent::Gemini, "BeforeTool") => Step::BeforeTool {
+            tool: tool(),
+            input: raw.tool_input.clone(),
+        },
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "PostToolUse",
+        )
+        | (Agent::ClaudeCode | Agent::Qwen | Agent::Copilot, "PostToolUseFailure")
         | (Agent::Gemini, "AfterTool") => Step::AfterTool {
             tool: tool(),
             input: raw.tool_input.clone(),
         },
-        (Agent::ClaudeCode | Agent::Codex, "Stop") | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
+        (
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen | Agent::Copilot | Agent::Droid,
+            "Stop",
+        )
+        | (Agent::Gemini, "AfterAgent") => Step::TurnEnd,
         _ => Step::Other,
     };
     Ok(HookEvent {
         session_id: raw.session_id.ok_or(PayloadError::Missing("session_id"))?,
         cwd: raw.cwd.ok_or(PayloadError::Missing("cwd"))?,
-        transcript_path: raw.transcript_path,
+        // Only the transcripts rewind can cut are read.
+        transcript_path: raw.transcript_path.filter(|_| agent.has_conversation()),
         source: raw.source,
         name,
         step,
@@ -203,6 +278,23 @@ mod tests {
         ));
         // Another agent's name for an event is not taken for it.
         assert_eq!(event(Agent::Gemini, base("Stop")).step, Step::Other);
+        // Qwen Code: Claude Code's names; its UserPromptSubmit with an
+        // empty prompt (tool results going back to the model) is no new
+        // turn; no transcript is read.
+        let mut prompt = base("UserPromptSubmit");
+        prompt["prompt"] = json!("fix it");
+        prompt["transcript_path"] = json!("/t.jsonl");
+        let e = event(Agent::Qwen, prompt);
+        assert_eq!(e.step, Step::Prompt("fix it".into()));
+        assert_eq!(e.transcript_path, None);
+        let mut again = base("UserPromptSubmit");
+        again["prompt"] = json!("");
+        assert_eq!(event(Agent::Qwen, again).step, Step::Other);
+        assert_eq!(event(Agent::Qwen, base("Stop")).step, Step::TurnEnd);
+        assert!(matches!(
+            event(Agent::Qwen, base("PostToolUseFailure")).step,
+            Step::AfterTool { .. }
+        ));
     }
 
     #[test]
@@ -229,6 +321,13 @@ mod tests {
             (Agent::ClaudeCode, "claude.jsonl"),
             (Agent::Codex, "codex.jsonl"),
             (Agent::Gemini, "gemini.jsonl"),
+            // Qwen Code 0.24.4 headless fired no SessionEnd.
+            (Agent::Qwen, "qwen.jsonl"),
+            // Copilot CLI 1.0.102 under Claude Code's event names (the
+            // recorder had its other events too: none fired).
+            (Agent::Copilot, "copilot.jsonl"),
+            // Droid 0.215.0 `exec`: no prompt event, nothing else either.
+            (Agent::Droid, "droid.jsonl"),
         ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
@@ -239,7 +338,30 @@ mod tests {
                 steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
             }
             // Start, prompt, before, after, turn end, end, and others.
-            assert_eq!(steps.len(), 7, "{file}");
+            // (Qwen Code: no end; Copilot CLI: every event it sent is one
+            // rewind acts on.)
+            let kinds = match agent {
+                Agent::Qwen | Agent::Copilot => 6,
+                Agent::Droid => 5,
+                _ => 7,
+            };
+            assert_eq!(steps.len(), kinds, "{file}");
+        }
+        // rewind's OpenCode plugin hands on only what it records: start,
+        // prompt, before, after, turn end (OpenCode has no session end).
+        for (agent, file) in [
+            (Agent::OpenCode, "opencode.jsonl"),
+            (Agent::Kilo, "kilo.jsonl"),
+        ] {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let mut steps = std::collections::BTreeSet::new();
+            for line in text.lines() {
+                let record: Value = serde_json::from_str(line).unwrap();
+                let e = parse(agent, record["payload"].to_string().as_bytes()).unwrap();
+                assert!(e.session_id.starts_with("ses_"), "{line}");
+                steps.insert(format!("{:?}", std::mem::discriminant(&e.step)));
+            }
+            assert_eq!(steps.len(), 5, "{file}");
         }
     }
 }

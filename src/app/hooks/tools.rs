@@ -53,6 +53,69 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "save_memory"
                 | "write_todos"
         ),
+        // Qwen Code 0.24's (`ToolNames` in its bundle).
+        Agent::Qwen => matches!(
+            tool,
+            "read_file"
+                | "read_many_files"
+                | "list_directory"
+                | "glob"
+                | "grep_search"
+                | "web_fetch"
+                | "web_search"
+                | "todo_write"
+                | "save_memory"
+                | "ask_user_question"
+                | "exit_plan_mode"
+                | "lsp"
+                | "skill"
+        ),
+        // Copilot CLI 1.0.102: Claude Code's names in its Claude-shaped
+        // payloads (`Read`, …), its own elsewhere.
+        Agent::Copilot => matches!(
+            tool,
+            "Read"
+                | "Grep"
+                | "Glob"
+                | "view"
+                | "grep"
+                | "glob"
+                | "read_bash"
+                | "list_bash"
+                | "read_agent"
+                | "list_agents"
+                | "fetch_copilot_cli_documentation"
+        ),
+        // Droid 0.215's (the tools its requests offer).
+        Agent::Droid => matches!(
+            tool,
+            "Read"
+                | "LS"
+                | "Grep"
+                | "Glob"
+                | "TodoWrite"
+                | "WebSearch"
+                | "FetchUrl"
+                | "AskUser"
+                | "ExitSpecMode"
+                | "TaskOutput"
+                | "ToolSearch"
+        ),
+        // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
+        Agent::OpenCode | Agent::Kilo => matches!(
+            tool,
+            "read"
+                | "glob"
+                | "grep"
+                | "list"
+                | "todoread"
+                | "todowrite"
+                | "webfetch"
+                | "websearch"
+                | "codesearch"
+                | "skill"
+                | "question"
+        ),
     }
 }
 
@@ -65,7 +128,17 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
     let paths = match (agent, tool) {
         (Agent::ClaudeCode, "Write" | "Edit" | "MultiEdit") => field("file_path").map(|p| vec![p]),
         (Agent::ClaudeCode, "NotebookEdit") => field("notebook_path").map(|p| vec![p]),
-        (Agent::Gemini, "write_file" | "replace") => field("file_path").map(|p| vec![p]),
+        (Agent::Gemini, "write_file" | "replace") | (Agent::Qwen, "write_file" | "edit") => {
+            field("file_path").map(|p| vec![p])
+        }
+        (Agent::Copilot, "Write" | "Edit" | "create" | "edit") => field("path").map(|p| vec![p]),
+        (Agent::Droid, "Create" | "Edit") => field("file_path").map(|p| vec![p]),
+        (Agent::OpenCode | Agent::Kilo, "write" | "edit" | "multiedit") => {
+            field("filePath").map(|p| vec![p])
+        }
+        (Agent::OpenCode | Agent::Kilo, "apply_patch" | "patch") => {
+            field("patchText").and_then(|patch| patch_paths(&patch))
+        }
         (Agent::Codex, "apply_patch") => {
             // The patch comes as `command` (a string) or, from some
             // versions, as `input`.

@@ -267,6 +267,16 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
             Agent::ClaudeCode => json_edit(agent, &claude_file(&scope, paths)?, bin, true)?,
             Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, false)?,
             Agent::Codex => codex_edit(&codex_file(&scope, paths)?, bin)?,
+            Agent::OpenCode | Agent::Kilo => super::opencode::mcp(agent, &scope, paths, bin)?,
+            Agent::Qwen => json_edit(
+                agent,
+                &super::qwen::settings_file(&scope, paths)?,
+                bin,
+                false,
+            )?,
+            // Not run with Copilot CLI here yet: not offered.
+            Agent::Copilot => bail!("Copilot CLI: rewind install --mcp is not supported yet"),
+            Agent::Droid => bail!("Droid: rewind install --mcp is not supported yet"),
         });
     }
     // No record in installed.json: our entries are known by their content.

@@ -19,9 +19,13 @@
 
 mod claude;
 mod codex;
+mod copilot;
+mod droid;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
+mod opencode;
+mod qwen;
 pub mod standdown;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,6 +62,12 @@ pub struct Paths {
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`): where Claude Code reads
     /// its user settings when set.
     pub claude_config_dir: Option<PathBuf>,
+    /// `$COPILOT_HOME` (default `~/.copilot`): Copilot CLI's user hooks are
+    /// in its `hooks/`.
+    pub copilot_home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME` (default `~/.config`): OpenCode's and Kilo's user
+    /// configuration is below it.
+    pub xdg_config_home: Option<PathBuf>,
     /// rewind's home, where `installed.json` lives.
     pub rewind_home: Home,
 }
@@ -73,6 +83,8 @@ impl Paths {
             home: var("HOME"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            copilot_home: var("COPILOT_HOME"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
             rewind_home: Home::from_env(),
         }
     }
@@ -385,6 +397,12 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
             Agent::ClaudeCode => edits.push(claude::install(&scope, paths, &command)?),
             Agent::Codex => edits.extend(codex::install(&scope, paths, &command, &mut state)?),
             Agent::Gemini => edits.push(gemini::install(&scope, paths, &command, &mut state)?),
+            Agent::OpenCode | Agent::Kilo => {
+                edits.push(opencode::install(agent, &scope, paths, bin)?)
+            }
+            Agent::Qwen => edits.push(qwen::install(&scope, paths, &command)?),
+            Agent::Copilot => edits.push(copilot::install(&scope, paths, &command)?),
+            Agent::Droid => edits.push(droid::install(&scope, paths, &command)?),
         }
     }
     Ok(Plan {
@@ -406,6 +424,10 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::ClaudeCode => edits.push(claude::uninstall(&scope, paths)?),
             Agent::Codex => edits.extend(codex::uninstall(&scope, paths, &mut state)?),
             Agent::Gemini => edits.push(gemini::uninstall(&scope, paths, &mut state)?),
+            Agent::OpenCode | Agent::Kilo => edits.push(opencode::uninstall(agent, &scope, paths)?),
+            Agent::Qwen => edits.push(qwen::uninstall(&scope, paths)?),
+            Agent::Copilot => edits.push(copilot::uninstall(&scope, paths)?),
+            Agent::Droid => edits.push(droid::uninstall(&scope, paths)?),
         }
     }
     Ok(Plan {

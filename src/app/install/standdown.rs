@@ -39,6 +39,8 @@ fn settings_files(agent: Agent, project: &Path, paths: &Paths) -> Vec<PathBuf> {
             codex::hooks_file(&Scope::User, paths).ok(),
             codex::hooks_file(&project_scope, paths).ok(),
         ],
+        // No rewind plugin of theirs runs `--plugin`.
+        Agent::OpenCode | Agent::Kilo | Agent::Qwen | Agent::Copilot | Agent::Droid => vec![],
     };
     files.into_iter().flatten().collect()
 }
@@ -88,6 +90,8 @@ mod tests {
             home: Some(home.to_path_buf()),
             codex_home: None,
             claude_config_dir: None,
+            xdg_config_home: None,
+            copilot_home: None,
             rewind_home: Home::new(home.join("rewind")),
         }
     }

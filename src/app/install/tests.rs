@@ -22,6 +22,8 @@ fn env() -> Env {
         home: Some(root.join("home")),
         codex_home: None,
         claude_config_dir: None,
+        xdg_config_home: None,
+        copilot_home: None,
         rewind_home: rewind::store::Home::new(root.join("rewind-home")),
     };
     Env {
@@ -433,7 +435,11 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     let claude = e.root.join("home/.claude.json");
     write(&claude, CLAUDE_FOREIGN);
 
-    let plan = mcp(&e, &Agent::ALL, &Scope::User, true);
+    let all: Vec<Agent> = Agent::ALL
+        .into_iter()
+        .filter(|a| a.mcp_installable())
+        .collect();
+    let plan = mcp(&e, &all, &Scope::User, true);
     assert!(plan.edits.iter().all(|x| x.changed()), "{plan:?}");
     let g: serde_json::Value = serde_json::from_str(&read(&gemini)).expect("gemini json");
     assert_eq!(
@@ -468,10 +474,10 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     assert_eq!(env_vars, ["REWIND_HOME", "XDG_DATA_HOME"]);
 
     // Twice changes nothing.
-    let again = mcp(&e, &Agent::ALL, &Scope::User, true);
+    let again = mcp(&e, &all, &Scope::User, true);
     assert!(again.edits.iter().all(|x| !x.changed()), "{again:?}");
 
-    mcp(&e, &Agent::ALL, &Scope::User, false);
+    mcp(&e, &all, &Scope::User, false);
     assert_eq!(read(&gemini), gemini_before);
     assert_eq!(read(&codex), codex_before);
     assert_eq!(read(&claude), CLAUDE_FOREIGN);
@@ -549,4 +555,148 @@ fn a_foreign_rewind_mcp_server_is_refused_not_replaced() {
         text.contains("env_vars = [\"REWIND_HOME\", \"XDG_DATA_HOME\"]"),
         "{text}"
     );
+}
+
+#[test]
+fn opencode_and_kilo_get_a_plugin_file_of_their_own() {
+    let e = env();
+    let project = e.root.join("project");
+    let plan = e.install(&[Agent::OpenCode, Agent::Kilo], &e.project());
+    assert!(plan.edits.iter().all(Edit::changed), "{plan:?}");
+    let plugin = read(&project.join(".opencode/plugins/rewind.js"));
+    assert!(plugin.starts_with("// rewind: "), "{plugin}");
+    assert!(
+        plugin.contains(r#"const REWIND = ["/opt/my tools/rewind","hook","--agent","opencode"];"#),
+        "{plugin}"
+    );
+    // No imports: OpenCode would npm-install its plugin package at every
+    // start for a plugin that has one.
+    assert!(!plugin.contains("import "), "{plugin}");
+    let kilo = read(&project.join(".kilo/plugins/rewind.js"));
+    assert!(kilo.contains(r#""--agent","kilo"]"#), "{kilo}");
+    // Twice: nothing changes. The user's config is untouched.
+    let again = e.install(&[Agent::OpenCode], &e.project());
+    assert!(!again.edits[0].changed());
+    assert!(!e.root.join("home/.config").exists());
+    // Another binary: the plugin is pointed at it.
+    let moved = plan_install(
+        &[Agent::OpenCode],
+        &e.project(),
+        Path::new("/usr/bin/rewind"),
+        &e.paths,
+    )
+    .expect("plan");
+    assert_eq!(moved.edits[0].changes, ["updated the rewind plugin"]);
+
+    e.uninstall(&[Agent::OpenCode, Agent::Kilo], &e.project());
+    assert!(!project.join(".opencode/plugins/rewind.js").exists());
+    assert!(!project.join(".kilo/plugins/rewind.js").exists());
+
+    // A rewind.js that is not ours is refused, and kept by uninstall.
+    let foreign = project.join(".opencode/plugins/rewind.js");
+    write(&foreign, "export const Mine = async () => ({})\n");
+    let err = plan_install(&[Agent::OpenCode], &e.project(), Path::new(BIN), &e.paths)
+        .expect_err("foreign plugin");
+    assert!(err.to_string().contains("did not write"), "{err}");
+    e.uninstall(&[Agent::OpenCode], &e.project());
+    assert_eq!(read(&foreign), "export const Mine = async () => ({})\n");
+
+    // The user's plugin goes under $XDG_CONFIG_HOME when it is set.
+    let mut paths = e.paths.clone();
+    paths.xdg_config_home = Some(e.root.join("xdg"));
+    plan_install(&[Agent::OpenCode], &Scope::User, Path::new(BIN), &paths)
+        .and_then(|p| p.apply())
+        .expect("user install");
+    assert!(e.root.join("xdg/opencode/plugins/rewind.js").exists());
+}
+
+#[test]
+fn opencode_mcp_server_merges_into_opencode_json() {
+    let e = env();
+    let config = e.root.join("project/opencode.json");
+    let before = "{\n  \"model\": \"x/y\",\n  \"mcp\": {\n    \"other\": {\n      \"type\": \"remote\",\n      \"url\": \"http://h\"\n    }\n  }\n}\n";
+    write(&config, before);
+    let plan = mcp(&e, &[Agent::OpenCode], &e.project(), true);
+    assert!(plan.edits[0].changed());
+    let v: serde_json::Value = serde_json::from_str(&read(&config)).expect("json");
+    assert_eq!(
+        v["mcp"]["rewind"],
+        serde_json::json!({"type": "local", "command": [BIN, "mcp"], "enabled": true})
+    );
+    assert_eq!(v["mcp"]["other"]["url"], "http://h");
+    assert!(!mcp(&e, &[Agent::OpenCode], &e.project(), true).edits[0].changed());
+    mcp(&e, &[Agent::OpenCode], &e.project(), false);
+    assert_eq!(read(&config), before);
+}
+
+#[test]
+fn qwen_code_hooks_go_into_qwen_settings() {
+    let e = env();
+    let file = e.root.join("project/.qwen/settings.json");
+    write(&file, CLAUDE_FOREIGN);
+    e.install(&[Agent::Qwen], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    let entry = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(
+        entry["command"],
+        r#""/opt/my tools/rewind" hook --agent qwen-code"#
+    );
+    assert_eq!(entry["name"], "rewind-UserPromptSubmit");
+    // Seconds: Qwen Code reads 1000 or more as milliseconds.
+    assert_eq!(entry["timeout"], 60);
+    assert_eq!(v["model"], "opus");
+    e.uninstall(&[Agent::Qwen], &e.project());
+    assert_eq!(read(&file), CLAUDE_FOREIGN);
+}
+
+#[test]
+fn copilot_gets_a_hook_file_of_its_own() {
+    let e = env();
+    let file = e.root.join("project/.github/hooks/rewind.json");
+    e.install(&[Agent::Copilot], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert_eq!(v["version"], 1);
+    assert_eq!(
+        v["hooks"]["UserPromptSubmit"][0],
+        serde_json::json!({"type": "command", "bash": r#""/opt/my tools/rewind" hook --agent copilot"#, "timeoutSec": 60})
+    );
+    assert!(!e.install(&[Agent::Copilot], &e.project()).edits[0].changed());
+    e.uninstall(&[Agent::Copilot], &e.project());
+    assert!(!file.exists());
+    // Someone else's rewind.json is refused and left alone.
+    let foreign = "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"type\": \"command\", \"bash\": \"./check.sh\"}]}}\n";
+    write(&file, foreign);
+    let err = plan_install(&[Agent::Copilot], &e.project(), Path::new(BIN), &e.paths)
+        .expect_err("foreign hooks");
+    assert!(err.to_string().contains("did not write"), "{err}");
+    e.uninstall(&[Agent::Copilot], &e.project());
+    assert_eq!(read(&file), foreign);
+    // --mcp is not offered for it.
+    assert!(mcp::plan(
+        &[Agent::Copilot],
+        &e.project(),
+        Some(Path::new(BIN)),
+        &e.paths
+    )
+    .is_err());
+}
+
+#[test]
+fn droid_hooks_go_at_the_top_level_of_factory_hooks_json() {
+    let e = env();
+    let file = e.root.join("project/.factory/hooks.json");
+    let foreign = "{\n  \"PreToolUse\": [\n    {\n      \"matcher\": \"Execute\",\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"./check.sh\"\n        }\n      ]\n    }\n  ]\n}\n";
+    write(&file, foreign);
+    e.install(&[Agent::Droid], &e.project());
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert!(v.get("hooks").is_none(), "{v}");
+    assert_eq!(v["PreToolUse"][0]["hooks"][0]["command"], "./check.sh");
+    assert_eq!(
+        v["PreToolUse"][1]["hooks"][0]["command"],
+        r#""/opt/my tools/rewind" hook --agent droid"#
+    );
+    assert_eq!(v["Stop"][0]["hooks"][0]["timeout"], 60);
+    assert!(!e.install(&[Agent::Droid], &e.project()).edits[0].changed());
+    e.uninstall(&[Agent::Droid], &e.project());
+    assert_eq!(read(&file), foreign);
 }
