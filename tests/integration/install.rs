@@ -311,3 +311,54 @@ fn the_hook_binary_must_be_named_rewind() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be named `rewind`"));
     assert!(!h.p("home/.gemini").exists());
 }
+
+/// Issue 39 item 7: install names the agent in the command it prints (no
+/// `NAME` left in), a project install says its files are the project's, and
+/// uninstall removes the directories install made once they are empty —
+/// not one the user already had, nor one holding anything else.
+#[test]
+fn project_install_says_what_it_wrote_and_uninstall_leaves_no_empty_directory() {
+    let h = Home::new();
+    let project = h.p("project").display().to_string();
+    fs::create_dir_all(h.p("project/.github")).expect("mkdir");
+    let out = h.ok(&["install", "claude-code", "--project", &project]);
+    assert!(
+        out.contains("hook --agent claude-code at each step"),
+        "{out}"
+    );
+    assert!(!out.contains("NAME"), "{out}");
+    assert!(out.contains("part of the project"), "{out}");
+    h.ok(&["install", "copilot", "--project", &project]);
+    h.ok(&["install", "gemini", "--project", &project]);
+    fs::write(h.p("project/.gemini/notes.txt"), "mine").expect("write");
+
+    h.ok(&["uninstall", "all", "--project", &project]);
+    assert!(
+        !h.p("project/.claude").exists(),
+        "made by install, now empty"
+    );
+    assert!(!h.p("project/.github/hooks").exists());
+    assert!(
+        h.p("project/.github").is_dir(),
+        "the user's own directory stays"
+    );
+    assert!(
+        h.p("project/.gemini/notes.txt").exists(),
+        "a file of the user's stays"
+    );
+    // Only the directory that still holds the user's file is remembered.
+    let record = json(&h.p("rewind-home/installed.json"));
+    assert_eq!(
+        record["created_dirs"],
+        serde_json::json!([h.p("project/.gemini").display().to_string()]),
+        "{record}"
+    );
+    fs::remove_file(h.p("project/.gemini/notes.txt")).expect("rm");
+    h.ok(&["install", "gemini", "--project", &project]);
+    h.ok(&["uninstall", "gemini", "--project", &project]);
+    assert!(!h.p("project/.gemini").exists());
+    assert!(
+        !h.p("rewind-home/installed.json").exists(),
+        "nothing left to record"
+    );
+}

@@ -120,8 +120,10 @@ fn hook_binary(bin: Option<PathBuf>) -> Result<PathBuf> {
 
 pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf>) -> Result<()> {
     let bin = hook_binary(bin)?;
+    let agents = agent.agents_to_install()?;
+    let in_project = project.is_some();
     let plan = install::plan_install(
-        &agent.agents_to_install()?,
+        &agents,
         &install_scope(project),
         &bin,
         &install::Paths::from_env(),
@@ -129,7 +131,20 @@ pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf
     plan.apply()?;
     print_install_plan(&plan, "already installed");
     let quoted = install::shell_quote(&bin.to_string_lossy());
-    println!("The hooks run {quoted} hook --agent NAME at each step of a session; `rewind uninstall` removes them.");
+    let names: Vec<&str> = agents.iter().map(|a| a.name()).collect();
+    println!(
+        "The hooks run {quoted} hook --agent {} at each step of a session; `rewind uninstall` removes them.",
+        names.join("|")
+    );
+    if in_project {
+        // Files in the project are the project's: checkpoints capture them,
+        // and a restore elsewhere puts back this machine's path to rewind.
+        println!(
+            "These files are part of the project: checkpoints capture them like any other file (and \
+             git, if you commit them), with this machine's path to rewind in them; on another \
+             machine, run `rewind install` there (docs/agents.md \"Project installs\")."
+        );
+    }
     if plan
         .edits
         .iter()

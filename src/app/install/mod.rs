@@ -213,6 +213,10 @@ struct State {
     /// `[features] hooks` we set (it is undone when the last goes).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     codex_feature_users: BTreeSet<String>,
+    /// The directories an install made for a settings or plugin file
+    /// (`.claude`, `.github/hooks`, …): uninstall removes them once empty.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    created_dirs: BTreeSet<String>,
 }
 
 /// Every edit of one install or uninstall, not yet written.
@@ -228,16 +232,30 @@ impl Plan {
     /// Write every changed file (atomically, keeping its permissions),
     /// then the record of what we changed.
     pub fn apply(&self) -> Result<()> {
+        let mut after = self.state_after.clone();
         for e in &self.edits {
             match &e.action {
                 Action::Keep => {}
-                Action::Write(text) => write_file(&e.target, text.as_bytes())
-                    .with_context(|| format!("writing {}", e.path.display()))?,
-                Action::Delete => fs::remove_file(&e.target)
-                    .with_context(|| format!("removing {}", e.path.display()))?,
+                Action::Write(text) => {
+                    let made = missing_dirs(&e.target);
+                    write_file(&e.target, text.as_bytes())
+                        .with_context(|| format!("writing {}", e.path.display()))?;
+                    after
+                        .created_dirs
+                        .extend(made.iter().map(|d| d.to_string_lossy().into_owned()));
+                }
+                Action::Delete => {
+                    fs::remove_file(&e.target)
+                        .with_context(|| format!("removing {}", e.path.display()))?;
+                    remove_empty_made_dirs(&e.target, &mut after.created_dirs);
+                }
             }
         }
-        if self.state_after == State::default() {
+        self.write_state(&after)
+    }
+
+    fn write_state(&self, after: &State) -> Result<()> {
+        if *after == State::default() {
             match fs::remove_file(&self.state_file) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
                     return Err(e)
@@ -245,13 +263,35 @@ impl Plan {
                 }
                 _ => {}
             }
-        } else if self.state_after != self.state_before {
-            let text = serde_json::to_string_pretty(&self.state_after)
-                .context("encoding the install record")?;
+        } else if *after != self.state_before {
+            let text =
+                serde_json::to_string_pretty(after).context("encoding the install record")?;
             write_file(&self.state_file, format!("{text}\n").as_bytes())
                 .with_context(|| format!("writing {}", self.state_file.display()))?;
         }
         Ok(())
+    }
+}
+
+/// The directories above `file` that do not exist yet, deepest first.
+fn missing_dirs(file: &Path) -> Vec<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .take_while(|d| !d.as_os_str().is_empty() && fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// After `file` was removed: the directories above it that an install made,
+/// deepest first, removed while empty (a directory with anything else in it
+/// stays, and so does every one above it).
+fn remove_empty_made_dirs(file: &Path, made: &mut BTreeSet<String>) {
+    for dir in file.ancestors().skip(1) {
+        let key = dir.to_string_lossy().into_owned();
+        if !made.contains(&key) || fs::remove_dir(dir).is_err() {
+            break;
+        }
+        made.remove(&key);
     }
 }
 
