@@ -29,6 +29,7 @@ mod hostile_remote;
 mod install;
 mod kills;
 mod mcp;
+mod patch;
 mod plugin;
 mod races;
 mod remote;
