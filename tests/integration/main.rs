@@ -42,4 +42,5 @@ mod schema_drift;
 mod session;
 mod transcripts;
 mod ui;
+mod ui_diff_views;
 mod unhooked;
