@@ -78,6 +78,8 @@ const OLDER: &[(&str, &[u8], u32)] = &[
     ("q\"uote.txt", b"quoted name\n", 0o644),
     ("tool.sh", b"#!/bin/sh\necho tool\n", 0o644),
     ("empty-later.txt", b"emptied\n", 0o644),
+    ("crlf.txt", b"windows\r\nlines\r\n", 0o644),
+    ("progress.log", b"10%\r50%\r100%\ndone\n", 0o644),
 ];
 
 #[test]
@@ -107,6 +109,9 @@ fn the_diff_between_two_checkpoints_applies_with_git_apply_byte_for_byte() {
     chmod(root, "tool.sh", 0o755);
     fx.write("empty-later.txt", "");
     fx.write("empty-new.txt", "");
+    fx.write("crlf.txt", "windows\r\nlines, edited\r\n");
+    // A carriage return alone stays inside its line, as git reads it.
+    fx.write("progress.log", "10%\r60%\r100%\ndone\r");
     let turn = s.ok("snapshot", json!({"label": "the turn"}));
     let t1 = turn["entryId"].as_str().unwrap().to_string();
     assert!(s.finish().success());

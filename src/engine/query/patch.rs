@@ -12,8 +12,6 @@
 //! for the front end to say).
 
 use super::files::{as_text, MAX_DIFF_BYTES};
-use similar::DiffableStr;
-
 use super::line_diff::{self, DiffBudget};
 use crate::engine::api::{
     FilePatch, FileStatus, PatchContent, PatchHunk, PatchParams, PatchResult,
@@ -126,7 +124,7 @@ fn file_patch(
             }
             (ot, nt) => (ot.flatten(), nt.flatten()),
         };
-        let diff = line_diff::unified(
+        let diff = line_diff::unified_for_patch(
             path,
             ot.as_deref().unwrap_or(""),
             nt.as_deref().unwrap_or(""),
@@ -142,10 +140,10 @@ fn file_patch(
                 label("b/", path, n.is_some(), true)
             ));
         }
-        // Cut as the line diff cuts them, so that a hunk's range names them.
+        // Cut as the patch's line diff cuts them, so that a hunk's range names them.
         let new_lines: Vec<&str> = nt
             .as_deref()
-            .map(|t| t.tokenize_lines())
+            .map(|t| t.split_inclusive('\n').collect())
             .unwrap_or_default();
         if retyped && n.is_none() {
             // The deletion's hunks go first, in the header, so that each hunk
