@@ -453,7 +453,7 @@ function cutNote(hunks) {
 // `tools(i)`: the controls shown on hunk i's header row (the diff view's
 // copy buttons), or none.
 function hunkHead(h, i, span, tools) {
-  const extra = tools ? tools(i) : null;
+  const extra = tools ? tools(i, h.header) : null;
   return el('tr', { class: 'hunk', 'data-hunk': String(i) }, el('td', { colspan: span }, el('span', { class: 'hunk-header', text: h.header }), extra));
 }
 
@@ -670,16 +670,21 @@ async function copyAllPatch() {
 // The copy buttons of a hunk in the diff view: the hunk as a patch of its
 // own (the file's header and the hunk), or its lines as they read at B.
 function hunkTools(f) {
-  return (i) => el('span', { class: 'hunk-tools' },
-    el('button', { type: 'button', class: 'copy-hunk', title: 'this hunk as a patch git apply takes', onclick: () => copyHunk(f, i, 'patch') }, 'copy hunk'),
-    el('button', { type: 'button', class: 'copy-new', title: 'the hunk\'s lines as they read at B, without the diff\'s signs', onclick: () => copyHunk(f, i, 'newText') }, 'copy new text'));
+  return (i, header) => el('span', { class: 'hunk-tools' },
+    el('button', { type: 'button', class: 'copy-hunk', title: 'this hunk as a patch git apply takes', onclick: () => copyHunk(f, i, header, 'patch') }, 'copy hunk'),
+    el('button', { type: 'button', class: 'copy-new', title: 'the hunk\'s lines as they read at B, without the diff\'s signs', onclick: () => copyHunk(f, i, header, 'newText') }, 'copy new text'));
 }
 
-async function copyHunk(f, i, which) {
+async function copyHunk(f, i, header, which) {
   let p;
   try { p = await filePatch(f); } catch (e) { showError(e); return; }
   const h = p && p.hunks[i];
-  if (!h) { toast('The file changed meanwhile: open it again to copy its hunks.', 'error'); return; }
+  // The patch cuts lines at newlines only (as git does): a file with lone
+  // carriage returns can have other hunks there than the ones shown.
+  if (!h || !h.patch.includes(`\n${header}\n`)) {
+    toast('This hunk reads differently as a patch (the file changed meanwhile, or has carriage returns alone): copy the file\'s patch instead.', 'error');
+    return;
+  }
   await copyText(h[which], which === 'patch' ? `hunk ${i + 1} as a patch` : `the new text of hunk ${i + 1}`);
 }
 
