@@ -240,5 +240,20 @@ mod tests {
              \x20 git: 2 commits since this checkpoint: 'cleanup', 'wip'\n\
              \x20 git (--git): HEAD moves to 1a2b3c4\n"
         );
+        // The page gets the same lines, each marked as the CLI reads it.
+        let plan = RestoreResult {
+            warnings: vec![
+                "git: branch 'main' then, 'feature' now".into(),
+                "something else".into(),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            plan_notes(&plan),
+            vec![
+                json!({"kind": "git", "text": "git: branch 'main' then, 'feature' now"}),
+                json!({"kind": "warning", "text": "something else"}),
+            ]
+        );
     }
 }
