@@ -119,7 +119,8 @@ fn the_diff_between_two_checkpoints_applies_with_git_apply_byte_for_byte() {
     let (code, patch, err) = cli(&fx, &["diff", &base, &t1]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "", "nothing to say for text files");
-    insta::assert_snapshot!("diff_as_git_patch", patch);
+    // Carriage returns shown as `\r`: insta would read a CR LF as a LF.
+    insta::assert_snapshot!("diff_as_git_patch", patch.replace('\r', "\\r"));
 
     let work = tempfile::tempdir().unwrap();
     let older = work.path().join("older");
