@@ -53,7 +53,7 @@ fn git_apply(dir: &Path, patch: &str) -> (bool, String) {
     )
 }
 
-/// The older state's files, written into a fresh directory.
+/// The older state's files (and symlinks), written into a fresh directory.
 fn write_tree(dir: &Path, files: &[(&str, &[u8], u32)]) {
     for (rel, bytes, mode) in files {
         let p = dir.join(rel);
@@ -61,7 +61,12 @@ fn write_tree(dir: &Path, files: &[(&str, &[u8], u32)]) {
         std::fs::write(&p, bytes).unwrap();
         chmod(dir, rel, *mode);
     }
+    for (link, target) in OLDER_LINKS {
+        std::os::unix::fs::symlink(target, dir.join(link)).unwrap();
+    }
 }
+
+const OLDER_LINKS: &[(&str, &str)] = &[("link", "keep.txt"), ("gone-link", "keep.txt")];
 
 const OLDER: &[(&str, &[u8], u32)] = &[
     ("keep.txt", b"the same\n", 0o644),
@@ -109,6 +114,13 @@ fn the_diff_between_two_checkpoints_applies_with_git_apply_byte_for_byte() {
     chmod(root, "tool.sh", 0o755);
     fx.write("empty-later.txt", "");
     fx.write("empty-new.txt", "");
+    // Symlinks: retargeted, added, deleted, and a file that became one.
+    fx.remove("link");
+    std::os::unix::fs::symlink("edit.txt", root.join("link")).unwrap();
+    std::os::unix::fs::symlink("added.txt", root.join("new-link")).unwrap();
+    fx.remove("gone-link");
+    fx.remove("keep.txt");
+    std::os::unix::fs::symlink("edit.txt", root.join("keep.txt")).unwrap();
     fx.write("crlf.txt", "windows\r\nlines, edited\r\n");
     // A carriage return alone stays inside its line, as git reads it.
     fx.write("progress.log", "10%\r60%\r100%\ndone\r");
