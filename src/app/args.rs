@@ -90,6 +90,10 @@ pub enum Command {
         /// Only list the changed files.
         #[arg(long)]
         name_only: bool,
+        /// Show notebooks (.ipynb) cell by cell, outputs in words (for
+        /// reading: without it, the output is a patch `git apply` takes).
+        #[arg(long, conflicts_with = "name_only")]
+        cells: bool,
     },
     /// Restore files to a checkpoint (entry id or tree hash; default: the
     /// leaf, i.e. discard changes since the last checkpoint). Shows the plan

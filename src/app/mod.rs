@@ -67,7 +67,8 @@ pub fn main() -> ExitCode {
             from,
             to,
             name_only,
-        } => cli::browse::diff(at, from, to, name_only),
+            cells,
+        } => cli::browse::diff(at, from, to, name_only, cells),
         Command::Restore {
             at,
             target,

@@ -62,15 +62,31 @@ pub fn restore_plan_text(what: &str, plan: &RestoreResult) -> String {
         ));
     }
     for w in &plan.warnings {
-        // What git did since, and what `--git` does, read as lines of
-        // their own ("git: 2 commits since this checkpoint: ...").
-        if w.starts_with("git: ") || w.starts_with("git (--git): ") {
+        if is_git_words(w) {
             s.push_str(&format!("  {w}\n"));
         } else {
             s.push_str(&format!("  warning: {w}\n"));
         }
     }
     s
+}
+
+/// What git did since, and what `--git` does, read as lines of their own
+/// ("git: 2 commits since this checkpoint: ..."), not as warnings.
+fn is_git_words(w: &str) -> bool {
+    w.starts_with("git: ") || w.starts_with("git (--git): ")
+}
+
+/// A restore plan's notes for the page, as the CLI prints them: git's words
+/// (`kind: "git"`) and the other warnings (`kind: "warning"`).
+pub fn plan_notes(plan: &RestoreResult) -> Vec<Value> {
+    plan.warnings
+        .iter()
+        .map(|w| {
+            let kind = if is_git_words(w) { "git" } else { "warning" };
+            json!({ "kind": kind, "text": w })
+        })
+        .collect()
 }
 
 /// A restore plan's per-file actions for the page: write, delete or keep.
@@ -223,6 +239,21 @@ mod tests {
             "The restore would write 0 file(s) and delete 0 file(s):\n\
              \x20 git: 2 commits since this checkpoint: 'cleanup', 'wip'\n\
              \x20 git (--git): HEAD moves to 1a2b3c4\n"
+        );
+        // The page gets the same lines, each marked as the CLI reads it.
+        let plan = RestoreResult {
+            warnings: vec![
+                "git: branch 'main' then, 'feature' now".into(),
+                "something else".into(),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            plan_notes(&plan),
+            vec![
+                json!({"kind": "git", "text": "git: branch 'main' then, 'feature' now"}),
+                json!({"kind": "warning", "text": "something else"}),
+            ]
         );
     }
 }

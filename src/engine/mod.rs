@@ -193,6 +193,19 @@ impl Engine {
         query::files::get_file_diff(self, p)
     }
 
+    /// A range as a git patch (`git apply` takes it): what `rewind diff`
+    /// prints and the page copies. Not a protocol method.
+    pub fn get_patch(&mut self, p: PatchParams) -> Result<PatchResult> {
+        query::patch::get_patch(self, p)
+    }
+
+    /// A notebook (`.ipynb`) between two points, cell by cell; `None` when
+    /// the path is not a notebook or an end does not read as one (then the
+    /// text diff is the one to show). Not a protocol method.
+    pub fn get_notebook_diff(&mut self, p: FileDiffParams) -> Result<Option<NotebookDiff>> {
+        query::notebook::get_notebook_diff(self, p)
+    }
+
     /// `get_file_history`: every checkpoint whose diff names one file.
     pub fn get_file_history(&mut self, p: FileHistoryParams) -> Result<FileHistoryResult> {
         query::files::get_file_history(self, p)

@@ -221,8 +221,16 @@ fn diff_defaults_to_baseline_against_the_working_directory() {
         out.contains("+four\n"),
         "includes work not snapshotted:\n{out}"
     );
-    assert!(out.contains("+++ b/new.txt"), "{out}");
-    assert!(out.contains("--- a/old.txt"), "{out}");
+    // Added and deleted files as git writes them, so that `git apply`
+    // creates and deletes them.
+    assert!(
+        out.contains("new file mode 100644\n--- /dev/null\n+++ b/new.txt\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("deleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n"),
+        "{out}"
+    );
     assert!(
         out.contains("img.bin"),
         "binary files are mentioned:\n{out}"
@@ -545,11 +553,16 @@ fn restore_puts_back_the_permission_bits() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("M\tplain.txt"), "{out}");
     assert!(out.contains("M\tkey"), "{out}");
-    // The diff of a mode alone: git's two lines.
+    // A git patch holds only git's modes (644, 755): a chmod git does not
+    // record is said on stderr, one it records is git's two lines.
     let (code, out, err) = cli(&fx, &["diff"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("old mode 100600\nnew mode 100644\n"), "{out}");
-    assert!(!out.contains("--- a/key"), "{out}");
+    assert!(!out.contains("a/key"), "{out}");
+    assert!(err.contains("only key's permission bits changed"), "{err}");
+    assert!(
+        out.contains("diff --git a/run.sh b/run.sh\n--- a/run.sh\n"),
+        "{out}"
+    );
 
     let (code, out, err) = cli(&fx, &["restore", "--yes", base.as_str()]);
     assert_eq!(code, 0, "{err}");

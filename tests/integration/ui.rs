@@ -12,10 +12,10 @@ use std::process::{Child, Command, Stdio};
 use crate::common::{self, Fixture, Sidecar};
 use serde_json::{json, Value};
 
-struct Ui {
+pub(crate) struct Ui {
     child: Child,
     port: u16,
-    secret: String,
+    pub(crate) secret: String,
 }
 
 impl Drop for Ui {
@@ -26,7 +26,7 @@ impl Drop for Ui {
 }
 
 impl Ui {
-    fn start(fx: &Fixture, extra: &[&str]) -> Ui {
+    pub(crate) fn start(fx: &Fixture, extra: &[&str]) -> Ui {
         let mut args = vec![
             "ui",
             "--cwd",
@@ -62,13 +62,13 @@ impl Ui {
         }
     }
 
-    fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
     /// One request; `headers` as given (Host included), the answer's status,
     /// headers (lower-case names) and body.
-    fn raw(
+    pub(crate) fn raw(
         &self,
         method: &str,
         path: &str,
@@ -100,7 +100,7 @@ impl Ui {
     }
 
     /// A POST of the page: Host, secret header, JSON.
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let host = self.host();
         let (status, _, text) = self.raw(
             "POST",
@@ -116,7 +116,7 @@ impl Ui {
         (status, v)
     }
 
-    fn rpc(&self, method: &str, params: Value) -> Value {
+    pub(crate) fn rpc(&self, method: &str, params: Value) -> Value {
         let (status, v) = self.post(
             "/api/rpc",
             &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
@@ -127,7 +127,7 @@ impl Ui {
 }
 
 /// `rewind run` one command in the fixture's project (one turn).
-fn turn(fx: &Fixture, script: &str) {
+pub(crate) fn turn(fx: &Fixture, script: &str) {
     let out = Command::new(common::bin())
         .args([
             "run",
@@ -161,12 +161,12 @@ fn scripted() -> Fixture {
     fx
 }
 
-fn baseline_id(ui: &Ui) -> String {
+pub(crate) fn baseline_id(ui: &Ui) -> String {
     let list = ui.rpc("list_checkpoints", json!({"scope": "all"}));
     list["initialEntryId"].as_str().unwrap().to_string()
 }
 
-fn turn_ids(ui: &Ui) -> Vec<String> {
+pub(crate) fn turn_ids(ui: &Ui) -> Vec<String> {
     let list = ui.rpc("list_checkpoints", json!({"scope": "all"}));
     list["checkpoints"]
         .as_array()

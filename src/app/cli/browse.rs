@@ -5,12 +5,14 @@ use anyhow::Result;
 use std::collections::HashMap;
 
 use rewind::engine::api::{
-    CheckpointInfo, CheckpointKind, FileDiffParams, ListCheckpointsParams, Point, RangeParams,
-    Scope,
+    CellDiff, CellStatus, CheckpointInfo, CheckpointKind, FileDiffParams, ListCheckpointsParams,
+    NotebookDiff, PatchContent, PatchParams, Point, RangeParams, Scope,
 };
 use rewind::engine::Engine;
+use rewind::printable::printable;
 use rewind::session::EntryId;
 use rewind::store::{Home, Layout};
+use std::io::Write;
 
 use crate::app::args::Location;
 use crate::app::points;
@@ -176,43 +178,119 @@ fn rolled_back<'a>(
     by
 }
 
-pub fn diff(at: Location, from: Option<String>, to: Option<String>, name_only: bool) -> Result<()> {
+/// `rewind diff`: a patch `git apply` takes (engine/query/patch.rs); what
+/// cannot be in it is said on stderr, so that stdout stays the patch. With
+/// `cells`, notebooks are shown cell by cell instead (for reading).
+pub fn diff(
+    at: Location,
+    from: Option<String>,
+    to: Option<String>,
+    name_only: bool,
+    cells: bool,
+) -> Result<()> {
     let mut engine = Engine::open_read_only(locate(&at)?)?;
     let RangeParams { from, to } = points::range_in(&engine, from, to)?;
-    let files = engine.get_modified_files(RangeParams {
+    if name_only {
+        let files = engine.get_modified_files(RangeParams { from, to })?;
+        for f in &files.files {
+            println!("{}\t{}", f.status.letter(), f.path);
+        }
+        return Ok(());
+    }
+    let patch = engine.get_patch(PatchParams {
         from: from.clone(),
         to: to.clone(),
+        files: None,
+        context_lines: None,
     })?;
-    for f in &files.files {
-        if name_only {
-            println!("{}\t{}", f.status.letter(), f.path);
-            continue;
-        }
-        let d = engine.get_file_diff(FileDiffParams {
-            file_path: f.path.clone(),
-            from: from.clone(),
-            to: to.clone(),
-            context_lines: None,
-        })?;
-        if let Some(d) = d {
-            if d.is_binary {
-                println!("Binary file {} differs", d.path);
-            } else if d.is_too_large {
-                println!("File {} is too large to diff", d.path);
-            } else {
-                print!("{}", d.unified_diff);
-                // On stderr, so that stdout stays a patch that applies.
-                if d.is_approximate {
-                    eprintln!(
-                        "rewind: the diff of {} is not minimal (too large to diff in time): \
-                         changed stretches are shown removed and re-added whole",
-                        d.path
-                    );
-                }
+    let mut out = std::io::stdout().lock();
+    for f in &patch.files {
+        let shown = printable(f.path.as_str());
+        if cells {
+            let notebook = engine.get_notebook_diff(FileDiffParams {
+                file_path: f.path.clone(),
+                from: from.clone(),
+                to: to.clone(),
+                context_lines: None,
+            })?;
+            if let Some(nb) = notebook {
+                out.write_all(cells_text(&nb).as_bytes())?;
+                continue;
             }
         }
+        match f.content {
+            PatchContent::Text => {}
+            PatchContent::Binary => eprintln!(
+                "rewind: {shown} is binary: `git apply` refuses the patch with it (`rewind restore --file` puts it back)"
+            ),
+            PatchContent::TooLarge => {
+                eprintln!("rewind: {shown} is too large to diff: not in the patch");
+                continue;
+            }
+            PatchContent::PermissionsOnly => {
+                eprintln!(
+                    "rewind: only {shown}'s permission bits changed, which git does not record: not in the patch"
+                );
+                continue;
+            }
+            PatchContent::NotCaptured => {
+                eprintln!(
+                    "rewind: {shown} was not captured at one end (its content is unknown): not in the patch"
+                );
+                continue;
+            }
+        }
+        out.write_all(f.text().as_bytes())?;
+        if f.approximate {
+            eprintln!(
+                "rewind: the diff of {shown} is not minimal (too large to diff in time): \
+                 changed stretches are shown removed and re-added whole"
+            );
+        }
     }
+    out.flush()?;
     Ok(())
+}
+
+/// A notebook's changed cells for reading: each cell's source diff and its
+/// outputs in words (what the page shows too).
+fn cells_text(nb: &NotebookDiff) -> String {
+    let changed: Vec<&CellDiff> = nb
+        .cells
+        .iter()
+        .filter(|c| c.status != CellStatus::Unchanged || c.outputs_changed)
+        .collect();
+    let language = nb
+        .language
+        .as_deref()
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    let mut s = format!(
+        "notebook {}{language}: {} of {} cell(s) changed\n",
+        printable(nb.path.as_str()),
+        changed.len(),
+        nb.cells.len()
+    );
+    for c in changed {
+        let place = match (c.old_index, c.new_index) {
+            (Some(o), Some(n)) if o != n => format!("cell {n} (was {o})"),
+            (_, Some(n)) => format!("cell {n}"),
+            (Some(o), None) => format!("cell {o} of the older end"),
+            (None, None) => "cell".to_string(),
+        };
+        let what = if c.status == CellStatus::Unchanged {
+            "outputs changed"
+        } else {
+            c.status.as_str()
+        };
+        s.push_str(&format!("{place} [{}] {what}\n", c.cell_type));
+        s.push_str(&c.source_diff);
+        if let Some(outputs) = &c.outputs {
+            let changed = if c.outputs_changed { " (changed)" } else { "" };
+            s.push_str(&format!("  outputs: {outputs}{changed}\n"));
+        }
+    }
+    s
 }
 
 /// Each remote of the store (and `REWIND_REMOTE`'s): how far it is behind

@@ -33,15 +33,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::guard::Guard;
-use super::{assets, events, Ui};
+use super::{assets, diff_views, events, Ui};
 use crate::app::args::Location;
-use crate::app::plan::plan_files;
+use crate::app::plan::{plan_files, plan_notes};
 use crate::app::project::{self, Access, FrontError};
 use crate::app::two_step::{self, Step};
 
 /// How long a write waits for a hook that holds the session; a live
 /// sidecar holds it for good, and the page says so.
-const LOCK_WAIT: Duration = Duration::from_secs(3);
+pub(super) const LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// The writes the page may ask for.
 const WRITES: [&str; 5] = ["restore_files", "undo", "navigate_tree", "label", "revert"];
@@ -55,11 +55,14 @@ pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
         .route("/api/events", get(live))
         .route("/api/rpc", post(rpc))
         .route("/api/write", post(write))
+        .route("/api/patch", post(diff_views::patch))
+        .route("/api/notebook", post(diff_views::notebook))
+        .route("/favicon.ico", get(favicon))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
         .with_state((ui, guard))
 }
 
-type AppState = State<(Arc<Ui>, Arc<Guard>)>;
+pub(super) type AppState = State<(Arc<Ui>, Arc<Guard>)>;
 
 /// A failed request: its HTTP status and a JSON-RPC style error object.
 pub struct ApiError {
@@ -79,7 +82,7 @@ impl ApiError {
         }
     }
 
-    fn bad(message: impl Into<String>) -> ApiError {
+    pub(super) fn bad(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_PARAMS, message)
     }
 
@@ -163,7 +166,7 @@ impl Ui {
 }
 
 /// Run blocking engine work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f).await.map_err(|e| {
@@ -192,6 +195,12 @@ async fn asset(Path(path): Path<String>) -> Response {
         }
         None => (StatusCode::NOT_FOUND, "not found").into_response(),
     }
+}
+
+/// The icon browsers ask for by this name, when the page's own link is not
+/// what they read.
+async fn favicon() -> Response {
+    asset(Path("favicon.svg".to_string())).await
 }
 
 async fn info(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
@@ -274,7 +283,7 @@ struct RpcRequest {
     session: Option<String>,
 }
 
-fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+pub(super) fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, codes::PARSE_ERROR, format!("{e}")))
 }
@@ -365,7 +374,7 @@ struct WriteRequest {
 
 /// A write's params as the engine takes them: parsed as the protocol's
 /// wire type `W`, then converted (bad paths and hashes refused there).
-fn typed<W, T>(params: &Value) -> Result<T, ApiError>
+pub(super) fn typed<W, T>(params: &Value) -> Result<T, ApiError>
 where
     W: serde::de::DeserializeOwned,
     T: FromWire<W>,
@@ -495,7 +504,7 @@ fn write_step(
                     ..p.clone()
                 })
             })?;
-            answer(step, plan_files)
+            answer_with_notes(step, plan_files, plan_notes)
         }
         "undo" => {
             let p: UndoParams = typed::<wire::UndoParams, _>(&params)?;
@@ -505,7 +514,7 @@ fn write_step(
                     ..p.clone()
                 })
             })?;
-            answer(step, plan_files)
+            answer_with_notes(step, plan_files, plan_notes)
         }
         "navigate_tree" => {
             let p: NavigateTreeParams = typed::<wire::NavigateTreeParams, _>(&params)?;
@@ -515,9 +524,11 @@ fn write_step(
                     ..p.clone()
                 })
             })?;
-            answer(step, |plan| {
-                plan.restore.as_ref().map(plan_files).unwrap_or_default()
-            })
+            answer_with_notes(
+                step,
+                |plan| plan.restore.as_ref().map(plan_files).unwrap_or_default(),
+                |plan| plan.restore.as_ref().map(plan_notes).unwrap_or_default(),
+            )
         }
         "revert" => {
             let p: RevertParams = typed::<wire::RevertParams, _>(&params)?;
@@ -605,4 +616,22 @@ fn answer<T: ToWire<Wire: serde::Serialize> + Clone>(
             }
         }
     }
+}
+
+/// [`answer`], with the plan's notes (`plan_notes`: git's words, warnings)
+/// beside its files, so the page shows what the CLI prints.
+fn answer_with_notes<T: ToWire<Wire: serde::Serialize> + Clone>(
+    step: Step<T>,
+    files: impl Fn(&T) -> Vec<Value>,
+    notes: impl Fn(&T) -> Vec<Value>,
+) -> (StatusCode, Value) {
+    let notes = match &step {
+        Step::Plan { plan, .. } => Some(notes(plan)),
+        Step::Done(_) => None,
+    };
+    let (status, mut body) = answer(step, files);
+    if let Some(notes) = notes {
+        body["notes"] = json!(notes);
+    }
+    (status, body)
 }

@@ -21,6 +21,11 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("assets/app.css"),
     ),
     (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("assets/favicon.svg"),
+    ),
+    (
         "vendor/highlight.min.js",
         "text/javascript; charset=utf-8",
         include_bytes!("assets/vendor/highlight.min.js"),

@@ -3,10 +3,12 @@
 //! checks every request before it is routed; `api` answers in the
 //! protocol's own method names and types, opening the session per request
 //! through `crate::app::project` (read-only without the lock; a write takes the
-//! lock, like `rewind mcp`); `assets` is the page, embedded.
+//! lock, like `rewind mcp`); `diff_views` serves the diff as a git patch
+//! and a notebook by cell; `assets` is the page, embedded.
 
 mod api;
 mod assets;
+mod diff_views;
 mod events;
 mod guard;
 

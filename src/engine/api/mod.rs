@@ -7,12 +7,14 @@
 
 mod maintenance;
 mod open;
+mod patch;
 mod query;
 mod record;
 mod rollback;
 
 pub use maintenance::*;
 pub use open::*;
+pub use patch::*;
 pub use query::*;
 pub use record::*;
 pub use rollback::*;

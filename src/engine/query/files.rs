@@ -84,7 +84,7 @@ impl Engine {
         Ok((point, tree))
     }
 
-    fn range(
+    pub(super) fn range(
         &mut self,
         from: Option<Point>,
         to: Option<Point>,
@@ -160,7 +160,7 @@ impl Engine {
     /// The entry a tree holds for a file path: its own leaf (not a
     /// directory), or, when a directory above it was not captured, that
     /// directory's uncaptured entry (the path may be there; nobody looked).
-    fn leaf_at(&self, tree: &ObjectId, path: &str) -> Result<Option<TreeEntry>> {
+    pub(super) fn leaf_at(&self, tree: &ObjectId, path: &str) -> Result<Option<TreeEntry>> {
         if let Some(e) = lookup(&self.store, tree, path)? {
             return Ok((e.kind != crate::store::EntryKind::Tree).then_some(e));
         }

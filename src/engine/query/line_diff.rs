@@ -127,7 +127,37 @@ pub(crate) fn unified(
     // line without one differs from the same text with one.
     let old_lines = old.tokenize_lines();
     let new_lines = new.tokenize_lines();
-    let (ops, approximate) = diff_ops(&old_lines, &new_lines, budget);
+    unified_lines(path, &old_lines, &new_lines, context, budget, &['\r', '\n'])
+}
+
+/// As [`unified`], with lines cut after each `\n` only, as `git apply` and `patch` read
+/// a patch: a `\r` that no `\n` follows stays inside its line (where [`unified`] would
+/// end a line at it, and the patch's next line would run on from it). For a patch
+/// to be applied (engine/query/patch.rs); the hunks may differ from [`unified`]'s only
+/// for such files.
+pub(crate) fn unified_for_patch(
+    path: &str,
+    old: &str,
+    new: &str,
+    context: usize,
+    budget: &mut DiffBudget,
+) -> LineDiff {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    unified_lines(path, &old_lines, &new_lines, context, budget, &['\n'])
+}
+
+/// The unified diff of two texts cut into lines; a line that does not end with one of
+/// `ends` is the last, without a newline.
+fn unified_lines(
+    path: &str,
+    old_lines: &[&str],
+    new_lines: &[&str],
+    context: usize,
+    budget: &mut DiffBudget,
+    ends: &[char],
+) -> LineDiff {
+    let (ops, approximate) = diff_ops(old_lines, new_lines, budget);
     let mut additions = 0;
     let mut deletions = 0;
     for op in &ops {
@@ -150,7 +180,7 @@ pub(crate) fn unified(
             hunks: Vec::new(),
         };
     }
-    let hunks = hunks(&old_lines, &new_lines, ops, context);
+    let hunks = hunks(old_lines, new_lines, ops, context, ends);
     let mut text = format!("--- a/{path}\n+++ b/{path}\n");
     for h in &hunks {
         text.push_str(&h.text);
@@ -475,7 +505,7 @@ impl Ops {
 
 /// Groups ops into hunks rendered as `similar`'s `UnifiedDiff` does for a
 /// `TextDiff::from_lines` (a unit test holds the two to the same output).
-fn hunks(old: &[&str], new: &[&str], ops: Vec<DiffOp>, context: usize) -> Vec<Hunk> {
+fn hunks(old: &[&str], new: &[&str], ops: Vec<DiffOp>, context: usize, ends: &[char]) -> Vec<Hunk> {
     // More context than the longer side changes nothing, and `group_diff_ops` doubles it.
     let context = context.min(old.len().max(new.len()));
     let mut out = Vec::new();
@@ -492,12 +522,12 @@ fn hunks(old: &[&str], new: &[&str], ops: Vec<DiffOp>, context: usize) -> Vec<Hu
             let removed = old.get(op.old_range()).unwrap_or_default();
             let added = new.get(op.new_range()).unwrap_or_default();
             match op.tag() {
-                DiffTag::Equal => push_lines(&mut text, ' ', removed),
-                DiffTag::Delete => push_lines(&mut text, '-', removed),
-                DiffTag::Insert => push_lines(&mut text, '+', added),
+                DiffTag::Equal => push_lines(&mut text, ' ', removed, ends),
+                DiffTag::Delete => push_lines(&mut text, '-', removed, ends),
+                DiffTag::Insert => push_lines(&mut text, '+', added, ends),
                 DiffTag::Replace => {
-                    push_lines(&mut text, '-', removed);
-                    push_lines(&mut text, '+', added);
+                    push_lines(&mut text, '-', removed, ends);
+                    push_lines(&mut text, '+', added, ends);
                 }
             }
         }
@@ -510,11 +540,11 @@ fn hunks(old: &[&str], new: &[&str], ops: Vec<DiffOp>, context: usize) -> Vec<Hu
     out
 }
 
-fn push_lines(out: &mut String, sign: char, lines: &[&str]) {
+fn push_lines(out: &mut String, sign: char, lines: &[&str], ends: &[char]) {
     for line in lines {
         out.push(sign);
         out.push_str(line);
-        if !line.ends_with(['\r', '\n']) {
+        if !line.ends_with(ends) {
             out.push_str("\n\\ No newline at end of file\n");
         }
     }

@@ -66,6 +66,20 @@ async function write(method, params, token, conversation) {
   return { status: r.status, body: j };
 }
 
+async function postJson(path, payload) {
+  const body = { ...payload };
+  if (state.session) body.session = state.session;
+  const r = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-rewind-token': TOKEN },
+    body: JSON.stringify(body),
+  });
+  let j = {};
+  try { j = await r.json(); } catch (e) { /* not JSON */ }
+  if (!r.ok || j.error) throw new ApiError(j.error || { message: `HTTP ${r.status}` }, r.status);
+  return j;
+}
+
 async function getJson(path) {
   const r = await fetch(path, { headers: { 'x-rewind-token': TOKEN } });
   const j = await r.json();
@@ -224,11 +238,25 @@ function renderTimeline(matches) {
       el('button', { type: 'button', class: state.a === c.entryId ? 'on' : '', title: 'compare from here',
         onclick: (ev) => { ev.stopPropagation(); setPoints(c.entryId, state.b); } }, 'A'),
       el('button', { type: 'button', class: state.b === c.entryId ? 'on' : '', title: 'compare to here',
-        onclick: (ev) => { ev.stopPropagation(); setPoints(state.a, c.entryId); } }, 'B')));
+        onclick: (ev) => { ev.stopPropagation(); setPoints(state.a, c.entryId); } }, 'B'),
+      rowRestoreButton(c)));
     ol.append(li);
   }
   $('timeline-count').textContent = matches
     ? `${shown} of ${state.checkpoints.length} match` : `${state.checkpoints.length} checkpoints`;
+}
+
+// One-click rollback per row: the card's "Restore all files to here…" for
+// this row's checkpoint (the same request, plan and confirmation).
+function rowRestoreButton(c) {
+  if (READ_ONLY) return null;
+  return el('button', { type: 'button', class: 'write row-restore', title: `restore all files to turn ${c.turnIndex} (${shortId(c.entryId)}): plan first`,
+    'aria-label': `restore all files to ${shortId(c.entryId)}`,
+    onclick: (ev) => { ev.stopPropagation(); restoreAllTo(c); } }, '⟲');
+}
+
+function restoreAllTo(c) {
+  startWrite('restore_files', { targetEntryId: c.entryId }, `Restore all files to turn ${c.turnIndex} (${shortId(c.entryId)})`);
 }
 
 function selectCheckpoint(id) {
@@ -335,15 +363,21 @@ async function openFile(i) {
   showTab('diff');
   $('file-head').replaceChildren(el('h3', { text: f.path }));
   $('diff').replaceChildren(el('p', { class: 'empty', text: 'loading…' }));
+  state.patchCache = null;
   let d;
   try {
     d = await rpc('get_file_diff', { filePath: f.path, ...rangeParams(), contextLines: 3 });
   } catch (e) { showError(e); return; }
   if (state.files[state.fileIndex] !== f) return;
-  renderDiff(f, d);
+  let nb = null;
+  if (d && !d.isBinary && !d.isTooLarge && isNotebookName(f.path)) {
+    try { nb = (await postJson('/api/notebook', { params: { filePath: f.path, ...rangeParams() } })).notebook; } catch (e) { nb = null; }
+    if (state.files[state.fileIndex] !== f) return;
+  }
+  renderDiff(f, d, nb);
 }
 
-function renderDiff(f, d) {
+function renderDiff(f, d, nb) {
   const head = $('file-head');
   const flags = [];
   if (d && d.isBinary) flags.push(el('span', { class: 'badge flag', text: 'binary' }));
@@ -351,7 +385,7 @@ function renderDiff(f, d) {
   if (d && d.isApproximate) flags.push(el('span', { class: 'badge', text: 'approximate' }));
   head.replaceChildren(el('h3', { text: f.path }),
     d ? el('span', { class: 'counts' }, el('span', { class: 'add', text: `+${d.additions}` }), el('span', { class: 'del', text: ` -${d.deletions}` })) : null,
-    ...flags);
+    ...flags, diffTools(f, d, nb));
   const box = $('diff');
   box.replaceChildren();
   if (!d) { box.append(el('p', { class: 'empty', text: 'No difference.' })); return; }
@@ -359,9 +393,11 @@ function renderDiff(f, d) {
     box.append(el('p', { class: 'empty', text: d.isBinary ? 'Binary file: not shown as text.' : 'Too large to diff.' }));
     return;
   }
+  if (nb && !state.rawNotebook) { renderNotebook(nb); return; }
   const hunks = parseUnified(d.unifiedDiff || '');
   const lang = languageOf(f.path);
-  box.append(state.split ? splitTable(hunks, lang) : unifiedTable(hunks, lang));
+  const tools = hunkTools(f);
+  box.append(state.split ? splitTable(hunks, lang, tools) : unifiedTable(hunks, lang, tools));
 }
 
 // The hunks of a unified diff: [{header, lines: [{t: ' '|'-'|'+', text, o, n}]}].
@@ -414,11 +450,18 @@ function cutNote(hunks) {
   return hunks.cut ? el('p', { class: 'warn', text: `Only the first ${MAX_DIFF_LINES} lines of the diff are shown.` }) : null;
 }
 
-function unifiedTable(hunks, lang) {
+// `tools(i)`: the controls shown on hunk i's header row (the diff view's
+// copy buttons), or none.
+function hunkHead(h, i, span, tools) {
+  const extra = tools ? tools(i, h.header) : null;
+  return el('tr', { class: 'hunk', 'data-hunk': String(i) }, el('td', { colspan: span }, el('span', { class: 'hunk-header', text: h.header }), extra));
+}
+
+function unifiedTable(hunks, lang, tools) {
   const t = el('table', { class: 'diff unified' },
     el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', { class: 'c-ln' }), el('col', {})));
-  for (const h of hunks) {
-    t.append(el('tr', { class: 'hunk' }, el('td', { colspan: '3', text: h.header })));
+  for (const [i, h] of hunks.entries()) {
+    t.append(hunkHead(h, i, '3', tools));
     for (const l of h.lines) {
       const cls = l.t === '+' ? 'ins' : l.t === '-' ? 'del' : l.t === '\\' ? 'meta' : 'ctx';
       t.append(el('tr', { class: cls },
@@ -433,14 +476,14 @@ function unifiedTable(hunks, lang) {
   return wrap;
 }
 
-function splitTable(hunks, lang) {
+function splitTable(hunks, lang, tools) {
   const t = el('table', { class: 'diff split' },
     el('colgroup', {}, el('col', { class: 'c-ln' }), el('col', {}), el('col', { class: 'c-ln' }), el('col', {})));
   const cell = (l, side) => l
     ? [el('td', { class: 'ln', text: String(side === 'o' ? l.o : l.n) }), el('td', { class: `line ${l.t === ' ' ? 'ctx' : side === 'o' ? 'del' : 'ins'}` }, code(l.text, lang))]
     : [el('td', { class: 'ln' }), el('td', { class: 'line void' })];
-  for (const h of hunks) {
-    t.append(el('tr', { class: 'hunk' }, el('td', { colspan: '4', text: h.header })));
+  for (const [k, h] of hunks.entries()) {
+    t.append(hunkHead(h, k, '4', tools));
     let i = 0;
     const ls = h.lines.filter((l) => l.t !== '\\');
     while (i < ls.length) {
@@ -564,6 +607,129 @@ function revealCheckpoint(id) {
   if (li) li.scrollIntoView({ block: 'nearest' });
 }
 
+// ---- diff view: copy as patch, hunks, notebooks by cell ---------------------------
+// The patch text and the notebook's cells are the server's (POST /api/patch,
+// POST /api/notebook: the engine's, as `rewind diff` prints them); the page
+// shows and copies them.
+
+// The patch of the file shown, fetched once per file shown.
+async function filePatch(f) {
+  const key = `${state.a}|${state.b}|${f.path}`;
+  if (state.patchCache && state.patchCache.key === key) return state.patchCache.file;
+  const r = await postJson('/api/patch', { params: rangeParams(), files: [f.path] });
+  const file = r.files.find((x) => x.path === f.path) || null;
+  state.patchCache = { key, file };
+  return file;
+}
+
+const NOT_IN_PATCH = {
+  tooLarge: 'it is too large to diff',
+  notCaptured: 'one end did not capture it, so its content is unknown',
+  permissionsOnly: 'only permission bits git does not record changed',
+};
+
+async function copyText(text, what) {
+  let ok = false;
+  try { await navigator.clipboard.writeText(text); ok = true; } catch (e) { /* the fallback below */ }
+  if (!ok) {
+    const ta = el('textarea', { class: 'copy-buffer', 'aria-hidden': 'true' });
+    ta.value = text;
+    document.body.append(ta);
+    ta.select();
+    try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+    ta.remove();
+  }
+  if (ok) toast(`Copied ${what}.`);
+  else toast(`Could not copy ${what}: the browser refused the clipboard.`, 'error');
+}
+
+function diffTools(f, d, nb) {
+  return el('span', { class: 'diff-tools' },
+    nb ? el('button', { type: 'button', id: 'notebook-raw', title: 'the notebook\'s cells, or the diff of its raw JSON',
+      onclick: () => { state.rawNotebook = !state.rawNotebook; renderDiff(f, d, nb); } }, state.rawNotebook ? 'Show cells' : 'Raw JSON') : null,
+    d ? el('button', { type: 'button', id: 'copy-file-patch', title: 'this file\'s changes as a patch git apply takes',
+      onclick: () => copyFilePatch(f) }, 'Copy as patch') : null,
+    el('button', { type: 'button', id: 'copy-all-patch', title: 'every changed file from A to B as one patch git apply takes',
+      onclick: copyAllPatch }, 'Copy all as patch'));
+}
+
+async function copyFilePatch(f) {
+  let p;
+  try { p = await filePatch(f); } catch (e) { showError(e); return; }
+  if (!p || !p.patch) { toast(`${f.path} is not in a patch: ${(p && NOT_IN_PATCH[p.content]) || 'no difference'}.`, 'error'); return; }
+  await copyText(p.patch, p.content === 'binary' ? `the patch of ${f.path} (binary: git apply refuses it without git's copy of both versions)` : `the patch of ${f.path}`);
+}
+
+async function copyAllPatch() {
+  let r;
+  try { r = await postJson('/api/patch', { params: rangeParams() }); } catch (e) { showError(e); return; }
+  const left = r.files.filter((x) => NOT_IN_PATCH[x.content]).map((x) => x.path);
+  await copyText(r.patch, `the patch of ${r.files.length - left.length} file(s)${left.length ? ` (left out: ${left.join(', ')})` : ''}`);
+}
+
+// The copy buttons of a hunk in the diff view: the hunk as a patch of its
+// own (the file's header and the hunk), or its lines as they read at B.
+function hunkTools(f) {
+  return (i, header) => el('span', { class: 'hunk-tools' },
+    el('button', { type: 'button', class: 'copy-hunk', title: 'this hunk as a patch git apply takes', onclick: () => copyHunk(f, i, header, 'patch') }, 'copy hunk'),
+    el('button', { type: 'button', class: 'copy-new', title: 'the hunk\'s lines as they read at B, without the diff\'s signs', onclick: () => copyHunk(f, i, header, 'newText') }, 'copy new text'));
+}
+
+async function copyHunk(f, i, header, which) {
+  let p;
+  try { p = await filePatch(f); } catch (e) { showError(e); return; }
+  const h = p && p.hunks[i];
+  // The patch cuts lines at newlines only (as git does): a file with lone
+  // carriage returns can have other hunks there than the ones shown.
+  if (!h || !h.patch.includes(`\n${header}\n`)) {
+    toast('This hunk reads differently as a patch (the file changed meanwhile, or has carriage returns alone): copy the file\'s patch instead.', 'error');
+    return;
+  }
+  await copyText(h[which], which === 'patch' ? `hunk ${i + 1} as a patch` : `the new text of hunk ${i + 1}`);
+}
+
+function isNotebookName(path) { return /\.ipynb$/i.test(path); }
+
+function highlightable(lang) { return lang && window.hljs && window.hljs.getLanguage(lang) ? lang : null; }
+
+// A notebook by cell: each cell's place, type and status, its source's diff
+// (highlighted in the notebook's language, markdown as markdown) and its
+// outputs in words.
+function renderNotebook(nb) {
+  const box = $('diff');
+  box.replaceChildren();
+  const codeLang = highlightable(nb.language);
+  const changed = nb.cells.filter((c) => c.status !== 'unchanged' || c.outputsChanged).length;
+  const wrap = el('div', { class: 'notebook' },
+    el('p', { class: 'nb-head', text: `Notebook${nb.language ? ` (${nb.language})` : ''}: ${changed} of ${nb.cells.length} cell(s) changed.` }),
+    nb.approximate ? el('p', { class: 'warn', text: 'Approximate: some cell\'s diff ran out of its budget.' }) : null);
+  for (const c of nb.cells) {
+    const where = c.newIndex !== null && c.newIndex !== undefined ? `cell ${c.newIndex}` : `cell ${c.oldIndex} of A`;
+    const moved = c.oldIndex && c.newIndex && c.oldIndex !== c.newIndex ? ` (was ${c.oldIndex})` : '';
+    const what = c.status === 'unchanged' ? (c.outputsChanged ? 'outputs changed' : 'unchanged') : c.status;
+    const cell = el('div', { class: `nb-cell st-${c.status}${c.outputsChanged ? ' out-changed' : ''}` },
+      el('div', { class: 'nb-cell-head' },
+        el('span', { class: 'nb-where', text: where + moved }),
+        el('span', { class: 'kind', text: c.cellType }),
+        el('span', { class: 'nb-status', text: what })));
+    const lang = c.cellType === 'markdown' ? highlightable('markdown') : c.cellType === 'code' ? codeLang : null;
+    if (c.sourceDiff) cell.append(unifiedTable(parseUnified(c.sourceDiff), lang));
+    if (c.outputs) cell.append(el('p', { class: 'nb-out', text: `${c.outputs}${c.outputsChanged ? ' (changed)' : ''}` }));
+    wrap.append(cell);
+  }
+  box.append(wrap);
+}
+
+// ---- dialog: git's words ---------------------------------------------------------
+// A plan's notes as the CLI prints them (app/plan.rs `plan_notes`): what git
+// did since, on lines of their own; other warnings as warnings.
+function renderPlanNotes(list, notes, warnings) {
+  const all = notes || (warnings || []).map((text) => ({ kind: 'warning', text }));
+  for (const n of all) {
+    list.append(n.kind === 'git' ? el('li', { class: 'git', text: n.text }) : el('li', { text: `warning: ${n.text}` }));
+  }
+}
+
 // ---- writes: plan, then confirm -----------------------------------------------
 
 let pending = null;
@@ -618,7 +784,7 @@ function showPlan(method, params, title, body, stale, conversation) {
   notes.replaceChildren();
   for (const c of restore.conflicts || []) if (!revert) notes.append(el('li', { class: 'warn', text: `conflict: ${c.path} (${c.reason})` }));
   for (const u of restore.notCaptured || []) notes.append(el('li', { text: `left as it is: ${u.path} (the checkpoint did not capture it: ${u.reason})` }));
-  for (const w of restore.warnings || []) notes.append(el('li', { text: `warning: ${w}` }));
+  renderPlanNotes(notes, body.notes, restore.warnings);
   if (conversation === 'both') notes.append(el('li', { text: 'The agent\'s conversation is forked as it was at this checkpoint too, in a new session (the original is unchanged).' }));
   renderPlanOptions(method, params, title, restore, conversation);
   $('plan-dialog').dataset.onConflict = revert ? onConflict : (params.onConflict || '');
@@ -812,7 +978,7 @@ function wire() {
   $('tab-blame').addEventListener('click', loadBlame);
   $('cp-restore').addEventListener('click', () => {
     const c = state.byId.get(state.selected);
-    if (c) startWrite('restore_files', { targetEntryId: c.entryId }, `Restore all files to turn ${c.turnIndex} (${shortId(c.entryId)})`);
+    if (c) restoreAllTo(c);
   });
   $('cp-navigate').addEventListener('click', () => {
     const c = state.byId.get(state.selected);
