@@ -28,4 +28,5 @@ for agent in opencode kilo qwen copilot droid; do
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     console.log(`${s.ok ? "ok  " : "FAIL"} ${s.agent} ${s.version} turns(s)=${s.turns.map((t) => t.duration_s).join(",")}`);' "$work/$agent.summary.json"
 done
+node "$here/make-payloads.mjs"
 exit $status

@@ -1789,3 +1789,68 @@ fn a_droid_prompt_starts_a_labelled_turn() {
     assert_eq!(p.read("a.txt"), None);
     assert_eq!(p.read("keep.txt").as_deref(), Some("k"));
 }
+
+/// Issue 39 item 2: the plain payloads in tests/agents/samples/payloads
+/// replay as docs/agents.md "Replaying a turn" says — `@PROJECT@` replaced by
+/// the project, each line piped to `rewind hook --agent NAME` — and record
+/// the agent's first turn: its prompt's checkpoint (labelled with the
+/// prompt) and its end's. Droid's headless runs send no prompt event.
+#[test]
+fn every_agents_sample_turn_replays_into_a_turn() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/samples/payloads");
+    let mut agents = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let agent = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        let p = Project::new();
+        let root = p.dir.path().canonicalize().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("transcript_path"), "{agent}");
+        for line in text.lines() {
+            let payload = line.replace("@PROJECT@", root.to_str().unwrap());
+            let mut child = Command::new(common::bin())
+                .args(["hook", "--agent", &agent])
+                .env("REWIND_HOME", p.home.path())
+                .env("REWIND_SERVER", "0")
+                .env_remove("CLAUDE_PROJECT_DIR")
+                .env_remove("GEMINI_PROJECT_DIR")
+                .current_dir(&root)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("{payload}\n").as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{agent}: {line}");
+        }
+        let log = Command::new(common::bin())
+            .arg("log")
+            .env("REWIND_HOME", p.home.path())
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&log.stdout).into_owned();
+        let kinds: Vec<&str> = log
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(4))
+            .collect();
+        let want: &[&str] = if agent == "droid" {
+            &["baseline", "turn"]
+        } else {
+            &["baseline", "message", "turn"]
+        };
+        assert_eq!(kinds, want, "{agent}:\n{log}");
+        if agent != "droid" {
+            assert!(log.contains("Create a.txt and b.txt"), "{agent}:\n{log}");
+        }
+        agents += 1;
+    }
+    assert_eq!(agents, 8, "one file per agent rewind installs into");
+}
