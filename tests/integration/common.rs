@@ -105,7 +105,7 @@ impl Fixture {
         self.initialize(s, extra)
     }
 
-    fn initialize(&self, mut s: Sidecar, extra: Value) -> (Sidecar, Value) {
+    pub fn initialize(&self, mut s: Sidecar, extra: Value) -> (Sidecar, Value) {
         let mut params = json!({
             "cwd": self.project.path().to_str().unwrap(),
             "storeDir": self.store.path().to_str().unwrap(),

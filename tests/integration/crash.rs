@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde_json::{json, Value};
 
-use crate::common::{disk_state, session_lines, Fixture, Node};
+use crate::common::{disk_state, session_lines, Fixture, Node, Sidecar};
 
 type Disk = BTreeMap<String, Node>;
 
@@ -133,6 +133,15 @@ fn project(fsync: bool) -> Project {
     }
 }
 
+/// When a restore's sidecar is killed: a time after the request was sent,
+/// or once it has said it wrote `n` files (its `n`-th progress note, with
+/// `REWIND_PROGRESS_MS=0`): then the restore is known to be under way.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    AfterMs(u64),
+    AtNote(usize),
+}
+
 /// What one kill and the recovery after it found.
 struct Outcome {
     /// The journal was on disk after the kill.
@@ -148,14 +157,14 @@ struct Outcome {
 }
 
 impl Project {
-    /// Restore from `pre` to `target`, SIGKILL the sidecar after `delay_ms`,
+    /// Restore from `pre` to `target`, SIGKILL the sidecar at `kill`,
     /// open the session again and check the recovery (temp files aside:
     /// they are returned, and left out of the comparisons). Leaves the disk
     /// at `pre` or `target` (`end_at_target`) and the sidecar closed.
     fn kill_and_recover(
         &self,
         on_b: bool,
-        delay_ms: u64,
+        kill: Kill,
         end_at_target: bool,
         kill_recovery_after: Option<u64>,
     ) -> Outcome {
@@ -168,13 +177,36 @@ impl Project {
         };
         assert_eq!(&disk_state(&fx.root()), pre, "the iteration starts clean");
 
-        let (mut s, _) = fx.start(json!({"sessionFile": session, "options": self.options}));
+        let s = Sidecar::spawn_env(
+            &[
+                "--cwd",
+                fx.project.path().to_str().unwrap(),
+                "--store",
+                fx.store.path().to_str().unwrap(),
+            ],
+            &[("REWIND_PROGRESS_MS", Path::new("0"))],
+        );
+        let (mut s, _) = fx.initialize(s, json!({"sessionFile": session, "options": self.options}));
         s.send_request(
             "restore_files",
             json!({"targetEntryId": target_id, "onConflict": "overwrite"}),
         );
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        match kill {
+            Kill::AfterMs(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            Kill::AtNote(n) => {
+                let mut seen = 0;
+                while seen < n {
+                    let line = s.recv_line();
+                    if line.contains("\"progress\"") {
+                        seen += 1;
+                    } else if line.contains("\"id\"") {
+                        panic!("the restore answered before {n} progress notes: {line}");
+                    }
+                }
+            }
+        }
         s.kill(); // SIGKILL, then wait
+        let delay_ms = format!("{kill:?}");
         let journal = journal_of(session).exists();
         // Optionally kill the recovery too: it must be idempotent.
         let recovery_killed = journal && kill_recovery_after.is_some();
@@ -197,7 +229,7 @@ impl Project {
         let interrupted = &recovered["interruptedRestore"];
         let action = interrupted["action"].as_str().map(str::to_string);
         let ctx = format!(
-            "kill after {delay_ms} ms, journal {journal}, action {action:?}, unrevert {}, outside {}",
+            "kill {delay_ms}, journal {journal}, action {action:?}, unrevert {}, outside {}",
             interrupted["unrevertEntryId"], recovered["outsideEntryId"]
         );
         assert_eq!(init["resumed"], true, "{ctx}");
@@ -288,20 +320,34 @@ fn sigkill_during_restores_is_recovered() {
     let p = project(fsync_from_env());
     let mut rng = rand::thread_rng();
     let (mut completed, mut discarded, mut before, mut after) = (0, 0, 0, 0);
-    let (mut with_temp, mut recoveries_killed) = (0, 0);
+    let (mut with_temp, mut recoveries_killed, mut at_note) = (0, 0, 0);
     let mut on_b = true;
     for iter in 0..iterations() {
         // Half the kills in the first 40 ms (while planning), half anywhere
         // in a whole restore.
-        let delay = if iter % 2 == 0 {
-            rng.gen_range(0..=40)
+        // Every fourth kill waits for the restore to say it wrote files, so
+        // some kills surely land while files are written; the others are
+        // spread over the first 40 ms (while planning) or a whole restore.
+        let kill = if iter % 4 == 1 {
+            Kill::AtNote(rng.gen_range(1..=20))
+        } else if iter % 2 == 0 {
+            Kill::AfterMs(rng.gen_range(0..=40))
         } else {
-            rng.gen_range(0..=p.window_ms)
+            Kill::AfterMs(rng.gen_range(0..=p.window_ms))
         };
         let end_at_target = iter % 2 == 1;
         // Every fourth kill that leaves a journal also kills the recovery.
         let second = (iter % 4 == 3).then(|| rng.gen_range(0..=p.window_ms / 2));
-        let o = p.kill_and_recover(on_b, delay, end_at_target, second);
+        let o = p.kill_and_recover(on_b, kill, end_at_target, second);
+        if let Kill::AtNote(_) = kill {
+            // Killed mid-restore: the journal was there, and the recovery
+            // (checked in kill_and_recover) rolled it forward or back.
+            assert!(
+                o.action.is_some(),
+                "{kill:?}: no interrupted restore was recovered"
+            );
+            at_note += 1;
+        }
         match (o.action.as_deref(), o.at_target) {
             (Some("completed"), _) => completed += 1,
             (Some(_), _) => discarded += 1,
@@ -326,6 +372,11 @@ fn sigkill_during_restores_is_recovered() {
          no_temp_file_survives_a_kill_mid_restore)",
         completed + discarded
     );
+    assert!(
+        at_note >= 1 && completed + discarded >= at_note,
+        "{at_note} kills at a progress note, {} recovered mid-restore",
+        completed + discarded
+    );
 }
 
 #[test]
@@ -335,25 +386,23 @@ fn no_temp_file_survives_a_kill_mid_restore() {
     let p = project(true);
     let mut rng = rand::thread_rng();
     let on_b = true;
-    let mut mid = 0;
-    for _ in 0..iterations() * 2 {
-        let delay = rng.gen_range(0..=p.window_ms);
-        let o = p.kill_and_recover(on_b, delay, false, None);
+    // Each kill lands after the restore said it wrote some of its 1,500
+    // files: while files are being written, every time.
+    for _ in 0..iterations().min(4) {
+        let kill = Kill::AtNote(rng.gen_range(1..=200));
+        let o = p.kill_and_recover(on_b, kill, false, None);
+        assert!(
+            o.action.is_some(),
+            "{kill:?}: the kill did not land mid-restore (no journal)"
+        );
         assert!(
             o.temp_files.is_empty(),
-            "kill after {delay} ms (journal {}, action {:?}) left temp files: {:?}",
+            "{kill:?} (journal {}, action {:?}) left temp files: {:?}",
             o.journal,
             o.action,
             o.temp_files
         );
-        if o.action.as_deref() == Some("completed") {
-            mid += 1;
-            if mid >= 3 {
-                break;
-            }
-        }
     }
-    eprintln!("crash: {mid} kills landed while files were being written");
 }
 
 /// Repro (issue 10, found 3): a restore of 200 files interrupted after its journal and
