@@ -42,7 +42,7 @@ pub(crate) fn project_and_store(at: &Location) -> Result<(PathBuf, PathBuf)> {
 pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
     let (root, store) = project_and_store(at)?;
     let session = match &at.session {
-        Some(s) => absolute(s.clone())?,
+        Some(s) => session_named(&Layout::new(&store), s)?,
         None => newest_session(&Layout::new(&store))?,
     };
     Ok(EngineConfig {
@@ -52,6 +52,40 @@ pub(crate) fn locate(at: &Location) -> Result<EngineConfig> {
         fsync: true,
         ..Default::default()
     })
+}
+
+/// The session `--session` names: a file, or (when no such file exists and
+/// it is a bare name) a session id — the store's session file whose name
+/// ends with it (`<time>_<id>.jsonl`), which must be the only one.
+fn session_named(layout: &Layout, named: &std::path::Path) -> Result<PathBuf> {
+    let path = absolute(named.to_path_buf())?;
+    let Some(id) = named.to_str().filter(|s| {
+        !path.exists() && !s.is_empty() && !s.contains(['/', '\\']) && !s.ends_with(".jsonl")
+    }) else {
+        return Ok(path);
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(layout.sessions_dir())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| Layout::is_session_file(p))
+                .filter(|p| {
+                    p.file_stem()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.ends_with(&format!("_{id}")) || n == id)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!(
+            "no session file {} and no session with id {id:?} in {} (`rewind sessions` lists them)",
+            path.display(),
+            layout.sessions_dir().display()
+        ),
+        n => bail!("{n} sessions match id {id:?}; name the file with --session"),
+    }
 }
 
 fn newest_session(layout: &Layout) -> Result<PathBuf> {
