@@ -230,7 +230,9 @@ fn markdown(doc: &Export) -> String {
             for line in note.lines() {
                 s.push_str(&format!("> {}\n", rewind::printable::printable(line)));
             }
-            s.push('\n');
+            if !c.files.is_empty() {
+                s.push('\n');
+            }
         }
         for f in &c.files {
             let lines = if f.no_line_counts {
