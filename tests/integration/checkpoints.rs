@@ -277,8 +277,14 @@ fn a_label_changes_only_what_it_is_given_and_bad_input_writes_nothing() {
     assert_eq!(shown(&turn).1, json!("line one\nline two"));
 }
 
-/// A Claude Code hook event in `p`; (exit code, stdout, stderr).
+/// A Claude Code hook event in `p` (each hook alone); (exit code, stdout,
+/// stderr).
 fn hook(p: &P, event: &str, extra: Value) -> (i32, String, String) {
+    hook_via(p, event, extra, false)
+}
+
+/// [`hook`], through the hook server when `server`.
+fn hook_via(p: &P, event: &str, extra: Value, server: bool) -> (i32, String, String) {
     let mut payload = json!({
         "session_id": "6f1c2f5e-7d4e-4a59-9b43-1f0f3e1c2a10",
         "transcript_path": "/dev/null",
@@ -291,7 +297,8 @@ fn hook(p: &P, event: &str, extra: Value) -> (i32, String, String) {
     let mut child = Command::new(common::bin())
         .args(["hook", "--agent", "claude-code"])
         .env("REWIND_HOME", p.home.path())
-        .env("REWIND_SERVER", "0")
+        .env("REWIND_SERVER", if server { "1" } else { "0" })
+        .env("REWIND_SERVER_IDLE_SECS", "60")
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("GEMINI_PROJECT_DIR")
         .current_dir(p.dir.path())
@@ -377,6 +384,11 @@ fn a_pause_stands_down_hooks_watch_and_mcp_but_not_a_person() {
     ] {
         assert_eq!(hook(&p, event, extra), (0, String::new(), String::new()));
     }
+    // Through the hook server too: none is started for a paused project.
+    assert_eq!(
+        hook_via(&p, "UserPromptSubmit", json!({"prompt": "edit"}), true),
+        (0, String::new(), String::new())
+    );
     assert_eq!(sessions_in(&store), 0, "no session was started");
     assert!(!store.join("server").join("hook.sock").exists());
 
