@@ -259,7 +259,8 @@ pub enum Command {
         /// The note (at most 4096 bytes); empty removes it.
         #[arg(long, value_name = "TEXT", conflicts_with = "clear")]
         note: Option<String>,
-        /// Remove the label and the note set on it.
+        /// Remove the label and the note set on it (the name a checkpoint
+        /// was taken with, if any, shows again).
         #[arg(long)]
         clear: bool,
     },
