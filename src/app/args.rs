@@ -238,6 +238,66 @@ pub enum Command {
         #[command(flatten)]
         at: Location,
     },
+    /// Record a checkpoint of the project now, by hand, with a name and a
+    /// note: it takes no turn number (the agent's turns are numbered as if
+    /// it were not there) and is recorded even while automatic checkpoints
+    /// are paused. At most 50 per session (`max_manual_per_session` under
+    /// [checkpoints] in the store's config.toml); past that, label an
+    /// existing checkpoint instead.
+    Checkpoint {
+        #[command(flatten)]
+        at: Location,
+        /// Its name (one line, at most 4096 bytes).
+        name: Option<String>,
+        /// A longer note (at most 4096 bytes; may span lines).
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+    },
+    /// Name or annotate a checkpoint: `rewind label ENTRY TEXT` sets its
+    /// label and keeps its note, `--note TEXT` sets the note and keeps the
+    /// label, `--clear` removes both. ENTRY is an id `rewind log` shows.
+    Label {
+        #[command(flatten)]
+        at: Location,
+        entry: String,
+        /// The label (one line, at most 4096 bytes); empty removes it.
+        #[arg(conflicts_with = "clear")]
+        text: Option<String>,
+        /// The note (at most 4096 bytes); empty removes it.
+        #[arg(long, value_name = "TEXT", conflicts_with = "clear")]
+        note: Option<String>,
+        /// Remove the label and the note set on it (the name a checkpoint
+        /// was taken with, if any, shows again).
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Pause automatic checkpoints for this project: the agents' hooks, the
+    /// hook server, `rewind watch` and `rewind mcp`'s resume record nothing
+    /// until `rewind resume`. History, restores, `rewind checkpoint` and
+    /// the page keep working.
+    Pause {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Resume automatic checkpoints after `rewind pause`.
+    Resume {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Print a session's checkpoints for a pull request or an audit: each
+    /// with its label, note, kind, time, files changed and line counts, in
+    /// order. Reads the session as it stands (no lock): safe while an agent
+    /// records.
+    Export {
+        #[command(flatten)]
+        at: Location,
+        /// md (Markdown) or json (docs/protocol.md "Export").
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+        /// Every branch, not only the path to the leaf.
+        #[arg(long)]
+        all: bool,
+    },
     /// Record a command as one turn: a checkpoint before it (labelled with
     /// the command) and one after. For tools without hooks (a code
     /// generator, Aider, a script). Exits with the command's status.
@@ -337,6 +397,13 @@ pub enum Command {
         #[arg(long)]
         mcp: bool,
     },
+}
+
+/// `rewind export --format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Md,
+    Json,
 }
 
 /// `rewind revert --on-conflict`.

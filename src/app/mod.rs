@@ -4,7 +4,8 @@
 //! and the web page (`ui/`). What they share sits beside them: finding and
 //! opening a project's session (`project.rs`), how a plan reads
 //! (`plan.rs`), the plan-then-confirm write of MCP and the page
-//! (`two_step.rs`) and points as people type them (`points.rs`). All of them
+//! (`two_step.rs`), points as people type them (`points.rs`) and the
+//! project's checkpoint settings: pause, the manual cap (`settings.rs`). All of them
 //! call the library's engine; none decides a rule itself
 //! (docs/architecture.md "Layers").
 
@@ -22,8 +23,10 @@ pub mod mcp;
 pub mod plan;
 pub mod points;
 pub mod project;
+pub mod settings;
 pub mod two_step;
 pub mod ui;
+pub mod unprotected;
 
 use args::{Args, Command};
 
@@ -142,6 +145,17 @@ pub fn main() -> ExitCode {
             Ok(())
         }
         Command::Status { at } => cli::browse::status(at),
+        Command::Checkpoint { at, name, note } => cli::checkpoints::checkpoint(at, name, note),
+        Command::Label {
+            at,
+            entry,
+            text,
+            note,
+            clear,
+        } => cli::checkpoints::label(at, entry, text, note, clear),
+        Command::Pause { at } => cli::checkpoints::pause(at),
+        Command::Resume { at } => cli::checkpoints::resume(at),
+        Command::Export { at, format, all } => cli::export::export(at, format, all),
         Command::Server { action } => cli::server::server(action),
         Command::Run { at, command } => match cli::unhooked::run(at, command) {
             Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -6,6 +6,33 @@ use rewind::engine::api::{ConflictReason, RestoreResult, RevertResult, RevertSta
 use rewind::repo_path::RepoPath;
 use serde_json::{json, Value};
 
+/// The checkpoint a plan goes to (or takes out), as a person named it: its
+/// id, kind and turn, label and note — on one line, control characters
+/// escaped. `None` for an id that is not a checkpoint of the session.
+pub fn checkpoint_line(
+    view: &rewind::engine::Engine,
+    id: &rewind::session::EntryId,
+) -> Option<String> {
+    let list = view
+        .list_checkpoints(rewind::engine::api::ListCheckpointsParams {
+            scope: Some(rewind::engine::api::Scope::All),
+            query: None,
+        })
+        .ok()?;
+    let c = list.checkpoints.into_iter().find(|c| &c.entry_id == id)?;
+    let mut line = format!(
+        "checkpoint {} ({}, turn {})",
+        c.entry_id, c.kind, c.turn_index
+    );
+    if let Some(l) = &c.label {
+        line.push_str(&format!(" [{}]", rewind::printable::printable(l)));
+    }
+    if let Some(n) = &c.note {
+        line.push_str(&format!(" — {}", rewind::printable::printable(n)));
+    }
+    Some(line)
+}
+
 /// Whether a restore plan changes nothing.
 pub fn is_empty(plan: &RestoreResult) -> bool {
     plan.restored.is_empty() && plan.deleted.is_empty()

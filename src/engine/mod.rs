@@ -164,6 +164,20 @@ impl Engine {
         record::entries::label(self, p)
     }
 
+    /// A person's checkpoint (`rewind checkpoint`, MCP's `checkpoint`, the
+    /// page's button): a manual snapshot with a label and note, keeping the
+    /// turn number above it, refused past `max_manual` per session. Not a
+    /// protocol method (the sidecar's `snapshot` is the host's).
+    pub fn checkpoint(&mut self, p: CheckpointParams) -> Result<CheckpointResult> {
+        record::annotate::checkpoint(self, p)
+    }
+
+    /// A person's label and note on a checkpoint, changing only the text
+    /// asked for (a `label` entry holding the rest as it was).
+    pub fn annotate(&mut self, p: AnnotateParams) -> Result<AnnotateResult> {
+        record::annotate::annotate(self, p)
+    }
+
     /// `stage_files`: paths captured from now on even when ignored.
     pub fn stage_files(&mut self, p: StageFilesParams) -> Result<StageFilesResult> {
         record::entries::stage_files(self, p)
@@ -219,6 +233,12 @@ impl Engine {
     /// `get_status`: what changed on disk since the last approval.
     pub fn get_status(&mut self) -> Result<StatusResult> {
         query::files::get_status(self)
+    }
+
+    /// The paths the checkpoint at `at` found and did not capture, with
+    /// why: a restore to it leaves them as they are (rule 14).
+    pub fn left_out(&mut self, at: &EntryId) -> Result<Vec<Untracked>> {
+        query::left_out::left_out(self, at)
     }
 
     /// `stats`: the store's size and the session's counts.
@@ -452,18 +472,33 @@ fn diff_of(e: &Entry) -> Vec<(String, api::FileStatus)> {
 }
 
 /// An entry's label: the latest `label` entry naming it, else the label a
-/// snapshot was taken with (or a host's entry carries in its `data`).
-fn label_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
-    index.label_of(&e.id).map(|(l, _)| l).or_else(|| {
-        if e.is_rewind_record() {
-            e.snapshot_label().map(str::to_string)
-        } else {
-            e.data()
-                .and_then(|d| d.get("label"))
-                .and_then(|l| l.as_str())
-                .map(str::to_string)
-        }
-    })
+/// snapshot was taken with (or a host's entry carries in its `data`), else
+/// for a tool's step what it did ("Edit src/app.py": `query/describe.rs`).
+fn label_for(index: &crate::session::SessionIndex, e: &Entry, root: &Path) -> Option<String> {
+    index
+        .annotation_of(&e.id)
+        .and_then(|(l, _)| l)
+        .or_else(|| {
+            if e.is_rewind_record() {
+                e.snapshot_label().map(str::to_string)
+            } else {
+                e.data()
+                    .and_then(|d| d.get("label"))
+                    .and_then(|l| l.as_str())
+                    .map(str::to_string)
+            }
+        })
+        .or_else(|| query::describe::describe(e, root))
+}
+
+/// An entry's note: the latest `label` entry naming it decides (its note, or
+/// none), else the note a checkpoint was taken with (`rewind checkpoint
+/// --note`).
+fn note_for(index: &crate::session::SessionIndex, e: &Entry) -> Option<String> {
+    match index.annotation_of(&e.id) {
+        Some((_, note)) => note,
+        None => e.snapshot_note().map(str::to_string),
+    }
 }
 
 #[cfg(test)]

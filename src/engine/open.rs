@@ -286,6 +286,7 @@ impl Engine {
             let baseline = engine.record_snapshot(SnapshotSpec {
                 kind: CheckpointKind::Baseline,
                 label: None,
+                note: None,
                 scope: None,
                 tool: None,
                 parent: None,

@@ -43,7 +43,12 @@ pub(crate) fn kept_for(index: &SessionIndex) -> Option<Protection> {
     for e in index.entries() {
         if let Some(label) = e.record::<Label>() {
             let target = label.target_id;
-            labelled |= target.is_some_and(|t| index.label_of(&t).is_some());
+            // A note alone is someone's word on the checkpoint too.
+            labelled |= target.is_some_and(|t| {
+                index
+                    .annotation_of(&t)
+                    .is_some_and(|(l, n)| l.is_some() || n.is_some())
+            });
         }
         // A checkpoint asked for by name is a labelled checkpoint too.
         labelled |= e.is_tree_recording()

@@ -60,6 +60,8 @@ struct Facts {
     kind: Option<String>,
     /// A step-snapshot's `label`.
     label: Option<String>,
+    /// A step-snapshot's `note`.
+    note: Option<String>,
     /// A step-snapshot's `tool.name`.
     tool: Option<String>,
 }
@@ -87,6 +89,7 @@ impl Facts {
                 turn_index: s.turn_index,
                 kind: s.kind,
                 label: s.label,
+                note: s.note,
                 tool: s.tool.map(|t| t.name),
             }
         } else if let Some(u) = ok::<UnrevertPoint>(e) {
@@ -96,6 +99,7 @@ impl Facts {
                 turn_index: u.turn_index,
                 kind: u.kind,
                 label: None,
+                note: None,
                 tool: None,
             }
         } else if let Some(a) = ok::<Approval>(e) {
@@ -154,6 +158,11 @@ impl Entry {
     /// The `label` a step-snapshot was taken with.
     pub fn snapshot_label(&self) -> Option<&str> {
         self.facts.label.as_deref()
+    }
+
+    /// The `note` a step-snapshot was taken with.
+    pub fn snapshot_note(&self) -> Option<&str> {
+        self.facts.note.as_deref()
     }
 
     /// The name of the tool a `tool` step-snapshot was taken around.

@@ -233,6 +233,15 @@ impl SessionIndex {
         Some((l.label?, l.note))
     }
 
+    /// The label and note of the latest `label` entry targeting `id`, as it
+    /// wrote them (either may be null: a cleared label keeps its note); None
+    /// when no `label` entry names `id`. A person's note survives a label
+    /// left unset (docs/protocol.md "label").
+    pub fn annotation_of(&self, id: &EntryId) -> Option<(Option<String>, Option<String>)> {
+        let l: Label = self.entries[*self.labels.get(id)?].record()?;
+        Some((l.label, l.note))
+    }
+
     /// The latest `custom` entry of `custom_type` in file order, wherever it is in the tree.
     pub fn latest_of_custom_type(&self, custom_type: &str) -> Option<&Entry> {
         self.latest_custom
@@ -458,6 +467,8 @@ pub(crate) mod tests {
         ix.insert(label("l3", Some("l2"), "s1", Value::Null, None))
             .unwrap();
         assert_eq!(ix.label_of(&id("s1")), None);
+        assert_eq!(ix.annotation_of(&id("s1")), Some((None, None)));
+        assert_eq!(ix.annotation_of(&id("m1")), None);
         ix.insert(label("l4", Some("l3"), "s1", json!("again"), None))
             .unwrap();
         // The latest label entry wins as a whole: its missing note clears the old one.

@@ -212,6 +212,10 @@ pub struct StepSnapshot {
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// A person's note on a checkpoint they asked for (`rewind checkpoint
+    /// --note`); a later `label` entry naming the checkpoint replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(default)]
     pub stats: Stats,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,7 @@ mod agents_mcp;
 mod azurite;
 mod bad_input;
 mod capture;
+mod checkpoints;
 mod cli;
 mod cli_revert;
 mod concurrency;

@@ -69,7 +69,7 @@ fn restore_writes_only_with_a_token_that_still_matches() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names.len(), 10, "{names:?}");
 
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     let cp = mcp.call("checkpoint", json!({"label": "two"}));

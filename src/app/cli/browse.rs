@@ -94,15 +94,17 @@ pub fn log(at: Location, all: bool) -> Result<()> {
         };
         // `*` marks the checkpoints on the path to the leaf.
         let marker = if c.on_current_path { "*" } else { " " };
+        // A label or note is someone else's text (an agent's prompt, a
+        // host's): one line, control characters escaped.
         let label = c
             .label
             .as_ref()
-            .map(|l| format!(" [{l}]"))
+            .map(|l| format!(" [{}]", rewind::printable::printable(l)))
             .unwrap_or_default();
         let note = c
             .note
             .as_ref()
-            .map(|n| format!(" — {n}"))
+            .map(|n| format!(" — {}", rewind::printable::printable(n)))
             .unwrap_or_default();
         let tool = match &c.tool {
             Some(t) if c.kind == CheckpointKind::Tool => {
@@ -339,6 +341,9 @@ pub fn status(at: Location) -> Result<()> {
     let layout = Layout::new(&store);
     println!("project  {}", root.display());
     println!("store    {}", store.display());
+    if let Some(p) = crate::app::settings::paused(&layout) {
+        println!("paused   {} (`rewind resume` resumes them)", p.describe());
+    }
     let agent_sessions = std::fs::read_dir(layout.hook_sessions_dir())
         .map(|d| {
             d.flatten()
@@ -418,6 +423,22 @@ fn print_session(config: rewind::engine::EngineConfig) -> Result<()> {
             println!("changed since the latest checkpoint:");
             for f in &changed.files {
                 println!("  {:?}\t{}", f.status, f.path);
+            }
+        }
+        // What a restore to it could not bring back (rules 13, 14): said
+        // even when nothing changed, which alone would read as "all safe".
+        let left_out = engine.left_out(&last.entry_id)?;
+        if !left_out.is_empty() {
+            println!(
+                "not protected: {} path(s) the latest checkpoint left out:",
+                left_out.len()
+            );
+            const SHOWN: usize = 20;
+            for line in crate::app::unprotected::lines(&left_out[..left_out.len().min(SHOWN)]) {
+                println!("  {line}");
+            }
+            if left_out.len() > SHOWN {
+                println!("  … and {} more", left_out.len() - SHOWN);
             }
         }
     }

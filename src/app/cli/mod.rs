@@ -1,5 +1,6 @@
 //! Subcommands for people at a terminal, by area: browsing history
-//! (`browse.rs`), putting files back (`rollback.rs`, `revert.rs`), the
+//! (`browse.rs`), a person's checkpoints, labels and pause
+//! (`checkpoints.rs`), a session for a PR or an audit (`export.rs`), putting files back (`rollback.rs`, `revert.rs`), the
 //! agents' hooks and settings (`agents.rs`), recording without hooks
 //! (`unhooked.rs`), the store's upkeep (`maintenance.rs`), remotes (`remote.rs`), the sidecar
 //! itself (`serve.rs`) and the hook server (`server.rs`). What they share: asking at the terminal, paths as
@@ -10,6 +11,8 @@ use rewind::repo_path::RepoPath;
 
 pub mod agents;
 pub mod browse;
+pub mod checkpoints;
+pub mod export;
 pub mod maintenance;
 pub mod remote;
 pub mod revert;

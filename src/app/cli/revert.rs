@@ -86,6 +86,12 @@ pub fn revert(
         Some(to) if *to != entry_id => println!("Reverting checkpoints {entry_id}..{to}:"),
         _ => println!("Reverting checkpoint {entry_id}:"),
     }
+    // What the person named the checkpoints taken out.
+    for id in std::iter::once(&entry_id).chain(to_entry_id.as_ref().filter(|t| **t != entry_id)) {
+        if let Some(line) = crate::app::plan::checkpoint_line(&view, id) {
+            println!("  {line}");
+        }
+    }
     print!("{}", revert_plan_text(&plan, true));
     let conflicts = plan
         .files

@@ -275,6 +275,12 @@ fn restore_from(
     fork: Option<std::result::Result<Prepared, Refused>>,
 ) -> Result<()> {
     let mut restored = None;
+    if let Some(line) = target_entry_id
+        .as_ref()
+        .and_then(|id| plan::checkpoint_line(&view, id))
+    {
+        say(&conv, &format!("to {line}"));
+    }
     if !conv.conversation_only {
         let files = repo_paths(&files)?;
         let on_conflict: OnConflict = confirm.on_conflict.into();

@@ -1,7 +1,8 @@
 //! For agents and tools without hooks (Cursor, Copilot, Aider, an IDE, a
 //! code generator): `rewind run -- CMD` records one command as one turn,
 //! `rewind watch` records a checkpoint each time a burst of writes settles.
-//! Both resume the project's newest session, or start one.
+//! Both resume the project's newest session, or start one. `watch` stands
+//! down while automatic checkpoints are paused (`rewind pause`).
 
 use std::time::{Duration, Instant};
 
@@ -88,8 +89,23 @@ fn shell_words(command: &[String]) -> String {
 /// `rewind watch`: a checkpoint each time the project has changed and then
 /// stayed the same for `settle`; runs until interrupted (or for `limit`).
 pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<()> {
-    let mut engine = open_or_start(&at, true)?;
     let started = Instant::now();
+    let (_, store) = crate::app::project::project_and_store(&at)?;
+    let layout = rewind::store::Layout::new(&store);
+    let paused = || crate::app::settings::paused(&layout);
+    // Paused (`rewind pause`): not even the session is opened (a resume
+    // would record what changed as `outside`) until it is resumed.
+    if let Some(p) = paused() {
+        eprintln!("rewind: {}; waiting for `rewind resume`", p.describe());
+        while paused().is_some() {
+            if limit.is_some_and(|l| started.elapsed() >= l) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    let mut engine = open_or_start(&at, true)?;
+    let mut said_paused = false;
     let poll = (settle / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
     let mut recorded = engine.working_tree_hash()?;
     // The tree last seen, and since when it has not moved.
@@ -110,6 +126,15 @@ pub fn watch(at: Location, settle: Duration, limit: Option<Duration>) -> Result<
             continue;
         }
         if now != recorded && seen.1.elapsed() >= settle {
+            // Paused meanwhile: the change waits for the resume.
+            if let Some(p) = paused() {
+                if !said_paused {
+                    eprintln!("rewind: {}; not recording", p.describe());
+                    said_paused = true;
+                }
+                continue;
+            }
+            said_paused = false;
             let id = snapshot(&mut engine, SnapshotKind::Turn, "watch".into(), true)?;
             eprintln!(
                 "rewind: checkpoint {}",

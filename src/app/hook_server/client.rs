@@ -91,6 +91,10 @@ pub fn deliver(agent: Agent, input: &[u8]) {
     let Ok(place) = place::of_project(&project) else {
         return hooks::run(&Delivery::one_shot(agent, input));
     };
+    // Paused (`rewind pause`): nothing to record, and no server to start.
+    if crate::app::settings::paused(&rewind::store::Layout::new(&place.store)).is_some() {
+        return;
+    }
     let d = Delivery {
         agent,
         input,

@@ -141,6 +141,11 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     let cwd = cwd.canonicalize().unwrap_or(cwd);
     let store = d.store.clone().unwrap_or_else(|| default_store_dir(&root));
     let layout = Layout::new(&store);
+    // `rewind pause`: automatic checkpoints stand down, quietly (a hook
+    // never troubles the agent).
+    if crate::app::settings::paused(&layout).is_some() {
+        return Ok(Recorded::default());
+    }
     let sessions = Sessions::lock(&layout)?;
     let mut known = sessions.get(agent, &event.session_id)?;
     let mut claimed = false;

@@ -8,8 +8,13 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointArgs {
-    /// What the checkpoint is for (shown by list_checkpoints).
+    /// What the checkpoint is for (shown by list_checkpoints; one line, at
+    /// most 4096 bytes).
     pub label: String,
+    /// A longer note: why, what to check before going back (at most 4096
+    /// bytes).
+    #[serde(default)]
+    pub note: Option<String>,
     /// Only rescan these files or directories (relative to the project
     /// root); default: the whole project.
     #[serde(default)]
@@ -131,6 +136,20 @@ pub struct RevertArgs {
     /// is written: the answer is the plan and a token.
     #[serde(default)]
     pub confirm_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelArgs {
+    /// The checkpoint (an entryId from list_checkpoints).
+    pub entry_id: String,
+    /// Its new label (one line, at most 4096 bytes); "" removes it;
+    /// absent keeps it.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Its new note (at most 4096 bytes); "" removes it; absent keeps it.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

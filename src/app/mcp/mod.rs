@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rewind::engine::api::{
-    FileBlameParams, FileDiffParams, FileHistoryParams, ListCheckpointsParams, Point,
-    RestoreFilesParams, RevertParams, SnapshotKind, SnapshotParams, UndoParams,
+    AnnotateParams, CheckpointParams, FileBlameParams, FileDiffParams, FileHistoryParams,
+    ListCheckpointsParams, Point, RestoreFilesParams, RevertParams, TextEdit, UndoParams,
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
@@ -53,19 +53,32 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Serve MCP on stdin/stdout until the client closes it.
 pub fn run(at: Location) -> Result<()> {
     // Resume the newest session (recording edits made since as `outside`)
-    // or start one with its baseline; then let go of it until a call.
-    let engine = crate::app::project::open_or_start(&at, false)?;
-    tracing::info!(
-        session = %engine.session_file().display(),
-        root = %engine.project_root().display(),
-        "rewind mcp: serving"
-    );
-    let at = Location {
-        cwd: Some(engine.project_root().to_path_buf()),
-        store: Some(engine.store().layout().root().to_path_buf()),
-        session: at.session,
+    // or start one with its baseline; then let go of it until a call. While
+    // automatic checkpoints are paused (`rewind pause`) that automatic
+    // checkpoint is not taken: the tools answer from the session as it is.
+    let (root, store) = crate::app::project::project_and_store(&at)?;
+    let at = if let Some(p) = crate::app::settings::paused(&rewind::store::Layout::new(&store)) {
+        tracing::info!(root = %root.display(), "rewind mcp: serving; {}", p.describe());
+        Location {
+            cwd: Some(root),
+            store: Some(store),
+            session: at.session,
+        }
+    } else {
+        let engine = crate::app::project::open_or_start(&at, false)?;
+        tracing::info!(
+            session = %engine.session_file().display(),
+            root = %engine.project_root().display(),
+            "rewind mcp: serving"
+        );
+        let at = Location {
+            cwd: Some(engine.project_root().to_path_buf()),
+            store: Some(engine.store().layout().root().to_path_buf()),
+            session: at.session,
+        };
+        drop(engine);
+        at
     };
-    drop(engine);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -157,7 +170,7 @@ impl RewindMcp {
 #[tool_router]
 impl RewindMcp {
     #[tool(
-        description = "Record a manual checkpoint of the project's files now, with a label. Writes only to rewind's store, never to the project. Returns the new checkpoint's entryId and treeHash and which files changed since the previous checkpoint.",
+        description = "Record a manual checkpoint of the project's files now, with a label and an optional note. Writes only to rewind's store, never to the project. It takes no turn number, and is recorded even while automatic checkpoints are paused (`rewind pause`); a session keeps at most 50 (a setting), after which `label` an existing checkpoint instead. Returns the new checkpoint's entryId and treeHash, which files changed since the previous checkpoint, the files and bytes it holds and the git branch and HEAD.",
         annotations(
             title = "Create a checkpoint",
             read_only_hint = false,
@@ -172,25 +185,108 @@ impl RewindMcp {
     ) -> Result<CallToolResult, ErrorData> {
         self.call(Access::Write, move |engine| {
             let paths = FromWire::from_wire(args.paths).map_err(mcp_error)?;
+            let max_manual = crate::app::settings::max_manual(engine.store().layout())
+                .map_err(|e| internal(format!("{e:#}")))?;
             let r = engine
-                .snapshot(SnapshotParams {
-                    kind: Some(SnapshotKind::Manual),
+                .checkpoint(CheckpointParams {
                     label: Some(args.label.clone()),
+                    note: args.note,
                     paths,
-                    force: Some(true),
-                    ..Default::default()
+                    max_manual,
+                })
+                .map_err(mcp_error)?;
+            let s = &r.snapshot;
+            let mut text = format!(
+                "checkpoint {} \"{}\" (tree {}): {} added, {} modified, {} deleted since the previous checkpoint; it holds {} file(s), {} byte(s); manual checkpoint {} of {} in this session",
+                s.entry_id.as_ref().map_or("(none)", EntryId::as_str),
+                args.label,
+                s.tree_hash,
+                s.diff.added.len(),
+                s.diff.modified.len(),
+                s.diff.deleted.len(),
+                r.files,
+                r.bytes,
+                r.manual_count,
+                r.max_manual
+            );
+            if let Some(g) = &s.git {
+                text.push_str(&format!(
+                    "; git branch {} at {}",
+                    g.branch.as_deref().unwrap_or("(detached)"),
+                    g.head.as_deref().unwrap_or("(no commit)")
+                ));
+            }
+            for line in crate::app::unprotected::lines(&s.stats.untracked) {
+                text.push_str(&format!("\nleft out: {line}"));
+            }
+            let mut v = to_value(s)?;
+            v["files"] = json!(r.files);
+            v["bytes"] = json!(r.bytes);
+            v["manualCount"] = json!(r.manual_count);
+            v["maxManual"] = json!(r.max_manual);
+            Ok(answer(text, v))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Set a checkpoint's label and/or note, changing only what is given: a label given keeps the note, a note given keeps the label; \"\" removes one. Writes only to rewind's store. Use it instead of a new checkpoint to name a moment that already has one.",
+        annotations(
+            title = "Label a checkpoint",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn label(
+        &self,
+        Parameters(args): Parameters<LabelArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call(Access::Write, move |engine| {
+            let edit = |t: Option<String>| match t {
+                None => TextEdit::Keep,
+                Some(t) if t.is_empty() => TextEdit::Clear,
+                Some(t) => TextEdit::Set(t),
+            };
+            let (label, note) = (edit(args.label), edit(args.note));
+            if label == TextEdit::Keep && note == TextEdit::Keep {
+                return Err(ErrorData::invalid_params(
+                    "give a label, a note, or both (\"\" removes one)",
+                    None,
+                ));
+            }
+            let r = engine
+                .annotate(AnnotateParams {
+                    target_id: EntryId::from_input(args.entry_id.as_str()),
+                    label,
+                    note,
                 })
                 .map_err(mcp_error)?;
             let text = format!(
-                "checkpoint {} \"{}\" (tree {}): {} added, {} modified, {} deleted since the previous checkpoint",
-                r.entry_id.as_ref().map_or("(none)", EntryId::as_str),
-                args.label,
-                r.tree_hash,
-                r.diff.added.len(),
-                r.diff.modified.len(),
-                r.diff.deleted.len()
+                "checkpoint {}: label {}, note {}{}",
+                args.entry_id,
+                r.label
+                    .as_deref()
+                    .map_or("(none)".into(), |l| format!("{l:?}")),
+                r.note
+                    .as_deref()
+                    .map_or("(none)".into(), |n| format!("{n:?}")),
+                if r.entry_id.is_none() {
+                    " (unchanged)"
+                } else {
+                    ""
+                }
             );
-            Ok(answer(text, to_value(&r)?))
+            Ok(answer(
+                text,
+                json!({
+                    "entryId": args.entry_id,
+                    "label": r.label,
+                    "note": r.note,
+                    "changed": r.entry_id.is_some(),
+                }),
+            ))
         })
         .await
     }
@@ -607,7 +703,7 @@ impl RewindMcp {
 impl ServerHandler for RewindMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "rewind: checkpoints of this project's files. Read-only tools: list_checkpoints, changed_files, diff, file_history. `checkpoint` records a checkpoint (writes only rewind's store). `restore`, `undo` and `revert` change files in two steps: the first call returns the plan and a confirmToken, writing nothing; only a second call with that token, while the plan still holds, writes.",
+            "rewind: checkpoints of this project's files. Read-only tools: list_checkpoints, changed_files, diff, file_history. `checkpoint` records a checkpoint and `label` names or annotates one (both write only rewind's store). `restore`, `undo` and `revert` change files in two steps: the first call returns the plan and a confirmToken, writing nothing; only a second call with that token, while the plan still holds, writes.",
         )
     }
 }

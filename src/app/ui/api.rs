@@ -19,8 +19,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use rewind::engine::api::{
-    LabelParams, NavigateTreeParams, RestoreFilesParams, RevertAction, RevertParams, RevertResult,
-    UndoParams,
+    AnnotateParams, CheckpointParams, NavigateTreeParams, RestoreFilesParams, RevertAction,
+    RevertParams, RevertResult, TextEdit, UndoParams,
 };
 use rewind::engine::{Engine, EngineError};
 use rewind::server::convert::{to_json, FromWire, ToWire};
@@ -43,8 +43,17 @@ use crate::app::two_step::{self, Step};
 /// sidecar holds it for good, and the page says so.
 pub(super) const LOCK_WAIT: Duration = Duration::from_secs(3);
 
-/// The writes the page may ask for.
-const WRITES: [&str; 5] = ["restore_files", "undo", "navigate_tree", "label", "revert"];
+/// The writes the page may ask for. `checkpoint` (the toolbar's "Create
+/// checkpoint") writes only the store and is one step; `label` changes only
+/// the texts it is given (`Engine::annotate`).
+const WRITES: [&str; 6] = [
+    "restore_files",
+    "undo",
+    "navigate_tree",
+    "label",
+    "revert",
+    "checkpoint",
+];
 
 pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
     Router::new()
@@ -52,6 +61,7 @@ pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
         .route("/assets/{*path}", get(asset))
         .route("/api/info", get(info))
         .route("/api/sessions", get(sessions))
+        .route("/api/protection", get(protection))
         .route("/api/events", get(live))
         .route("/api/rpc", post(rpc))
         .route("/api/write", post(write))
@@ -214,6 +224,36 @@ async fn info(State((ui, _)): AppState) -> Result<Json<Value>, ApiError> {
             .as_ref()
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy()),
+    })))
+}
+
+/// What the page says about protection (its status banner and the
+/// "not protected" list): whether automatic checkpoints are paused, and
+/// what the session's latest checkpoint left out, with why and how to
+/// include each (`app/unprotected.rs`, as `rewind status` says it).
+async fn protection(
+    State((ui, _)): AppState,
+    Query(q): Query<SessionQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let at = ui.location(q.session.as_deref())?;
+    let layout = Layout::new(ui.at.store.as_deref().unwrap_or(std::path::Path::new(".")));
+    let paused = crate::app::settings::paused(&layout);
+    let (latest, left_out) = blocking(move || {
+        let mut engine = project::open(&at, Access::Read, LOCK_WAIT)?;
+        let latest = crate::app::points::path_checkpoints(&engine)?
+            .pop()
+            .map(|c| c.entry_id);
+        let left_out = match &latest {
+            Some(id) => engine.left_out(id)?,
+            None => Vec::new(),
+        };
+        Ok::<_, ApiError>((latest, left_out))
+    })
+    .await?;
+    Ok(Json(json!({
+        "paused": paused.as_ref().map(|p| json!({ "since": p.since, "text": p.describe() })),
+        "latestEntryId": latest.as_ref().map(EntryId::as_str),
+        "leftOut": crate::app::unprotected::rows(&left_out),
     })))
 }
 
@@ -438,6 +478,14 @@ async fn write(State((ui, _)): AppState, body: Bytes) -> Result<Response, ApiErr
         ));
     }
     let _turn = ui.write_turn.lock().await;
+    if method == "checkpoint" {
+        let body = blocking(move || {
+            let mut engine = project::open(&at, Access::Write, LOCK_WAIT)?;
+            checkpoint(&mut engine, &params)
+        })
+        .await?;
+        return Ok((StatusCode::OK, Json(body)).into_response());
+    }
     let (status, body) = blocking(move || {
         let mut engine = project::open(&at, Access::Write, LOCK_WAIT)?;
         let (status, mut body) = match (conversation, &token) {
@@ -541,12 +589,18 @@ fn write_step(
             answer(step, revert_files)
         }
         "label" => {
-            let p: LabelParams = typed::<wire::LabelParams, _>(&params)?;
+            let p = annotation(&params)?;
             let step = two_step::two_step(engine, op.clone(), token, |e, preview| {
                 if preview {
                     Ok(op.clone())
                 } else {
-                    e.label(p.clone()).map(|r| to_json(&r).unwrap_or_default())
+                    e.annotate(p.clone()).map(|r| {
+                        json!({
+                            "entryId": r.entry_id.as_ref().map(EntryId::as_str),
+                            "label": r.label,
+                            "note": r.note,
+                        })
+                    })
                 }
             })?;
             answer(step, |_| Vec::new())
@@ -558,6 +612,60 @@ fn write_step(
         }
     };
     Ok(answer)
+}
+
+/// A `label` write's params: `targetId`, and `label` and `note` each
+/// absent (kept as it is), null or "" (removed), or the new text. The page
+/// sends only what the person changed, so editing a note never touches the
+/// label (issue 38: it used to save `"label": null` and lose both).
+fn annotation(params: &Value) -> Result<AnnotateParams, ApiError> {
+    let target = params
+        .get("targetId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::bad("label needs a targetId (a checkpoint's entry id)"))?;
+    let edit = |key: &str| match params.get(key) {
+        None => Ok(TextEdit::Keep),
+        Some(Value::Null) => Ok(TextEdit::Clear),
+        Some(Value::String(t)) if t.is_empty() => Ok(TextEdit::Clear),
+        Some(Value::String(t)) => Ok(TextEdit::Set(t.clone())),
+        Some(_) => Err(ApiError::bad(format!("{key} must be a string or null"))),
+    };
+    Ok(AnnotateParams {
+        target_id: EntryId::from_input(target),
+        label: edit("label")?,
+        note: edit("note")?,
+    })
+}
+
+/// The toolbar's "Create checkpoint": `{label?, note?}`, recorded at once
+/// (it writes only the store), answered with what it captured.
+fn checkpoint(engine: &mut Engine, params: &Value) -> Result<Value, ApiError> {
+    let text = |key: &str| match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(t)) if t.trim().is_empty() => Ok(None),
+        Some(Value::String(t)) => Ok(Some(t.clone())),
+        Some(_) => Err(ApiError::bad(format!("{key} must be a string"))),
+    };
+    let max_manual = crate::app::settings::max_manual(engine.store().layout()).map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            codes::INTERNAL_ERROR,
+            format!("{e:#}"),
+        )
+    })?;
+    let r = engine.checkpoint(CheckpointParams {
+        label: text("label")?,
+        note: text("note")?,
+        paths: None,
+        max_manual,
+    })?;
+    let mut result = to_json(&r.snapshot).unwrap_or_default();
+    result["files"] = json!(r.files);
+    result["bytes"] = json!(r.bytes);
+    result["manualCount"] = json!(r.manual_count);
+    result["maxManual"] = json!(r.max_manual);
+    result["leftOut"] = json!(crate::app::unprotected::rows(&r.snapshot.stats.untracked));
+    Ok(json!({ "executed": true, "result": result }))
 }
 
 /// A revert plan's per-file actions (`write`, `delete`, or `keep` for a

@@ -138,6 +138,68 @@ pub struct EntryIdResult {
     pub entry_id: EntryId,
 }
 
+// ------------------------------------------------ annotate and checkpoint
+// A person's side of checkpoints (docs/architecture.md "Annotations"): not
+// protocol methods; the CLI, MCP and the page call them.
+
+/// What an annotation does to one of its two texts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TextEdit {
+    /// Leave it as it is.
+    #[default]
+    Keep,
+    Set(String),
+    Clear,
+}
+
+#[derive(Debug, Clone)]
+pub struct AnnotateParams {
+    /// A checkpoint (a step-snapshot or an unrevert-point).
+    pub target_id: EntryId,
+    pub label: TextEdit,
+    pub note: TextEdit,
+}
+
+#[derive(Debug, Clone)]
+pub struct AnnotateResult {
+    /// The `label` entry appended; `None` when the annotation was already
+    /// so (nothing appended).
+    pub entry_id: Option<EntryId>,
+    /// The checkpoint's label and note as they read now.
+    pub label: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointParams {
+    pub label: Option<String>,
+    pub note: Option<String>,
+    /// Only these may have changed (as `SnapshotParams::paths`).
+    pub paths: Option<Vec<RepoPath>>,
+    /// The most manual checkpoints a session holds (the store's setting;
+    /// `None`: [`DEFAULT_MAX_MANUAL`]).
+    pub max_manual: Option<u64>,
+}
+
+/// How many manual checkpoints a session holds unless the store's settings
+/// say otherwise.
+pub const DEFAULT_MAX_MANUAL: u64 = 50;
+
+/// The longest label or note, in bytes.
+pub const MAX_ANNOTATION_BYTES: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct CheckpointResult {
+    pub snapshot: SnapshotResult,
+    /// The files and bytes the checkpoint holds (captured ones).
+    pub files: u64,
+    pub bytes: u64,
+    /// Manual checkpoints in the session now, this one included, and the
+    /// most it may hold.
+    pub manual_count: u64,
+    pub max_manual: u64,
+}
+
 // --------------------------------------------------------------- stage_files
 
 #[derive(Debug, Clone)]

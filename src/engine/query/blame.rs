@@ -277,7 +277,7 @@ pub(crate) fn get_file_blame(engine: &mut Engine, p: FileBlameParams) -> Result<
                 entry_id: entry.map(|e| e.id.clone()),
                 turn_index: entry.map_or(0, turn_of),
                 kind: entry.map_or(CheckpointKind::Working, kind_of),
-                label: entry.and_then(|e| label_for(index, e)),
+                label: entry.and_then(|e| label_for(index, e, engine.working_copy.root())),
                 timestamp: entry.map(|e| e.timestamp.clone()),
                 text: line.trim_end_matches(['\n', '\r']).to_string(),
             }

@@ -10,8 +10,8 @@ use crate::engine::api::{
     ModifiedFile, ModifiedFilesResult, RangeParams, Scope, StatsResult, StatusFile, StatusResult,
 };
 use crate::engine::{
-    approved_tree, diff_of, kind_of, label_for, result_path, tree_of, turn_of, Engine, EngineError,
-    Point, Result,
+    approved_tree, diff_of, kind_of, label_for, note_for, result_path, tree_of, turn_of, Engine,
+    EngineError, Point, Result,
 };
 use crate::session::records::StepSnapshot;
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
@@ -399,7 +399,7 @@ pub(crate) fn get_file_history(
             entry_id: e.id.clone(),
             turn_index: turn_of(e),
             kind: kind_of(e),
-            label: label_for(index, e),
+            label: label_for(index, e, engine.working_copy.root()),
             timestamp: e.timestamp.clone(),
             status,
             reason,
@@ -423,8 +423,8 @@ pub(crate) fn list_checkpoints(
     let query = p.query.map(|q| q.to_lowercase());
     let mut checkpoints = Vec::new();
     for e in entries.into_iter().filter(|e| e.is_tree_recording()) {
-        let label = label_for(index, e);
-        let note = index.label_of(&e.id).and_then(|(_, n)| n);
+        let label = label_for(index, e, engine.working_copy.root());
+        let note = note_for(index, e);
         if let Some(q) = &query {
             let hit = |s: &Option<String>| s.as_ref().is_some_and(|s| s.to_lowercase().contains(q));
             if !hit(&label) && !hit(&note) {

@@ -156,7 +156,7 @@ pub(crate) fn get_tree(engine: &Engine) -> Result<GetTreeResult> {
             parent_id: e.parent_id.clone(),
             entry_type: e.entry_type.clone(),
             custom_type: e.custom_type.clone(),
-            label: crate::engine::label_for(index, e),
+            label: crate::engine::label_for(index, e, engine.working_copy.root()),
             timestamp: e.timestamp.clone(),
         })
         .collect();

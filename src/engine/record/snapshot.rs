@@ -19,6 +19,8 @@ use crate::working_copy::{GitState, Untracked, UntrackedReason, WorkingState};
 pub(crate) struct SnapshotSpec {
     pub kind: CheckpointKind,
     pub label: Option<String>,
+    /// A person's note (a manual checkpoint's).
+    pub note: Option<String>,
     pub scope: Option<Vec<RepoPath>>,
     pub tool: Option<ToolInfo>,
     pub parent: Option<EntryId>,
@@ -40,6 +42,7 @@ impl SnapshotSpec {
         SnapshotSpec {
             kind,
             label: None,
+            note: None,
             scope: None,
             tool: None,
             parent,
@@ -144,6 +147,7 @@ impl Engine {
             turn_index,
             kind: Some(spec.kind.as_str().to_string()),
             label: spec.label.clone(),
+            note: spec.note.clone(),
             stats: records::Stats {
                 files_scanned: stats.files_scanned,
                 files_hashed: stats.files_hashed,
@@ -297,6 +301,7 @@ pub(crate) fn snapshot_with_conversation(
     engine.record_snapshot(SnapshotSpec {
         kind: kind.into(),
         label: p.label,
+        note: None,
         scope,
         tool: p.tool,
         parent,

@@ -277,8 +277,7 @@ function selectCheckpoint(id) {
   for (const [k, v] of facts) dl.append(el('dt', { text: k }), el('dd', { text: v }));
   $('cp-revert').disabled = c.kind === 'baseline';
   $('cp-revert').title = c.kind === 'baseline' ? 'the baseline records the project as rewind found it: nothing to revert' : 'take this checkpoint\'s changes out of the working directory, keeping later ones (plan first)';
-  $('label-input').value = c.label && c.kind === 'manual' ? c.label : '';
-  $('note-input').value = c.note || '';
+  fillLabelForm(c);
   // A click compares the checkpoint with the working directory, unless both
   // points were picked by hand.
   if (!state.pinned) setPoints(id, '@working');
@@ -758,7 +757,7 @@ function showPlan(method, params, title, body, stale, conversation) {
   $('plan-confirm').disabled = refused;
   $('plan-dialog').querySelector('.dialog').classList.toggle('wide', revert || !!hunkTarget(method, params));
   let summary;
-  if (method === 'label') summary = `Set label "${params.label || ''}" and note "${params.note || ''}" on ${shortId(params.targetId)}.`;
+  if (method === 'label') summary = labelSummary(params);
   else if (body.conversationOnly) summary = 'No file is written: the agent\'s conversation is forked as it was at this checkpoint, in a new session (the original is unchanged).';
   else {
     summary = `${writes} file(s) to write, ${deletes} to delete, ${files.length - writes - deletes} kept.`;
@@ -768,6 +767,7 @@ function showPlan(method, params, title, body, stale, conversation) {
       : ' The current state is checkpointed first, so Undo can put it back.';
   }
   $('plan-summary').textContent = summary;
+  showPlanTarget(method, params);
   const table = $('plan-files');
   const cols = revert ? ['action', 'file', 'status', 'reason'] : ['action', 'file'];
   table.querySelector('thead').replaceChildren(el('tr', {}, ...cols.map((c) => el('th', { text: c }))));
@@ -919,9 +919,119 @@ async function confirmPlan() {
   await refresh();
 }
 
+// ---- a person's checkpoints: the toolbar's "Create checkpoint", the label
+// form, the paused badge and what is not protected ------------------------------
+
+// The edit form opens with the checkpoint's label and note as they read now,
+// and remembers them: a save sends only what the person changed, so editing
+// the note of an automatic checkpoint keeps its label (and the reverse).
+function fillLabelForm(c) {
+  const form = $('label-form');
+  form.dataset.target = c.entryId;
+  form.dataset.label = c.label || '';
+  form.dataset.note = c.note || '';
+  $('label-input').value = c.label || '';
+  $('note-input').value = c.note || '';
+}
+
+function submitLabelForm(ev) {
+  ev.preventDefault();
+  const form = $('label-form');
+  if (!state.selected || form.dataset.target !== state.selected) return;
+  const params = { targetId: state.selected };
+  const label = $('label-input').value.trim();
+  const note = $('note-input').value.trim();
+  // Absent: kept as it is; null: removed; a string: the new text.
+  if (label !== form.dataset.label.trim()) params.label = label || null;
+  if (note !== form.dataset.note.trim()) params.note = note || null;
+  if (!('label' in params) && !('note' in params)) { toast('Nothing changed.'); return; }
+  startWrite('label', params, 'Label and note');
+}
+
+function labelSummary(params) {
+  const what = (key) => !(key in params) ? null
+    : params[key] === null ? `remove the ${key}` : `set the ${key} to "${params[key]}"`;
+  const parts = [what('label'), what('note')].filter(Boolean);
+  const kept = !('label' in params) ? ' The label stays as it is.' : !('note' in params) ? ' The note stays as it is.' : '';
+  return `On ${shortId(params.targetId)}: ${parts.join(' and ')}.${kept}`;
+}
+
+// The checkpoint a restore, navigation or revert goes to, with its label and
+// note, above the plan: what the person named it is what they recognise.
+function showPlanTarget(method, params) {
+  const box = $('plan-target');
+  const id = method === 'restore_files' ? params.targetEntryId
+    : method === 'navigate_tree' ? params.targetId
+      : method === 'revert' ? params.entryId : null;
+  const c = id ? state.byId.get(id) : null;
+  box.hidden = !c;
+  if (!c) { box.replaceChildren(); return; }
+  box.replaceChildren(
+    el('span', { text: `${c.kind} · turn ${c.turnIndex} · ${shortId(c.entryId)} · ` }),
+    el('b', { class: 'target-label', text: c.label || '(no label)' }),
+    c.note ? el('span', { class: 'target-note', text: ` — ${c.note}` }) : null);
+}
+
+function openCheckpointDialog() {
+  $('checkpoint-name').value = '';
+  $('checkpoint-note').value = '';
+  $('checkpoint-dialog').hidden = false;
+  $('checkpoint-name').focus();
+}
+
+function closeCheckpointDialog() { $('checkpoint-dialog').hidden = true; }
+
+function wireCheckpointDialog() {
+  $('checkpoint-btn').addEventListener('click', openCheckpointDialog);
+  $('checkpoint-cancel').addEventListener('click', closeCheckpointDialog);
+  $('checkpoint-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const label = $('checkpoint-name').value.trim();
+    const note = $('checkpoint-note').value.trim();
+    $('checkpoint-create').disabled = true;
+    let r;
+    try { r = await write('checkpoint', { label: label || null, note: note || null }); }
+    catch (e) { showError(e); return; }
+    finally { $('checkpoint-create').disabled = false; }
+    closeCheckpointDialog();
+    toast(capturedText(r.body.result || {}), 'long');
+    await refresh();
+  });
+}
+
+// What a checkpoint captured, as `rewind checkpoint` says it.
+function capturedText(res) {
+  const d = res.diff || {};
+  const n = (k) => (d[k] || []).length;
+  let t = `Checkpoint ${shortId(res.entryId)} (manual ${res.manualCount} of ${res.maxManual}): captured ${res.files} file(s), ${res.bytes} byte(s); since the previous checkpoint +${n('added')} ~${n('modified')} -${n('deleted')}.`;
+  if (res.git) t += ` git: ${res.git.branch || '(detached)'} at ${(res.git.head || '').slice(0, 12) || '(no commit)'}.`;
+  if ((res.leftOut || []).length) t += ` Left out: ${res.leftOut.map((u) => `${u.path} (${u.reason})`).join(', ')}.`;
+  return t;
+}
+
+// Paused automatic checkpoints, and what the latest checkpoint left out.
+async function loadProtection() {
+  let p;
+  const q = state.session ? `?session=${encodeURIComponent(state.session)}` : '';
+  try { p = await getJson(`/api/protection${q}`); } catch (e) { return; }
+  const badge = $('paused-badge');
+  badge.hidden = !p.paused;
+  badge.textContent = p.paused ? p.paused.text : '';
+  const list = $('unprotected-list');
+  list.replaceChildren();
+  for (const u of p.leftOut || []) {
+    list.append(el('li', { 'data-path': u.path },
+      el('span', { class: 'path', text: u.path }), ' ',
+      el('span', { class: 'why', text: `(${u.reason}): ${u.advice}` })));
+  }
+  $('unprotected').hidden = !(p.leftOut || []).length;
+  $('unprotected-count').textContent = `${(p.leftOut || []).length} path(s)`;
+}
+
 // ---- refresh and live updates ----------------------------------------------------
 
 async function refresh() {
+  loadProtection();
   try {
     await loadTimeline();
     if (state.selected && state.byId.has(state.selected)) {
@@ -993,17 +1103,14 @@ function wire() {
     if (files.length && state.a) startWrite('restore_files', { targetEntryId: state.a, files }, `Restore ${files.length} file(s) to ${pointName(state.a)}`);
   });
   $('undo-btn').addEventListener('click', () => startWrite('undo', {}, 'Undo the last restore'));
-  $('label-form').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const label = $('label-input').value.trim();
-    const note = $('note-input').value.trim();
-    if (state.selected) startWrite('label', { targetId: state.selected, label: label || null, note: note || null }, 'Label and note');
-  });
+  $('label-form').addEventListener('submit', submitLabelForm);
+  wireCheckpointDialog();
   $('plan-confirm').addEventListener('click', confirmPlan);
   $('plan-cancel').addEventListener('click', closePlan);
   document.addEventListener('keydown', (ev) => {
     const typing = ev.target instanceof HTMLInputElement && ev.target.type !== 'checkbox';
     if (!$('plan-dialog').hidden) { if (ev.key === 'Escape') closePlan(); return; }
+    if (!$('checkpoint-dialog').hidden) { if (ev.key === 'Escape') closeCheckpointDialog(); return; }
     if (typing) { if (ev.key === 'Escape') ev.target.blur(); return; }
     if (ev.key === 'j' || ev.key === 'ArrowDown') { ev.preventDefault(); openFile(state.fileIndex + 1); }
     else if (ev.key === 'k' || ev.key === 'ArrowUp') { ev.preventDefault(); openFile(state.fileIndex - 1); }
@@ -1020,6 +1127,7 @@ async function main() {
     await loadSessions();
     await loadTimeline();
     await setPoints(state.initial, '@working');
+    await loadProtection();
     document.body.dataset.ready = 'true';
   } catch (e) { showError(e); }
   listen();

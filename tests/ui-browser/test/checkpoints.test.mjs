@@ -1,0 +1,189 @@
+// A person's side of checkpoints in the page (issue 38): "Create checkpoint"
+// in the toolbar with a name and a note, the label form on an automatic
+// checkpoint (editing its note keeps its label), the paused badge after
+// `rewind pause`, and the files the latest checkpoint left out. Its own
+// project, store and server, beside ui.test.mjs's.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../../..');
+const bin = process.env.REWIND_BIN || path.join(repo, 'target/debug/rewind');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-cp-'));
+const project = path.join(tmp, 'project');
+const store = path.join(tmp, 'store');
+const env = { ...process.env, REWIND_HOME: path.join(tmp, 'home'), RUST_LOG: 'warn' };
+const at = ['--cwd', project, '--store', store];
+
+let server;
+let url;
+let origin;
+let secret;
+let context;
+let page;
+
+function cli(...args) {
+  return execFileSync(bin, [...args, ...at], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function api(urlPath, payload) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(urlPath, origin);
+    const body = JSON.stringify(payload);
+    const req = http.request({
+      method: 'POST', host: '127.0.0.1', port: u.port, path: u.pathname,
+      headers: { 'content-type': 'application/json', 'x-rewind-token': secret },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    req.on('error', reject);
+    req.write(body);
+    req.end();
+  });
+}
+
+async function checkpoints() {
+  const r = await api('/api/rpc', { jsonrpc: '2.0', id: 1, method: 'list_checkpoints', params: { scope: 'all' } });
+  assert.equal(r.status, 200);
+  return r.json.result.checkpoints;
+}
+
+before(async () => {
+  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(project, 'src/app.py'), 'print("hi")\n');
+  // Over the 16 MiB size cap: left out of every checkpoint.
+  fs.writeFileSync(path.join(project, 'big.bin'), Buffer.alloc(17 * 1024 * 1024, 1));
+  const script = path.join(tmp, 'edit.mjs');
+  fs.writeFileSync(script, "import fs from 'node:fs';\nfs.writeFileSync('src/app.py', 'print(\"hello\")\\n');\n");
+  // One automatic turn: a prompt-like checkpoint and a turn checkpoint.
+  execFileSync(bin, ['run', ...at, '--', process.execPath, script], { env, stdio: 'pipe' });
+
+  server = spawn(bin, ['ui', ...at, '--no-open', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  url = await new Promise((resolve, reject) => {
+    let buf = '';
+    server.stdout.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl).trim());
+    });
+    server.on('exit', (code) => reject(new Error(`rewind ui exited ${code}`)));
+    setTimeout(() => reject(new Error('no URL printed')), 20000);
+  });
+  const u = new URL(url);
+  origin = u.origin;
+  secret = u.searchParams.get('token');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-cp-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1400, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = context.pages()[0] || await context.newPage();
+  page.on('pageerror', (e) => { throw e; });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (server) server.kill();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('"Create checkpoint" records one with its name and note, and says what it captured', async () => {
+  const before = await checkpoints();
+  await page.locator('#checkpoint-btn').click();
+  await page.waitForSelector('#checkpoint-dialog:not([hidden])');
+  await page.fill('#checkpoint-name', 'before the refactor');
+  await page.fill('#checkpoint-note', 'tests pass here');
+  await page.locator('#checkpoint-create').click();
+  await page.waitForSelector('#checkpoint-dialog[hidden]', { state: 'attached' });
+  await page.waitForFunction(() => /Checkpoint \w+ \(manual 1 of 50\): captured 1 file\(s\)/.test(document.querySelector('#toast').textContent));
+  const toast = await page.locator('#toast').innerText();
+  assert.match(toast, /Left out: big\.bin \(tooLarge\)/);
+  const after = await checkpoints();
+  assert.equal(after.length, before.length + 1);
+  const made = after[after.length - 1];
+  assert.equal(made.kind, 'manual');
+  assert.equal(made.label, 'before the refactor');
+  assert.equal(made.note, 'tests pass here');
+  // No turn number of its own: the turn of the checkpoint above it.
+  assert.equal(made.turnIndex, before[before.length - 1].turnIndex);
+  await page.waitForSelector(`#timeline li.cp[data-id="${made.entryId}"]`);
+  assert.match(await page.locator(`#timeline li.cp[data-id="${made.entryId}"]`).innerText(), /before the refactor/);
+});
+
+test('editing the note of an automatic checkpoint keeps its label', async () => {
+  const turn = (await checkpoints()).find((c) => c.kind === 'turn');
+  // A label someone set on it before (the page, `rewind label`, a host).
+  cli('label', turn.entryId, 'keep me');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  await page.locator(`#timeline li.cp[data-id="${turn.entryId}"] .label`).click();
+  // The form opens with the current label and note.
+  assert.equal(await page.inputValue('#label-input'), 'keep me');
+  assert.equal(await page.inputValue('#note-input'), '');
+  await page.fill('#note-input', 'checked by hand');
+  await page.locator('#label-form button[type=submit]').click();
+  await page.waitForSelector('#plan-dialog:not([hidden])');
+  assert.match(await page.locator('#plan-summary').innerText(), /set the note to "checked by hand"\. The label stays as it is\./);
+  await page.locator('#plan-confirm').click();
+  await page.waitForFunction(() => /Saved/.test(document.querySelector('#toast').textContent));
+  const now = (await checkpoints()).find((c) => c.entryId === turn.entryId);
+  assert.equal(now.label, 'keep me', 'the label survives a note edit');
+  assert.equal(now.note, 'checked by hand');
+  // And the label edited alone keeps the note.
+  await page.locator(`#timeline li.cp[data-id="${turn.entryId}"] .label`).click();
+  assert.equal(await page.inputValue('#note-input'), 'checked by hand');
+  await page.fill('#label-input', 'renamed');
+  await page.locator('#label-form button[type=submit]').click();
+  await page.waitForSelector('#plan-dialog:not([hidden])');
+  await page.locator('#plan-confirm').click();
+  await page.waitForFunction(() => /Saved/.test(document.querySelector('#toast').textContent));
+  const again = (await checkpoints()).find((c) => c.entryId === turn.entryId);
+  assert.equal(again.label, 'renamed');
+  assert.equal(again.note, 'checked by hand', 'the note survives a label edit');
+});
+
+test('a restore plan shows the label and note of its checkpoint', async () => {
+  const turn = (await checkpoints()).find((c) => c.kind === 'turn');
+  await page.locator(`#timeline li.cp[data-id="${turn.entryId}"] .label`).click();
+  await page.locator('#cp-restore').click();
+  await page.waitForSelector('#plan-dialog:not([hidden])');
+  const target = await page.locator('#plan-target').innerText();
+  assert.match(target, /renamed — checked by hand/);
+  await page.locator('#plan-cancel').click();
+});
+
+test('the page says when automatic checkpoints are paused, and what is not protected', async () => {
+  assert.equal(await page.locator('#paused-badge').isHidden(), true);
+  cli('pause');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  await page.waitForSelector('#paused-badge:not([hidden])');
+  assert.match(await page.locator('#paused-badge').innerText(), /paused since \d{4}-\d\d-\d\dT/);
+  const list = await page.locator('#unprotected-list').innerText();
+  assert.match(list, /big\.bin \(tooLarge\): over the size cap/);
+  // Paused or not, a person's checkpoint is recorded.
+  await page.locator('#checkpoint-btn').click();
+  await page.fill('#checkpoint-name', 'while paused');
+  await page.locator('#checkpoint-create').click();
+  await page.waitForFunction(() => /manual 2 of 50/.test(document.querySelector('#toast').textContent));
+  cli('resume');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  assert.equal(await page.locator('#paused-badge').isHidden(), true);
+});
