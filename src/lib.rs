@@ -10,6 +10,7 @@
 pub mod durability;
 pub mod engine;
 pub mod gc;
+pub mod lock_wait;
 pub mod memory;
 pub mod printable;
 pub mod remote;

@@ -5,7 +5,7 @@
 //! sidecar, hook or terminal command that holds it.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use rewind::engine::{default_store_dir, Engine, EngineConfig, EngineError, ResumeMode, Warm};
@@ -195,15 +195,24 @@ pub(crate) fn open_waiting_warm(
     wait: Duration,
     warm: &mut Option<Warm>,
 ) -> Result<Engine, EngineError> {
-    let start = Instant::now();
-    loop {
-        match Engine::open_warm(config.clone(), warm) {
-            Ok(engine) => return Ok(engine),
-            Err(e) if e.is_locked() && start.elapsed() < wait => {
-                std::thread::sleep(Duration::from_millis(50));
+    let mut locked = None;
+    let opened =
+        rewind::lock_wait::within(wait, Duration::from_millis(50), || match Engine::open_warm(
+            config.clone(),
+            warm,
+        ) {
+            Ok(engine) => Ok(Some(engine)),
+            Err(e) if e.is_locked() => {
+                locked = Some(e);
+                Ok(None)
             }
-            Err(e) => return Err(e),
-        }
+            Err(e) => Err(e),
+        })?;
+    match (opened, locked) {
+        (Some(engine), _) => Ok(engine),
+        (None, Some(e)) => Err(e),
+        // Never so (at least one try is made); one more try says why.
+        (None, None) => Engine::open_warm(config, warm),
     }
 }
 

@@ -408,24 +408,23 @@ fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
     // forked between our open and the holder's close keeps a copy of the
     // descriptor until it execs. So a refusal is retried briefly before it
     // is reported.
-    for attempt in 0..LOCK_ATTEMPTS {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(TryLockError::WouldBlock) if attempt + 1 < LOCK_ATTEMPTS => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(TryLockError::WouldBlock) => break,
-            Err(TryLockError::Error(e)) => {
-                return Err(SessionError::io("lock session file", path, e))
-            }
-        }
-    }
-    Err(SessionError::Locked {
+    let taken =
+        crate::lock_wait::within(
+            LOCK_RETRY,
+            std::time::Duration::from_millis(20),
+            || match file.try_lock() {
+                Ok(()) => Ok(Some(())),
+                Err(TryLockError::WouldBlock) => Ok(None),
+                Err(TryLockError::Error(e)) => Err(SessionError::io("lock session file", path, e)),
+            },
+        )?;
+    taken.ok_or_else(|| SessionError::Locked {
         path: path.to_path_buf(),
     })
 }
 
-const LOCK_ATTEMPTS: u32 = 5;
+/// How long a refusal is retried (five tries, 20 ms apart).
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(80);
 
 /// Reads the whole file: the header, every entry, and what to do about an unterminated
 /// last line. Lines split on `\n` only, one trailing `\r` stripped (pi's JSONL framing);

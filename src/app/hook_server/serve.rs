@@ -236,25 +236,20 @@ fn listen(place: &Place) -> Result<Listening, NotListening> {
         .open(place.lock())
         .with_context(|| format!("opening {}", place.lock().display()))
         .map_err(failed)?;
-    let start = Instant::now();
-    loop {
+    let taken = rewind::lock_wait::within(LOCK_WAIT, Duration::from_millis(50), || {
         match lock.try_lock() {
-            Ok(()) => break,
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(NotListening::Busy(anyhow::anyhow!(
-                    "a hook server already runs for {}",
-                    place.project.display()
-                )))
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(failed(
-                    anyhow::Error::new(e).context("locking the server directory"),
-                ))
-            }
+            Ok(()) => Ok(Some(())),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(failed(
+                anyhow::Error::new(e).context("locking the server directory"),
+            )),
         }
+    })?;
+    if taken.is_none() {
+        return Err(NotListening::Busy(anyhow::anyhow!(
+            "a hook server already runs for {}",
+            place.project.display()
+        )));
     }
     let socket = place.socket();
     // The lock is ours: a socket left here is a dead server's. Anything

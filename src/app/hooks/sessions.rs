@@ -7,7 +7,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
@@ -85,18 +85,15 @@ impl Sessions {
             .write(true)
             .open(&path)
             .map_err(|e| HookError::io("open", &path, e))?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(TryLockError::WouldBlock) => {
-                    return Err(HookError::Busy(LOCK_WAIT.as_secs()));
-                }
-                Err(TryLockError::Error(e)) => return Err(HookError::io("lock", &path, e)),
-            }
+        let taken = rewind::lock_wait::within(LOCK_WAIT, Duration::from_millis(10), || match file
+            .try_lock()
+        {
+            Ok(()) => Ok(Some(())),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(HookError::io("lock", &path, e)),
+        })?;
+        if taken.is_none() {
+            return Err(HookError::Busy(LOCK_WAIT.as_secs()));
         }
         Ok(Sessions { dir, _lock: file })
     }
