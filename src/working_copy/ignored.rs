@@ -246,9 +246,7 @@ pub(super) fn capture_ignored(
         for name in names {
             use std::os::unix::ffi::OsStrExt;
             let name_str = encode_name(name.as_bytes());
-            if crate::store::is_git_dir(&name_str)
-                || name_str.starts_with(super::checkout::TEMP_PREFIX)
-            {
+            if super::never_content(&name_str) {
                 continue;
             }
             let rel = if dir.is_empty() {

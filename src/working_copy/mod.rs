@@ -20,6 +20,14 @@ mod stat_cache;
 mod stat_changes;
 mod watch;
 
+/// Whether a directory entry named `name` is never project content: git's
+/// directory (in any case) or a restore's temp file (a crash can leave one).
+/// The one test the walk, the stat check, the ignored-file count and the
+/// watcher share (docs/architecture.md rule 7).
+pub(crate) fn never_content(name: &str) -> bool {
+    crate::store::is_git_dir(name) || name.starts_with(checkout::TEMP_PREFIX)
+}
+
 pub use checkout::CheckoutError;
 pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use git::is_object_name;

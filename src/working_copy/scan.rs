@@ -522,15 +522,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
             if e.depth() == 0 {
                 return true;
             }
-            if e.file_name().to_str().is_some_and(is_git_dir) {
-                return false;
-            }
-            // A restore's temp file (a crash can leave one) is never project
-            // content.
-            if e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(super::checkout::TEMP_PREFIX))
-            {
+            if e.file_name().to_str().is_some_and(super::never_content) {
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());

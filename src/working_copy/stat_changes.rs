@@ -248,7 +248,7 @@ pub(super) fn since_saved(
                     e.file_name().to_string_lossy().into_owned(),
                 ));
             };
-            if crate::store::is_git_dir(&name) || name.starts_with(super::checkout::TEMP_PREFIX) {
+            if super::never_content(&name) {
                 continue;
             }
             if !known.contains(name.as_str()) {

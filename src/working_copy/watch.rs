@@ -534,7 +534,7 @@ impl Watcher {
                 continue;
             }
             let name = rel.rsplit('/').next().unwrap_or(&rel);
-            if name.starts_with(super::checkout::TEMP_PREFIX) || crate::store::names_git_dir(&rel) {
+            if super::never_content(name) || crate::store::names_git_dir(&rel) {
                 continue;
             }
             if !self.reported_by_a_watch(&rel) {
