@@ -1,0 +1,244 @@
+//! The documentation's examples, run: every ```console block of README.md and docs/*.md
+//! is run by trycmd against the `rewind` binary cargo built, and its output compared with
+//! what the block shows (stdout and stderr together, as a terminal shows them). A block
+//! that drifts from what the binary does fails this test; `TRYCMD=overwrite cargo test
+//! --test docs` writes what the binary printed back into a document run as itself.
+//!
+//! Expected output may use trycmd's wildcards: `[..]` for the rest of a line's variable
+//! part (ids, times, hashes, paths), `...` on a line of its own for any lines, `[CWD]` for
+//! the project directory the commands run in.
+//!
+//! Each document runs in a sandbox of its own: a fresh `REWIND_HOME` (and `HOME`, so no
+//! agent's settings or the user's store are touched) and a small project (`src/main.rs`),
+//! which is the current directory of every command. A document that shows two machines
+//! (docs/remote.md) has its blocks under a heading beginning "On the other machine" run on
+//! a second machine: another `REWIND_HOME` and another copy of the project, in the same
+//! sandbox, beside a `file://` remote directory that both stores know as `origin`. Those
+//! blocks run from a copy of the document in which every other line is blank (so line
+//! numbers stay the document's), and in their commands the placeholder `SESSION_ID` is the
+//! id of the session the first machine recorded, as a person would fill it in.
+//!
+//! Blocks that cannot run here (an agent, a browser, a real cloud, a server that does not
+//! exit) are ```sh or ```text, and are not run.
+
+use std::path::{Path, PathBuf};
+
+/// The heading that moves a document's blocks to the second machine.
+const OTHER_MACHINE: &str = "On the other machine";
+/// Filled in, in the second machine's commands, with the first machine's session id.
+const SESSION_PLACEHOLDER: &str = "SESSION_ID";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Machine {
+    Recording,
+    Other,
+}
+
+/// A ```console block: its lines (0-based, fences included) and the machine it runs on.
+struct Block {
+    first: usize,
+    last: usize,
+    machine: Machine,
+}
+
+/// The ```console blocks of a Markdown text, as trycmd finds them (a fence at the start
+/// of a line; `console,ignore` is not run), each with the machine its heading puts it on.
+fn console_blocks(name: &str, text: &str) -> Vec<Block> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut blocks = Vec::new();
+    let mut other_level: Option<usize> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.starts_with('#') {
+            let level = line.chars().take_while(|c| *c == '#').count();
+            let title = line[level..].trim();
+            if title.starts_with(OTHER_MACHINE) {
+                other_level = Some(level);
+            } else if other_level.is_some_and(|l| level <= l) {
+                other_level = None;
+            }
+        }
+        if let Some(info) = line.strip_prefix("```") {
+            let first = i;
+            let mut last = i + 1;
+            while last < lines.len() && !lines[last].starts_with("```") {
+                last += 1;
+            }
+            let mut info = info.trim().split(',');
+            let lang = info.next().unwrap_or("");
+            if lang == "console" && !info.any(|i| i.trim() == "ignore") {
+                let machine = if other_level.is_some() {
+                    Machine::Other
+                } else {
+                    Machine::Recording
+                };
+                blocks.push(Block {
+                    first,
+                    last,
+                    machine,
+                });
+            }
+            assert!(
+                !lang.is_empty(),
+                "{name}:{}: a code block without a language is run by trycmd as a console block; give it one (text, sh, json…)",
+                first + 1
+            );
+            i = last + 1;
+            continue;
+        }
+        i += 1;
+    }
+    blocks
+}
+
+/// A machine of the sandbox: its `REWIND_HOME` and its copy of the project.
+struct Host {
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Host {
+    fn new(dir: &Path) -> Host {
+        let home = dir.join("home");
+        let project = dir.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::write(
+            project.join("src/main.rs"),
+            "fn main() {\n    println!(\"Hello\");\n}\n",
+        )
+        .unwrap();
+        Host { home, project }
+    }
+
+    /// `rewind ARGS` on this machine, in its project; panics unless it succeeds.
+    fn rewind(&self, args: &[&str]) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"))
+            .args(args)
+            .current_dir(&self.project)
+            .env("REWIND_HOME", &self.home)
+            .env("HOME", &self.home)
+            .env_remove("REWIND_REMOTE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "rewind {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The id of the newest session in this machine's store (session files are named
+    /// `<time>_<id>.jsonl`, so the newest sorts last).
+    fn newest_session_id(&self) -> String {
+        let mut names = Vec::new();
+        for project in std::fs::read_dir(self.home.join("projects")).unwrap() {
+            let sessions = project.unwrap().path().join("sessions");
+            for file in std::fs::read_dir(sessions).unwrap() {
+                names.push(file.unwrap().file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        let newest = names
+            .last()
+            .expect("the recording machine recorded a session");
+        let id = newest.rsplit_once('_').unwrap().1;
+        id.strip_suffix(".jsonl").unwrap().to_owned()
+    }
+
+    /// Runs `case` (a Markdown file) with trycmd on this machine.
+    fn run(&self, case: &Path) {
+        // trycmd runs every command in the current directory when the case has no
+        // `.in` fixture beside it; the documents have none, the sandbox is the fixture.
+        std::env::set_current_dir(&self.project).unwrap();
+        trycmd::TestCases::new()
+            .register_bin("rewind", PathBuf::from(env!("CARGO_BIN_EXE_rewind")))
+            .env("REWIND_HOME", self.home.display().to_string())
+            .env("HOME", self.home.display().to_string())
+            .env(
+                "XDG_CONFIG_HOME",
+                self.home.join(".config").display().to_string(),
+            )
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "warn")
+            .case(case)
+            .run();
+    }
+}
+
+/// `text` with every line outside `blocks` blank, and `SESSION_ID` in command lines
+/// replaced by `session` when given.
+fn only_blocks(text: &str, blocks: &[&Block], session: Option<&str>) -> String {
+    let mut out = String::new();
+    for (n, line) in text.lines().enumerate() {
+        if blocks.iter().any(|b| b.first <= n && n <= b.last) {
+            let is_command = line.starts_with("$ ") || line.starts_with("> ");
+            match session {
+                Some(id) if is_command => out.push_str(&line.replace(SESSION_PLACEHOLDER, id)),
+                _ => out.push_str(line),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn every_console_example_in_the_docs_runs_as_shown() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = vec![root.join("README.md")];
+    let mut in_docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    in_docs.sort();
+    docs.extend(in_docs);
+
+    let mut run = Vec::new();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        let name = doc.strip_prefix(root).unwrap().display().to_string();
+        let blocks = console_blocks(&name, &text);
+        if blocks.is_empty() {
+            continue;
+        }
+        let sandbox = tempfile::tempdir().unwrap();
+        let recording = Host::new(&sandbox.path().join("recording"));
+        let on = |m: Machine| blocks.iter().filter(|b| b.machine == m).collect::<Vec<_>>();
+        let (first, second) = (on(Machine::Recording), on(Machine::Other));
+        if second.is_empty() {
+            recording.run(doc);
+        } else {
+            let other = Host::new(&sandbox.path().join("other"));
+            let remote = sandbox.path().join("remote");
+            std::fs::create_dir(&remote).unwrap();
+            let url = format!("file://{}", remote.display());
+            recording.rewind(&["remote", "add", "origin", &url]);
+            other.rewind(&["remote", "add", "origin", &url]);
+            let stem = name.replace(['/', '.'], "-");
+            let part = sandbox
+                .path()
+                .join(format!("{stem}--on-the-machine-that-records.md"));
+            std::fs::write(&part, only_blocks(&text, &first, None)).unwrap();
+            recording.run(&part);
+            let session = recording.newest_session_id();
+            let part = sandbox
+                .path()
+                .join(format!("{stem}--on-the-other-machine.md"));
+            std::fs::write(&part, only_blocks(&text, &second, Some(&session))).unwrap();
+            other.run(&part);
+        }
+        std::env::set_current_dir(root).unwrap();
+        run.push(name);
+    }
+    // The documents known to hold examples: were they found (a renamed fence, a moved
+    // file, would otherwise pass by running nothing)?
+    for must in ["README.md"] {
+        assert!(
+            run.iter().any(|n| n == must),
+            "{must}: no ```console block ran"
+        );
+    }
+}
