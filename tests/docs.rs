@@ -148,7 +148,13 @@ impl Host {
     }
 
     /// Runs `case` (a Markdown file) with trycmd on this machine.
-    fn run(&self, case: &Path) {
+    fn run(&self, case: &Path, doc: &str) {
+        if !case.ends_with(doc) {
+            eprintln!(
+                "{doc}: runs from {} (its blocks for this machine, at the document's line numbers)",
+                case.display()
+            );
+        }
         // trycmd runs every command in the current directory when the case has no
         // `.in` fixture beside it; the documents have none, the sandbox is the fixture.
         std::env::set_current_dir(&self.project).unwrap();
@@ -209,7 +215,7 @@ fn every_console_example_in_the_docs_runs_as_shown() {
         let on = |m: Machine| blocks.iter().filter(|b| b.machine == m).collect::<Vec<_>>();
         let (first, second) = (on(Machine::Recording), on(Machine::Other));
         if second.is_empty() {
-            recording.run(doc);
+            recording.run(doc, &name);
         } else {
             let other = Host::new(&sandbox.path().join("other"));
             let remote = sandbox.path().join("remote");
@@ -222,20 +228,20 @@ fn every_console_example_in_the_docs_runs_as_shown() {
                 .path()
                 .join(format!("{stem}--on-the-machine-that-records.md"));
             std::fs::write(&part, only_blocks(&text, &first, None)).unwrap();
-            recording.run(&part);
+            recording.run(&part, &name);
             let session = recording.newest_session_id();
             let part = sandbox
                 .path()
                 .join(format!("{stem}--on-the-other-machine.md"));
             std::fs::write(&part, only_blocks(&text, &second, Some(&session))).unwrap();
-            other.run(&part);
+            other.run(&part, &name);
         }
         std::env::set_current_dir(root).unwrap();
         run.push(name);
     }
     // The documents known to hold examples: were they found (a renamed fence, a moved
     // file, would otherwise pass by running nothing)?
-    for must in ["README.md"] {
+    for must in ["README.md", "docs/remote.md"] {
         assert!(
             run.iter().any(|n| n == must),
             "{must}: no ```console block ran"
