@@ -248,3 +248,40 @@ fn every_console_example_in_the_docs_runs_as_shown() {
         );
     }
 }
+
+/// The Claude Code plugin's install command, which cannot run here (it needs Claude Code):
+/// one command, the same in README.md's and docs/agents.md's blocks, and no placeholder for a
+/// repository that is not published.
+#[test]
+fn one_plugin_install_command_everywhere() {
+    const COMMAND: &str = "claude plugin install rewind --marketplace ./rewind";
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "docs/agents.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(text.contains(COMMAND), "{doc}: no `{COMMAND}`");
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with("claude plugin install"))
+        {
+            assert!(
+                line.contains(COMMAND),
+                "{doc}: another install command: {line}"
+            );
+        }
+    }
+    let mut docs = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        docs.push(e.unwrap().path());
+    }
+    for doc in docs
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(doc).unwrap();
+        assert!(
+            !text.contains("<owner>"),
+            "{}: `<owner>`: the repository is not published yet; say so",
+            doc.display()
+        );
+    }
+}
