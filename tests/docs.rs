@@ -285,3 +285,67 @@ fn one_plugin_install_command_everywhere() {
         );
     }
 }
+
+/// The text of the first ```json block after `marker` in `text`.
+fn json_block_after(text: &str, marker: &str) -> String {
+    let rest = &text[text.find(marker).unwrap_or_else(|| panic!("no {marker:?}"))..];
+    let start = rest.find("```json\n").expect("a ```json block") + "```json\n".len();
+    let len = rest[start..].find("```").expect("the block's end");
+    rest[start..start + len].to_owned()
+}
+
+/// README.md's first example, the sidecar on a real directory: its request lines are sent
+/// to `rewind serve` one at a time (the project changed before the second, as the README
+/// says), and the answers compared with the lines it shows (`[..]` for ids, hashes, times
+/// and paths).
+#[test]
+fn the_readme_sidecar_example_answers_as_shown() {
+    use std::io::{BufRead, Write};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let requests = json_block_after(&readme, "Paste these lines one at a time");
+    let expected = json_block_after(&readme, "Each gets one line back");
+
+    let sandbox = tempfile::tempdir().unwrap();
+    let host = Host::new(sandbox.path());
+    std::fs::write(
+        host.project.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"))
+        .arg("serve")
+        .current_dir(&host.project)
+        .env("REWIND_HOME", &host.home)
+        .env("HOME", &host.home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answers = String::new();
+    for (n, request) in requests.lines().enumerate() {
+        if n == 1 {
+            // "here `src/main.rs` was edited and `src/util.rs` added before the second line"
+            std::fs::write(
+                host.project.join("src/main.rs"),
+                "mod util;\n\nfn main() {\n    println!(\"{}\", util::two());\n}\n",
+            )
+            .unwrap();
+            std::fs::write(
+                host.project.join("src/util.rs"),
+                "pub fn two() -> u32 {\n    2\n}\n",
+            )
+            .unwrap();
+        }
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).unwrap();
+        answers.push_str(&answer);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    snapbox::Assert::new().eq(answers, expected);
+}
