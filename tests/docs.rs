@@ -18,6 +18,11 @@
 //! numbers stay the document's), and in their commands the placeholder `SESSION_ID` is the
 //! id of the session the first machine recorded, as a person would fill it in.
 //!
+//! Three examples that are not a command line are checked here too, by snapbox with the
+//! same wildcards: README.md's sidecar session (its request lines sent to `rewind serve`),
+//! docs/agents.md's `rewind log` after a replayed Claude Code turn, and the Claude Code
+//! plugin's install command (one, the same in README.md and docs/agents.md).
+//!
 //! Blocks that cannot run here (an agent, a browser, a real cloud, a server that does not
 //! exit) are ```sh or ```text, and are not run.
 
@@ -348,4 +353,67 @@ fn the_readme_sidecar_example_answers_as_shown() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
     snapbox::Assert::new().eq(answers, expected);
+}
+
+/// docs/agents.md's "`rewind log` looks like this": the first turn of a real Claude Code
+/// session (tests/agents/samples/payloads/claude-code.jsonl) handed to `rewind hook` event
+/// by event, with each tool's effect made between its PreToolUse and PostToolUse as the
+/// agent would, then `rewind log` compared with the block the document shows.
+#[test]
+fn the_agents_log_example_is_what_a_replayed_turn_records() {
+    use std::io::Write;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/agents.md")).unwrap();
+    let marker = "`rewind log` looks like this";
+    let rest = &doc[doc.find(marker).expect(marker)..];
+    let start = rest.find("```text\n").expect("a ```text block") + "```text\n".len();
+    let expected = &rest[start..start + rest[start..].find("```").unwrap()];
+
+    let sandbox = tempfile::tempdir().unwrap();
+    let host = Host::new(sandbox.path());
+    let payloads =
+        std::fs::read_to_string(root.join("tests/agents/samples/payloads/claude-code.jsonl"))
+            .unwrap();
+    let project = host.project.display().to_string();
+    for line in payloads.lines() {
+        let line = line.replace("@PROJECT@", &project);
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let mut hook = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"))
+            .args(["hook", "--agent", "claude-code"])
+            .current_dir(&host.project)
+            .env("REWIND_HOME", &host.home)
+            .env("HOME", &host.home)
+            .env("REWIND_SERVER", "0")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(hook.stdin.take().unwrap(), "{line}").unwrap();
+        assert!(hook.wait().unwrap().success());
+        if event["hook_event_name"] == "PreToolUse" {
+            let input = &event["tool_input"];
+            match event["tool_name"].as_str().unwrap() {
+                "Write" => std::fs::write(
+                    input["file_path"].as_str().unwrap(),
+                    input["content"].as_str().unwrap(),
+                )
+                .unwrap(),
+                "Bash" => assert!(std::process::Command::new("sh")
+                    .args(["-c", input["command"].as_str().unwrap()])
+                    .current_dir(&host.project)
+                    .status()
+                    .unwrap()
+                    .success()),
+                other => panic!("a tool this replay does not make: {other}"),
+            }
+        }
+    }
+    let log = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"))
+        .arg("log")
+        .current_dir(&host.project)
+        .env("REWIND_HOME", &host.home)
+        .env("HOME", &host.home)
+        .output()
+        .unwrap();
+    assert!(log.status.success());
+    snapbox::Assert::new().eq(String::from_utf8(log.stdout).unwrap(), expected);
 }
