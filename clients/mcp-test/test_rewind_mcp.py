@@ -21,6 +21,7 @@ BIN = os.environ.get("REWIND_BIN", str(ROOT / "target" / "debug" / "rewind"))
 
 TOOLS = {
     "checkpoint": "write-store",
+    "label": "write-store",
     "list_checkpoints": "read",
     "changed_files": "read",
     "diff": "read",
@@ -119,6 +120,16 @@ async def main() -> None:
                 )
                 r = await session.call_tool("list_checkpoints", {"query": "no such label"})
                 check(structured(r)["checkpoints"] == [], "query filters")
+
+                # label: a note added keeps the label
+                r = await session.call_tool("label", {"entryId": edit_id, "note": "why it matters"})
+                check(not r.is_error, f"label: {text(r)}")
+                r = await session.call_tool("list_checkpoints", {})
+                mine = [c for c in structured(r)["checkpoints"] if c["entryId"] == edit_id]
+                check(
+                    len(mine) == 1 and mine[0].get("label") == "after edit" and mine[0].get("note") == "why it matters",
+                    f"label keeps the label and adds the note: {mine}",
+                )
 
                 # changed_files
                 (proj / "c.txt").write_text("new\n")

@@ -519,7 +519,7 @@ fn export_lists_every_checkpoint_in_order_with_label_note_files_and_lines() {
     let md = p.ok(&["export", "--session", &id]);
     insta::assert_snapshot!("export_md", redact(&md, &p));
     let err = p.refused(&["export", "--session", "no-such-session"]);
-    assert!(err.contains("no session with id"), "{err}");
+    assert!(err.contains("no session \"no-such-session\""), "{err}");
 
     // A session a sidecar holds and writes reads as it stands (no lock).
     let mut side = common::Sidecar::spawn(&[
