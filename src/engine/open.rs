@@ -490,7 +490,13 @@ fn note_other_root(root: &Path, recorded: &str) {
         .canonicalize()
         .map(|r| r == root)
         .unwrap_or(false);
-    if !same && Path::new(recorded) != root {
+    // Said once a process: a restore opens the session to plan, to confirm
+    // and to write, and the person needs the line once.
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !same
+        && Path::new(recorded) != root
+        && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
         tracing::warn!(
             "this session was recorded in {}; it is opened for the project {} (pass --cwd to choose another)",
             crate::printable::printable(recorded),

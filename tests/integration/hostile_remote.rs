@@ -256,4 +256,13 @@ fn a_remote_is_known_by_its_url_and_a_pulled_log_is_not_behind() {
     // The session is found by its id's beginning.
     let log = b.ok(&["log", "--session", &id[..8]]);
     assert!(log.contains(&id), "{log}");
+    // A restore opens the session three times; the other-directory warning
+    // is said once.
+    let (code, _, err) = b.rewind(&["restore", "--session", &id, "-y"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.matches("this session was recorded in").count(),
+        1,
+        "{err}"
+    );
 }
