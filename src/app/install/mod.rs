@@ -505,6 +505,33 @@ fn hook_entries(
         .collect()
 }
 
+/// Where a JSON settings file keeps its hook events: under `"hooks"` (Claude
+/// Code's shape, which most agents share), or as the file itself (Droid's
+/// `hooks.json`). The merge edits a `"hooks"` object either way.
+#[derive(Clone, Copy)]
+enum HooksAt {
+    Key,
+    File,
+}
+
+impl HooksAt {
+    /// The file's JSON as the merge edits it.
+    fn open(self, file: Json) -> Json {
+        match self {
+            HooksAt::Key => file,
+            HooksAt::File => Json::Object(vec![("hooks".into(), file)]),
+        }
+    }
+
+    /// The merged JSON as the file holds it.
+    fn close(self, mut root: Json) -> Json {
+        match self {
+            HooksAt::Key => root,
+            HooksAt::File => root.remove("hooks").unwrap_or_else(Json::object),
+        }
+    }
+}
+
 /// Install the hook `entries` into the JSON settings `file`, plus `more`
 /// (Gemini's `hooksConfig`).
 fn install_json(
@@ -514,8 +541,19 @@ fn install_json(
     command: &str,
     more: impl FnOnce(&Loaded, &mut Json, &mut Vec<String>) -> Result<()>,
 ) -> Result<Edit> {
+    install_hooks(agent, file, HooksAt::Key, entries, command, more)
+}
+
+fn install_hooks(
+    agent: Agent,
+    file: &Path,
+    at: HooksAt,
+    entries: &[(&str, Json)],
+    command: &str,
+    more: impl FnOnce(&Loaded, &mut Json, &mut Vec<String>) -> Result<()>,
+) -> Result<Edit> {
     let loaded = load(file)?;
-    let mut root = loaded.json()?;
+    let mut root = at.open(loaded.json()?);
     let results = json_merge::add_hooks(&mut root, entries, command, is_rewind_hook_command)
         .map_err(|e| loaded.refuse(e))?;
     let list = |which: json_merge::Added| -> Vec<&str> {
@@ -538,7 +576,7 @@ fn install_json(
         ));
     }
     more(&loaded, &mut root, &mut changes)?;
-    Ok(loaded.json_edit(agent, &root, changes, false))
+    Ok(loaded.json_edit(agent, &at.close(root), changes, false))
 }
 
 /// Remove our hooks from the JSON settings `file`, plus `more`.
@@ -547,11 +585,20 @@ fn uninstall_json(
     file: &Path,
     more: impl FnOnce(&Loaded, &mut Json, &mut Vec<String>) -> Result<()>,
 ) -> Result<Edit> {
+    uninstall_hooks(agent, file, HooksAt::Key, more)
+}
+
+fn uninstall_hooks(
+    agent: Agent,
+    file: &Path,
+    at: HooksAt,
+    more: impl FnOnce(&Loaded, &mut Json, &mut Vec<String>) -> Result<()>,
+) -> Result<Edit> {
     let loaded = load(file)?;
     if loaded.text.is_none() {
         return Ok(loaded.edit(agent, Action::Keep, Vec::new()));
     }
-    let mut root = loaded.json()?;
+    let mut root = at.open(loaded.json()?);
     let removed = json_merge::remove_hooks(&mut root, is_rewind_hook_command)
         .map_err(|e| loaded.refuse(e))?;
     let mut changes = Vec::new();
@@ -559,7 +606,7 @@ fn uninstall_json(
         changes.push(format!("removed hooks {}", removed.join(", ")));
     }
     more(&loaded, &mut root, &mut changes)?;
-    Ok(loaded.json_edit(agent, &root, changes, true))
+    Ok(loaded.json_edit(agent, &at.close(root), changes, true))
 }
 
 #[cfg(test)]
