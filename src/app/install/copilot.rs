@@ -15,15 +15,9 @@ use anyhow::Result;
 use super::json_merge::Json;
 use super::{is_rewind_hook_command, load, Action, Agent, Edit, Paths, Scope};
 
-pub const EVENTS: [&str; 7] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SessionEnd",
-];
+/// Claude Code's events, by the names Copilot CLI sends Claude-shaped
+/// payloads for (above).
+pub const EVENTS: [&str; 7] = super::claude::EVENTS;
 
 /// Seconds.
 const TIMEOUT: u64 = 60;

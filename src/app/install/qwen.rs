@@ -12,16 +12,8 @@ use anyhow::Result;
 use super::json_merge::Json;
 use super::{Agent, Edit, Paths, Scope};
 
-pub const EVENTS: [&str; 7] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    // Instead of PostToolUse when the tool failed.
-    "PostToolUseFailure",
-    "Stop",
-    "SessionEnd",
-];
+/// Claude Code's events: Qwen Code takes its names and shape.
+pub const EVENTS: [&str; 7] = super::claude::EVENTS;
 
 /// Seconds.
 const TIMEOUT: u64 = 60;
