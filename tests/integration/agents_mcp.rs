@@ -281,50 +281,17 @@ fn claude_code_plugin_slash_commands() {
     assert!(status.contains("no failures recorded"), "{status}");
 }
 
-#[test]
-fn claude_code_install_mcp() {
-    if !agents_installed() {
-        return;
-    }
-    // `rewind install claude-code --mcp`, into the project's .mcp.json and
-    // into the user's $CLAUDE_CONFIG_DIR/.claude.json.
-    for scope in ["project", "user"] {
-        let project = tempfile::tempdir().unwrap();
-        let out = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        let root = project.path().canonicalize().unwrap();
-        let _stop = StopServer {
-            home: home.path(),
-            project: &root,
-        };
-        let hooks = format!("rewind install claude-code --project '{}'", root.display());
-        let mcp = match scope {
-            "project" => format!(
-                "rewind install claude-code --mcp --project '{}'",
-                root.display()
-            ),
-            _ => "rewind install claude-code --mcp".to_string(),
-        };
-        let summary = drive(
-            "claude",
-            &root,
-            out.path(),
-            home.path(),
-            "mcp.json",
-            5,
-            &["--setup-cmd", &format!("{hooks} && {mcp}")],
-        );
-        let calls = summary["turns"][2]["model_requests"].to_string();
-        assert!(calls.contains("mcp__rewind__restore"), "{scope}: {calls}");
-        check_mcp_session("claude", &summary, home.path(), &root);
-    }
-}
-
-#[test]
-fn codex_install_mcp() {
-    if !agents_installed() {
-        return;
-    }
+/// An agent whose hooks and MCP server `setup` installs (a shell line, given
+/// the project) runs the MCP scenario in a new project and home: its third
+/// turn calls rewind's restore (a tool name holding `called`) and the
+/// session is checked; then `after(home, project)`, before the hook server
+/// is stopped.
+fn mcp_scenario(
+    agent: &str,
+    setup: impl FnOnce(&Path) -> String,
+    called: &str,
+    after: impl FnOnce(&Path, &Path),
+) {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -333,12 +300,9 @@ fn codex_install_mcp() {
         home: home.path(),
         project: &root,
     };
-    let setup = format!(
-        "rewind install codex --project '{}' && rewind install codex --mcp",
-        root.display()
-    );
+    let setup = setup(&root);
     let summary = drive(
-        "codex",
+        agent,
         &root,
         out.path(),
         home.path(),
@@ -347,8 +311,46 @@ fn codex_install_mcp() {
         &["--setup-cmd", &setup],
     );
     let calls = summary["turns"][2]["model_requests"].to_string();
-    assert!(calls.contains("mcp__rewind.restore"), "{calls}");
-    check_mcp_session("codex", &summary, home.path(), &root);
+    assert!(calls.contains(called), "{setup}: {calls}");
+    check_mcp_session(agent, &summary, home.path(), &root);
+    after(home.path(), &root);
+}
+
+#[test]
+fn claude_code_install_mcp() {
+    if !agents_installed() {
+        return;
+    }
+    // `rewind install claude-code --mcp`, into the project's .mcp.json and
+    // into the user's $CLAUDE_CONFIG_DIR/.claude.json.
+    for scope in ["project", "user"] {
+        let setup = |root: &Path| {
+            let hooks = format!("rewind install claude-code --project '{}'", root.display());
+            let mcp = match scope {
+                "project" => format!(
+                    "rewind install claude-code --mcp --project '{}'",
+                    root.display()
+                ),
+                _ => "rewind install claude-code --mcp".to_string(),
+            };
+            format!("{hooks} && {mcp}")
+        };
+        mcp_scenario("claude", setup, "mcp__rewind__restore", |_, _| {});
+    }
+}
+
+#[test]
+fn codex_install_mcp() {
+    if !agents_installed() {
+        return;
+    }
+    let setup = |root: &Path| {
+        format!(
+            "rewind install codex --project '{}' && rewind install codex --mcp",
+            root.display()
+        )
+    };
+    mcp_scenario("codex", setup, "mcp__rewind.restore", |_, _| {});
 }
 
 #[test]
@@ -388,43 +390,23 @@ fn gemini_cli_extension_mcp_then_uninstall() {
 /// `--mcp --project` (`mcp.rewind` in the project's opencode.json or
 /// kilo.json); uninstalling both leaves neither file.
 fn plugin_agent_install_mcp(agent: &str, config: &str, plugin: &str) {
-    let project = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let root = project.path().canonicalize().unwrap();
-    let _stop = StopServer {
-        home: home.path(),
-        project: &root,
+    let setup = |root: &Path| {
+        format!(
+            "rewind install {agent} --project '{0}' && rewind install {agent} --mcp --project '{0}'",
+            root.display()
+        )
     };
-    let setup = format!(
-        "rewind install {agent} --project '{0}' && rewind install {agent} --mcp --project '{0}'",
-        root.display()
-    );
-    let summary = drive(
-        agent,
-        &root,
-        out.path(),
-        home.path(),
-        "mcp.json",
-        5,
-        &["--setup-cmd", &setup],
-    );
-    let calls = summary["turns"][2]["model_requests"].to_string();
-    assert!(calls.contains("rewind_restore"), "{calls}");
-    check_mcp_session(agent, &summary, home.path(), &root);
-    let project_arg = root.to_str().unwrap();
-    rewind(
-        home.path(),
-        &root,
-        &["uninstall", agent, "--mcp", "--project", project_arg],
-    );
-    rewind(
-        home.path(),
-        &root,
-        &["uninstall", agent, "--project", project_arg],
-    );
-    crate::agents_e2e::assert_nothing_of_ours(agent, &root.join(config));
-    assert!(!root.join(plugin).exists(), "{agent}: {plugin}");
+    mcp_scenario(agent, setup, "rewind_restore", |home, root| {
+        let project_arg = root.to_str().unwrap();
+        rewind(
+            home,
+            root,
+            &["uninstall", agent, "--mcp", "--project", project_arg],
+        );
+        rewind(home, root, &["uninstall", agent, "--project", project_arg]);
+        crate::agents_e2e::assert_nothing_of_ours(agent, &root.join(config));
+        assert!(!root.join(plugin).exists(), "{agent}: {plugin}");
+    });
 }
 
 #[test]
@@ -439,30 +421,13 @@ fn qwen_code_install_mcp() {
     if !agent_installed("qwen") {
         return;
     }
-    let project = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let root = project.path().canonicalize().unwrap();
-    let _stop = StopServer {
-        home: home.path(),
-        project: &root,
+    let setup = |root: &Path| {
+        format!(
+            "rewind install qwen-code --project '{0}' && rewind install qwen-code --mcp --project '{0}'",
+            root.display()
+        )
     };
-    let setup = format!(
-        "rewind install qwen-code --project '{0}' && rewind install qwen-code --mcp --project '{0}'",
-        root.display()
-    );
-    let summary = drive(
-        "qwen",
-        &root,
-        out.path(),
-        home.path(),
-        "mcp.json",
-        5,
-        &["--setup-cmd", &setup],
-    );
-    let calls = summary["turns"][2]["model_requests"].to_string();
-    assert!(calls.contains("rewind"), "{calls}");
-    check_mcp_session("qwen", &summary, home.path(), &root);
+    mcp_scenario("qwen", setup, "rewind", |_, _| {});
 }
 
 #[test]
