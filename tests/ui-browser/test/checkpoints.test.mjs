@@ -5,18 +5,17 @@
 // project, store and server, beside ui.test.mjs's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { startUi, launchChromium } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
 const bin = process.env.REWIND_BIN || path.join(repo, 'target/debug/rewind');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-cp-'));
 const project = path.join(tmp, 'project');
@@ -69,28 +68,8 @@ before(async () => {
   // One automatic turn: a prompt-like checkpoint and a turn checkpoint.
   execFileSync(bin, ['run', ...at, '--', process.execPath, script], { env, stdio: 'pipe' });
 
-  server = spawn(bin, ['ui', ...at, '--no-open', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  url = await new Promise((resolve, reject) => {
-    let buf = '';
-    server.stdout.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve(buf.slice(0, nl).trim());
-    });
-    server.on('exit', (code) => reject(new Error(`rewind ui exited ${code}`)));
-    setTimeout(() => reject(new Error('no URL printed')), 20000);
-  });
-  const u = new URL(url);
-  origin = u.origin;
-  secret = u.searchParams.get('token');
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-cp-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    viewport: { width: 1400, height: 860 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ server, url, origin, secret } = await startUi(bin, [...at], env));
+  context = await launchChromium('rewind-ui-cp-chromium-', { width: 1400, height: 860 });
   page = context.pages()[0] || await context.newPage();
   page.on('pageerror', (e) => { throw e; });
   await page.goto(url);
@@ -126,6 +105,15 @@ test('"Create checkpoint" records one with its name and note, and says what it c
   assert.match(await page.locator(`#timeline li.cp[data-id="${made.entryId}"]`).innerText(), /before the refactor/);
 });
 
+// Confirms the open label plan and waits for this save's toast. The toast
+// is emptied first: the one a save before left says "Saved." too, and
+// waiting on it raced the request (seen in CI).
+async function confirmSave() {
+  await page.evaluate(() => { document.querySelector('#toast').textContent = ''; });
+  await page.locator('#plan-confirm').click();
+  await page.waitForFunction(() => /Saved/.test(document.querySelector('#toast').textContent));
+}
+
 test('editing the note of an automatic checkpoint keeps its label', async () => {
   const turn = (await checkpoints()).find((c) => c.kind === 'turn');
   // A label someone set on it before (the page, `rewind label`, a host).
@@ -140,8 +128,7 @@ test('editing the note of an automatic checkpoint keeps its label', async () => 
   await page.locator('#label-form button[type=submit]').click();
   await page.waitForSelector('#plan-dialog:not([hidden])');
   assert.match(await page.locator('#plan-summary').innerText(), /set the note to "checked by hand"\. The label stays as it is\./);
-  await page.locator('#plan-confirm').click();
-  await page.waitForFunction(() => /Saved/.test(document.querySelector('#toast').textContent));
+  await confirmSave();
   const now = (await checkpoints()).find((c) => c.entryId === turn.entryId);
   assert.equal(now.label, 'keep me', 'the label survives a note edit');
   assert.equal(now.note, 'checked by hand');
@@ -151,8 +138,7 @@ test('editing the note of an automatic checkpoint keeps its label', async () => 
   await page.fill('#label-input', 'renamed');
   await page.locator('#label-form button[type=submit]').click();
   await page.waitForSelector('#plan-dialog:not([hidden])');
-  await page.locator('#plan-confirm').click();
-  await page.waitForFunction(() => /Saved/.test(document.querySelector('#toast').textContent));
+  await confirmSave();
   const again = (await checkpoints()).find((c) => c.entryId === turn.entryId);
   assert.equal(again.label, 'renamed');
   assert.equal(again.note, 'checked by hand', 'the note survives a label edit');

@@ -9,18 +9,17 @@
 // target/ui-screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { startUi, launchChromium } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
 const bin = process.env.REWIND_BIN || path.join(repo, 'target/debug/rewind');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const shots = path.join(repo, 'target/ui-screenshots');
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-'));
@@ -133,30 +132,10 @@ before(async () => {
   }) + "fs.writeFileSync('logo.bin', Buffer.from([0, 1, 2, 3, 255, 0, 7]));\nfs.rmSync('README.md');\n");
   turn('turn3', jsWrite({ 'src/main.rs': TURN1['src/main.rs'].replace('hello', 'goodbye') }));
 
-  server = spawn(bin, ['ui', '--cwd', project, '--store', store, '--no-open', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  url = await new Promise((resolve, reject) => {
-    let buf = '';
-    server.stdout.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve(buf.slice(0, nl).trim());
-    });
-    server.on('exit', (code) => reject(new Error(`rewind ui exited ${code}`)));
-    setTimeout(() => reject(new Error('no URL printed')), 20000);
-  });
-  const u = new URL(url);
-  origin = u.origin;
-  secret = u.searchParams.get('token');
+  ({ server, url, origin, secret } = await startUi(bin, ['--cwd', project, '--store', store], env));
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
 
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rewind-ui-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    viewport: { width: 1400, height: 860 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  context = await launchChromium('rewind-ui-chromium-', { width: 1400, height: 860 });
   page = context.pages()[0] || await context.newPage();
   page.on('request', (r) => { if (!r.url().startsWith(origin)) outside.push(r.url()); });
   page.on('pageerror', (e) => { throw e; });
