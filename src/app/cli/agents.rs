@@ -32,20 +32,20 @@ pub fn hook(agent: &str, plugin: bool) {
         tracing::warn!(agent, "rewind hook: unknown agent; event not recorded");
         return;
     };
-    match read {
-        Ok(_)
-            if plugin
-                && install::standdown::settings_record(
-                    agent,
-                    &input,
-                    &install::Paths::from_env(),
-                ) =>
-        {
-            tracing::debug!("rewind hook --plugin: the settings' rewind hook records this event");
-        }
-        Ok(_) => crate::app::hook_server::client::deliver(agent, &input),
-        Err(err) => tracing::warn!(%err, "rewind hook: could not read the payload"),
+    if let Err(err) = read {
+        tracing::warn!(%err, "rewind hook: could not read the payload");
+        return;
     }
+    // Parsed here, once: everything after takes the typed event.
+    let event = match crate::app::hooks::payload::parse(agent, &input) {
+        Ok(e) => e,
+        Err(err) => return crate::app::hooks::record_unparsed(agent, &err),
+    };
+    if plugin && install::standdown::settings_record(agent, &event, &install::Paths::from_env()) {
+        tracing::debug!("rewind hook --plugin: the settings' rewind hook records this event");
+        return;
+    }
+    crate::app::hook_server::client::deliver(agent, &event);
 }
 
 impl AgentChoice {

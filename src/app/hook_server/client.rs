@@ -27,7 +27,7 @@ use anyhow::{bail, Context, Result};
 use super::backoff;
 use super::place::{self, build_id, Place};
 use super::wire::{Reply, Request, Status};
-use crate::app::hooks::{self, Agent, Delivery};
+use crate::app::hooks::{self, Agent, Delivery, HookEvent};
 
 /// How long a server may take to acknowledge an event: it acknowledges
 /// before any work, so only a hung one takes longer.
@@ -74,22 +74,18 @@ impl Unserved {
     }
 }
 
-/// `rewind hook`: record the event on stdin through the project's server,
-/// or here. Never fails, prints nothing.
-pub fn deliver(agent: Agent, input: &[u8]) {
+/// `rewind hook`: record the event (parsed from stdin by the caller)
+/// through the project's server, or here. Never fails, prints nothing.
+pub fn deliver(agent: Agent, event: &HookEvent) {
     if std::env::var_os("REWIND_SERVER").is_some_and(|v| v == "0") {
-        return hooks::run(&Delivery::one_shot(agent, input));
+        return hooks::run(&Delivery::one_shot(agent, event));
     }
-    // What cannot be parsed or located is the hook's to report, as ever.
-    let Ok(event) = hooks::payload::parse(agent, input) else {
-        return hooks::run(&Delivery::one_shot(agent, input));
-    };
-    if !hooks::needs_work(agent, &event) {
+    if !hooks::needs_work(agent, event) {
         return;
     }
-    let project = hooks::project_dir(agent, &event);
+    let project = hooks::project_dir(agent, event);
     let Ok(place) = place::of_project(&project) else {
-        return hooks::run(&Delivery::one_shot(agent, input));
+        return hooks::run(&Delivery::one_shot(agent, event));
     };
     // Paused (`rewind pause`): nothing to record, and no server to start.
     if crate::app::settings::paused(&rewind::store::Layout::new(&place.store)).is_some() {
@@ -97,7 +93,7 @@ pub fn deliver(agent: Agent, input: &[u8]) {
     }
     let d = Delivery {
         agent,
-        input,
+        event,
         project: Some(project),
         event_id: Some(format!("{:032x}", rand::random::<u128>())),
         store: Some(place.store.clone()),
@@ -135,14 +131,14 @@ pub fn deliver(agent: Agent, input: &[u8]) {
 fn send_event(place: &Place, d: &Delivery<'_>) -> Result<(), Unserved> {
     let request = Request::Event {
         build: build_id(),
-        agent: d.agent.name().to_string(),
+        agent: d.agent,
         project: d
             .project
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
         event_id: d.event_id.clone().unwrap_or_default(),
-        payload: String::from_utf8_lossy(d.input).into_owned(),
+        event: Box::new(d.event.clone()),
     };
     let (_stream, mut replies) = open(place, &request)?;
     let first = next_reply(&mut replies, ACK_WAIT)?;

@@ -21,8 +21,8 @@ use rewind::engine::Warm;
 
 use super::backoff;
 use super::place::{build_id, effective_uid, peer_uid, Place};
-use super::wire::{Reply, Request, Status};
-use crate::app::hooks::{self, Agent, Delivery};
+use super::wire::{Envelope, Reply, Request, Status};
+use crate::app::hooks::{self, Agent, Delivery, HookEvent};
 
 /// How long a server waits without an event before it exits.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
@@ -45,7 +45,7 @@ enum Job {
         agent: Agent,
         project: String,
         event_id: String,
-        payload: String,
+        event: Box<HookEvent>,
     },
     Status(UnixStream),
     Stop(UnixStream),
@@ -146,7 +146,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                 agent,
                 project,
                 event_id,
-                payload,
+                event,
             } => {
                 if !store_is(&place.store, store_id) {
                     // What is warm is another store's: the event is not
@@ -160,7 +160,7 @@ pub fn run(place: Place, idle: Duration) -> Result<()> {
                     stream,
                     Delivery {
                         agent,
-                        input: payload.as_bytes(),
+                        event: &event,
                         project: Some(project.into()),
                         event_id: Some(event_id),
                         store: Some(place.store.clone()),
@@ -452,8 +452,21 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
                 continue;
             }
         }
-        let request = match read_request(&stream) {
-            Ok(Some(r)) => r,
+        let request = match read_request(&stream, build) {
+            Ok(Some(Incoming::Request(r))) => r,
+            Ok(Some(Incoming::OtherBuild)) => {
+                answer(
+                    &mut stream,
+                    &Reply {
+                        other_build: Some(build.to_string()),
+                        ..Default::default()
+                    },
+                );
+                if jobs.send(Job::Replaced).is_err() {
+                    return;
+                }
+                continue;
+            }
             // A hook checking that the server listens: nothing to answer.
             Ok(None) => continue,
             Err(err) => {
@@ -462,39 +475,20 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
             }
         };
         let job = match request {
-            // Status answers whichever build asks; an event is another
-            // build's to record.
-            Request::Event { build: theirs, .. } if theirs != build => {
-                answer(
-                    &mut stream,
-                    &Reply {
-                        other_build: Some(build.to_string()),
-                        ..Default::default()
-                    },
-                );
-                Job::Replaced
-            }
             Request::Event {
                 agent,
                 project,
                 event_id,
-                payload,
+                event,
                 ..
             } => {
-                let Some(agent) = Agent::ALL.into_iter().find(|a| a.name() == agent) else {
-                    answer(
-                        &mut stream,
-                        &Reply::refused(format!("unknown agent {agent:?}")),
-                    );
-                    continue;
-                };
                 answer(&mut stream, &Reply::ack());
                 Job::Event {
                     stream,
                     agent,
                     project,
                     event_id,
-                    payload,
+                    event,
                 }
             }
             Request::Status { .. } => Job::Status(stream),
@@ -506,7 +500,14 @@ fn accept(listener: UnixListener, build: &str, jobs: mpsc::Sender<Job>) {
     }
 }
 
-fn read_request(stream: &UnixStream) -> Result<Option<Request>> {
+/// What a connection asked.
+enum Incoming {
+    Request(Request),
+    /// An event of another build, whatever shape its fields have.
+    OtherBuild,
+}
+
+fn read_request(stream: &UnixStream, build: &str) -> Result<Option<Incoming>> {
     use std::io::Read;
     stream
         .set_read_timeout(Some(READ_REQUEST))
@@ -518,8 +519,17 @@ fn read_request(stream: &UnixStream) -> Result<Option<Request>> {
     if line.is_empty() {
         return Ok(None);
     }
+    let envelope: Envelope = serde_json::from_str(&line).context("not a hook server request")?;
+    // Status answers whichever build asks; an event is another build's to
+    // record.
+    match envelope.build {
+        Some(theirs) if envelope.op == "event" && theirs != build => {
+            return Ok(Some(Incoming::OtherBuild))
+        }
+        _ => {}
+    }
     serde_json::from_str(&line)
-        .map(Some)
+        .map(|r| Some(Incoming::Request(r)))
         .context("not a hook server request")
 }
 
@@ -533,5 +543,62 @@ fn answer(stream: &mut UnixStream, reply: &Reply) {
     line.push(b'\n');
     if let Err(err) = stream.write_all(&line) {
         tracing::debug!(%err, "hook server: the client went away");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(line: &str) -> Result<Option<Incoming>> {
+        let (mut ours, theirs) = UnixStream::pair().unwrap();
+        ours.write_all(line.as_bytes()).unwrap();
+        drop(ours);
+        read_request(&theirs, "b1")
+    }
+
+    /// An event of another build is told so whatever shape the rest of it
+    /// has (an older build sent the raw payload, not the parsed event), so
+    /// that build's hook replaces this server instead of being refused.
+    #[test]
+    fn another_builds_event_is_answered_other_build_whatever_its_shape() {
+        let old = r#"{"op":"event","build":"b0","agent":"codex","project":"/p","eventId":"e","payload":"{}"}"#;
+        assert!(matches!(read(old), Ok(Some(Incoming::OtherBuild))));
+        // The same shape from this build is malformed.
+        let bad = old.replace("b0", "b1");
+        assert!(read(&bad).is_err());
+        // This build's event, typed.
+        let event = HookEvent {
+            name: "Stop".into(),
+            session_id: "s".into(),
+            cwd: "/p".into(),
+            transcript_path: None,
+            source: None,
+            step: hooks::payload::Step::TurnEnd,
+        };
+        let line = serde_json::to_string(&Request::Event {
+            build: "b1".into(),
+            agent: Agent::Codex,
+            project: "/p".into(),
+            event_id: "e".into(),
+            event: Box::new(event.clone()),
+        })
+        .unwrap();
+        match read(&line) {
+            Ok(Some(Incoming::Request(Request::Event {
+                agent, event: got, ..
+            }))) => {
+                assert_eq!(agent, Agent::Codex);
+                assert_eq!(*got, event);
+            }
+            _ => panic!("not read back"),
+        }
+        // Status and stop carry no event; a connection that says nothing
+        // is a probe.
+        assert!(matches!(
+            read(r#"{"op":"status","build":"b0"}"#),
+            Ok(Some(Incoming::Request(Request::Status { .. })))
+        ));
+        assert!(matches!(read(""), Ok(None)));
     }
 }

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::app::hooks::{Agent, HookEvent};
+
 /// What a client asks.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "camelCase")]
@@ -13,18 +15,29 @@ pub enum Request {
     #[serde(rename_all = "camelCase")]
     Event {
         build: String,
-        agent: String,
+        agent: Agent,
         /// The project as the hook found it (its environment names it).
         project: String,
         event_id: String,
-        /// The payload as the agent sent it.
-        payload: String,
+        /// The payload as the hook parsed it: the server does not parse it
+        /// again.
+        event: Box<HookEvent>,
     },
     /// What the server runs and has done.
     #[serde(rename_all = "camelCase")]
     Status { build: String },
     /// Exit once the event at hand is recorded.
     Stop,
+}
+
+/// What every request line says whatever its build: a server reads this
+/// first, so that another build's event (whose other fields may have
+/// another shape) is answered "other build", not "malformed".
+#[derive(Debug, Deserialize)]
+pub struct Envelope {
+    pub op: String,
+    #[serde(default)]
+    pub build: Option<String>,
 }
 
 /// One answer line.

@@ -30,8 +30,6 @@ use tools::ToolEffect;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
-    #[error(transparent)]
-    Payload(#[from] payload::PayloadError),
     #[error("the project directory {path} is not usable: {source}")]
     Project {
         path: String,
@@ -82,8 +80,8 @@ const SESSION_WAIT: Duration = Duration::from_secs(10);
 /// One event to record, as a hook process hands it over.
 pub struct Delivery<'a> {
     pub agent: Agent,
-    /// The payload as the agent sent it.
-    pub input: &'a [u8],
+    /// The payload, parsed where the hook read it (the only parse).
+    pub event: &'a HookEvent,
     /// The project as the hook process found it (its environment names it:
     /// [`project_dir`]); `None`: find it here.
     pub project: Option<PathBuf>,
@@ -98,10 +96,10 @@ pub struct Delivery<'a> {
 
 impl<'a> Delivery<'a> {
     /// An event handled by the hook process itself.
-    pub fn one_shot(agent: Agent, input: &'a [u8]) -> Delivery<'a> {
+    pub fn one_shot(agent: Agent, event: &'a HookEvent) -> Delivery<'a> {
         Delivery {
             agent,
-            input,
+            event,
             project: None,
             event_id: None,
             store: None,
@@ -121,14 +119,14 @@ pub fn needs_work(agent: Agent, event: &HookEvent) -> bool {
 /// process of its own, which opens everything afresh and watches nothing).
 pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recorded, HookError> {
     let agent = d.agent;
-    let event = payload::parse(agent, d.input)?;
-    let Some(work) = work_of(agent, &event) else {
+    let event = d.event;
+    let Some(work) = work_of(agent, event) else {
         return Ok(Recorded::default());
     };
     let project = d
         .project
         .clone()
-        .unwrap_or_else(|| project_dir(agent, &event));
+        .unwrap_or_else(|| project_dir(agent, event));
     let root = project
         .canonicalize()
         .map_err(|source| HookError::Project {
@@ -432,25 +430,49 @@ pub fn run(d: &Delivery<'_>) {
 /// project reads), else in rewind's home.
 pub fn record_failure(d: &Delivery<'_>, err: &HookError) {
     tracing::warn!(%err, agent = d.agent.name(), "hook event not recorded");
-    let event = payload::parse(d.agent, d.input).ok();
-    // The same project `handle` uses: the agent's project directory, not
-    // the directory a shell tool `cd`ed into.
+    // The same project and store `handle` uses: the agent's project
+    // directory, not the directory a shell tool `cd`ed into.
     let project = d
         .project
         .clone()
-        .or_else(|| event.as_ref().map(|e| project_dir(d.agent, e)));
-    let store = project
-        .as_ref()
-        .and_then(|p| p.canonicalize().ok())
-        .map(|root| Layout::new(&default_store_dir(&root)));
+        .unwrap_or_else(|| project_dir(d.agent, d.event));
+    let store = d.store.clone().or_else(|| {
+        project
+            .canonicalize()
+            .ok()
+            .map(|root| default_store_dir(&root))
+    });
+    write_failure(
+        d.agent,
+        store.map(|s| Layout::new(&s)).as_ref(),
+        &d.event.name,
+        Some(project.display().to_string()),
+        err,
+    );
+}
+
+/// Record a payload that did not parse: no project is known, so it goes to
+/// rewind's home.
+pub fn record_unparsed(agent: Agent, err: &payload::PayloadError) {
+    tracing::warn!(%err, agent = agent.name(), "hook event not recorded");
+    write_failure(agent, None, "?", None, err);
+}
+
+fn write_failure(
+    agent: Agent,
+    store: Option<&Layout>,
+    event: &str,
+    project: Option<String>,
+    err: &dyn std::fmt::Display,
+) {
     let failure = failures::Failure {
         time: now_rfc3339(),
-        agent: d.agent.name().to_string(),
-        event: event.map(|e| e.name).unwrap_or_else(|| "?".into()),
-        project: project.map(|p| p.display().to_string()),
+        agent: agent.name().to_string(),
+        event: event.to_string(),
+        project,
         error: err.to_string(),
     };
-    failures::record(store.as_ref(), &Home::from_env(), &failure);
+    failures::record(store, &Home::from_env(), &failure);
 }
 
 fn now_rfc3339() -> String {
@@ -483,9 +505,10 @@ mod tests {
         let start = payload("SessionStart", "");
         let prompt = payload("UserPromptSubmit", r#","prompt":"go""#);
         let with_id = |input: &str, id: &str| -> Result<Recorded, HookError> {
+            let event = payload::parse(Agent::Codex, input.as_bytes()).unwrap();
             let d = Delivery {
                 agent: Agent::Codex,
-                input: input.as_bytes(),
+                event: &event,
                 project: Some(root.clone()),
                 event_id: Some(id.to_string()),
                 store: None,

@@ -6,13 +6,16 @@
 
 use std::fmt;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// An agent whose hooks rewind is wired into (`rewind install`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// An agent whose hooks rewind is wired into (`rewind install`). On the
+/// hook server's socket by the same name as on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Agent {
     #[value(name = "claude-code")]
+    #[serde(rename = "claude-code")]
     ClaudeCode,
     Codex,
     Gemini,
@@ -24,6 +27,7 @@ pub enum Agent {
     Kilo,
     /// Qwen Code (a Gemini CLI fork with Claude Code's hook events).
     #[value(name = "qwen-code")]
+    #[serde(rename = "qwen-code")]
     Qwen,
     /// GitHub Copilot CLI, its hooks registered under Claude Code's event
     /// names (it then sends Claude-shaped payloads).
@@ -110,8 +114,10 @@ struct Raw {
     source: Option<String>,
 }
 
-/// One hook event, as rewind sees it.
-#[derive(Debug, Clone, PartialEq)]
+/// One hook event, as rewind sees it: parsed once, where the hook reads
+/// it, and handed to the hook server as it is (docs/architecture.md
+/// "Hooks").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookEvent {
     /// The event's name as the agent spells it (for logs).
     pub name: String,
@@ -125,7 +131,7 @@ pub struct HookEvent {
     pub step: Step,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Step {
     SessionStart,
     /// The user sent a prompt: a turn begins.
@@ -295,6 +301,16 @@ mod tests {
             event(Agent::Qwen, base("PostToolUseFailure")).step,
             Step::AfterTool { .. }
         ));
+    }
+
+    /// The socket spells an agent as the command line does.
+    #[test]
+    fn an_agent_crosses_the_socket_by_its_name() {
+        for agent in Agent::ALL {
+            let wire = serde_json::to_value(agent).unwrap();
+            assert_eq!(wire, json!(agent.name()));
+            assert_eq!(serde_json::from_value::<Agent>(wire).unwrap(), agent);
+        }
     }
 
     #[test]

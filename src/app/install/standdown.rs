@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::json_merge::{self, Json};
 use super::{claude, codex, gemini, is_rewind_hook_command, Agent, Paths, Scope};
-use crate::app::hooks::{payload, project_dir};
+use crate::app::hooks::{project_dir, HookEvent};
 
 /// The settings files of `agent` that can hold hooks for `project`.
 fn settings_files(agent: Agent, project: &Path, paths: &Paths) -> Vec<PathBuf> {
@@ -68,13 +68,10 @@ fn file_runs_rewind_at(file: &Path, event: &str) -> bool {
     json_merge::parse(&text).is_ok_and(|root| runs_rewind_at(&root, event))
 }
 
-/// Whether a plugin's hook should leave the event in `input` to the hook
-/// that `rewind install` put in the agent's settings.
-pub fn settings_record(agent: Agent, input: &[u8], paths: &Paths) -> bool {
-    let Ok(event) = payload::parse(agent, input) else {
-        return false;
-    };
-    let project = project_dir(agent, &event);
+/// Whether a plugin's hook should leave `event` to the hook that `rewind
+/// install` put in the agent's settings.
+pub fn settings_record(agent: Agent, event: &HookEvent, paths: &Paths) -> bool {
+    let project = project_dir(agent, event);
     settings_files(agent, &project, paths)
         .iter()
         .any(|f| file_runs_rewind_at(f, &event.name))
@@ -83,6 +80,7 @@ pub fn settings_record(agent: Agent, input: &[u8], paths: &Paths) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::hooks::payload::Step;
     use rewind::store::Home;
 
     fn paths(home: &Path) -> Paths {
@@ -96,11 +94,15 @@ mod tests {
         }
     }
 
-    fn payload(project: &Path, event: &str) -> Vec<u8> {
-        serde_json::to_vec(&serde_json::json!({
-            "session_id": "s", "cwd": project, "hook_event_name": event,
-        }))
-        .unwrap()
+    fn payload(project: &Path, event: &str) -> HookEvent {
+        HookEvent {
+            name: event.to_string(),
+            session_id: "s".into(),
+            cwd: project.display().to_string(),
+            transcript_path: None,
+            source: None,
+            step: Step::Other,
+        }
     }
 
     #[test]
@@ -138,9 +140,8 @@ mod tests {
             &payload(project.path(), "BeforeModel"),
             &p
         ));
-        // Malformed settings or payload: the plugin records.
+        // Malformed settings: the plugin records.
         std::fs::write(dir.join("settings.local.json"), "{ not json").unwrap();
         assert!(!settings_record(Agent::ClaudeCode, &start, &p));
-        assert!(!settings_record(Agent::ClaudeCode, b"nope", &p));
     }
 }
