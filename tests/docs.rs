@@ -23,6 +23,10 @@
 //! docs/agents.md's `rewind log` after a replayed Claude Code turn, and the Claude Code
 //! plugin's install command (one, the same in README.md and docs/agents.md).
 //!
+//! And the design document against the code (rust-analyzer's `tidy`): docs/architecture.md's
+//! module table names every module of `src/` and nothing that is not there, and every public
+//! method of `Engine` is in its door (`engine/mod.rs`).
+//!
 //! Blocks that cannot run here (an agent, a browser, a real cloud, a server that does not
 //! exit) are ```sh or ```text, and are not run.
 
@@ -416,4 +420,159 @@ fn the_agents_log_example_is_what_a_replayed_turn_records() {
         .unwrap();
     assert!(log.status.success());
     snapbox::Assert::new().eq(String::from_utf8(log.stdout).unwrap(), expected);
+}
+
+/// The first cells of docs/architecture.md's module table: each row's paths below `src/`
+/// (`app/cli/`, `printable.rs`), with the row's whole text.
+fn module_rows(text: &str) -> Vec<(Vec<String>, String)> {
+    let table = text
+        .split("| module | owns | knows nothing of |")
+        .nth(1)
+        .expect("docs/architecture.md has its module table");
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let first = row.split('|').nth(1).unwrap_or("");
+            let paths = first
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+            (paths, row.to_string())
+        })
+        .collect()
+}
+
+/// The `.rs` files and directories directly in `dir` (below `src/`), as the table spells
+/// them: `name.rs`, `name/`.
+fn entries_of(src: &Path, dir: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(src.join(dir))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().unwrap().is_dir() {
+                Some(format!("{name}/"))
+            } else {
+                name.ends_with(".rs").then_some(name)
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// rust-analyzer's `tidy`, for our design document: docs/architecture.md's module table
+/// and `src/` must agree. Every path the table names exists; every module of `src/` has a
+/// row (its own, or a row of a directory above it); and a directory's row that names its
+/// files names every one of them (not `mod.rs`, nor tests).
+#[test]
+fn the_architecture_module_table_matches_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let rows = module_rows(&text);
+    let named: Vec<&str> = rows
+        .iter()
+        .flat_map(|(p, _)| p.iter().map(String::as_str))
+        .collect();
+    let mut wrong = Vec::new();
+    for p in &named {
+        if !src.join(p).exists() {
+            wrong.push(format!("the table names `{p}`, which is not in src/"));
+        }
+    }
+    let covered = |path: &str| {
+        named
+            .iter()
+            .any(|n| *n == path || (n.ends_with('/') && path.starts_with(n)))
+    };
+    // A path is covered by a row of its own or of a directory above it; a directory
+    // without one (`server/`, whose files have rows) has each of its entries covered.
+    let not_modules = ["lib.rs", "main.rs", "build.rs", "mod.rs"];
+    let mut todo: Vec<String> = entries_of(&src, "")
+        .into_iter()
+        .filter(|e| !not_modules.contains(&e.as_str()))
+        .collect();
+    while let Some(path) = todo.pop() {
+        if covered(&path) {
+            continue;
+        }
+        if path.ends_with('/') && named.iter().any(|n| n.starts_with(path.as_str())) {
+            todo.extend(
+                entries_of(&src, &path)
+                    .into_iter()
+                    .filter(|e| !not_modules.contains(&e.as_str()) && !e.contains("tests"))
+                    .map(|e| format!("{path}{e}")),
+            );
+        } else {
+            wrong.push(format!("src/{path} has no row in the module table"));
+        }
+    }
+    for (paths, row) in &rows {
+        for dir in paths.iter().filter(|p| p.ends_with('/')) {
+            let owns = row.split('|').nth(2).unwrap_or("");
+            let files: Vec<String> = entries_of(&src, dir)
+                .into_iter()
+                .filter(|f| f.ends_with(".rs") && f != "mod.rs" && !f.contains("tests"))
+                .collect();
+            // Named as `f.rs` or as `dir/f.rs` (gc's row says `gc/api.rs`).
+            let names =
+                |f: &str| owns.contains(&format!("`{f}`")) || owns.contains(&format!("`{dir}{f}`"));
+            if !files.iter().any(|f| names(f)) {
+                continue;
+            }
+            for f in files {
+                if !names(&f) && !named.contains(&format!("{dir}{f}").as_str()) {
+                    wrong.push(format!("the row of `{dir}` names its files but not `{f}`"));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's module table and src/ disagree:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// docs/architecture.md: "`mod.rs` is the door: every public method once". A `pub fn` of
+/// `Engine` anywhere else in `src/engine/` is a method the door does not show.
+#[test]
+fn every_public_engine_method_is_in_the_door() {
+    fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rs_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    let mut files = Vec::new();
+    rs_files(&engine, &mut files);
+    let mut outside = Vec::new();
+    for f in files.iter().filter(|f| **f != engine.join("mod.rs")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut in_engine = false;
+        for line in text.lines() {
+            if line.starts_with("impl Engine {") {
+                in_engine = true;
+            } else if line == "}" {
+                in_engine = false;
+            } else if in_engine && line.starts_with("    pub fn ") {
+                outside.push(format!("{}: {}", f.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "public Engine methods outside engine/mod.rs:\n{}",
+        outside.join("\n")
+    );
 }

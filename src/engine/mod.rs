@@ -74,6 +74,12 @@ impl Engine {
         Engine::open_quietly(config, warm)
     }
 
+    /// Let go of the session (its lock) and keep the rest warm for the next
+    /// open of a session of this project.
+    pub fn into_warm(self) -> Warm {
+        self.park()
+    }
+
     /// [`Engine::open`], with a sink for the engine's events.
     pub fn open_with_events(
         config: EngineConfig,

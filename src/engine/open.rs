@@ -125,9 +125,8 @@ impl Warm {
 }
 
 impl Engine {
-    /// Let go of the session (its lock) and keep the rest warm for the next
-    /// open of a session of this project.
-    pub fn into_warm(self) -> Warm {
+    /// [`Engine::into_warm`].
+    pub(super) fn park(self) -> Warm {
         let Engine {
             store,
             log,
