@@ -81,16 +81,63 @@ fn result_lists(d: records::Diff) -> DiffLists {
     }
 }
 
+/// What a step-snapshot's record keeps of its stats.
+fn recorded_stats(stats: &SnapshotStats) -> records::Stats {
+    records::Stats {
+        files_scanned: stats.files_scanned,
+        files_hashed: stats.files_hashed,
+        bytes_hashed: stats.bytes_hashed,
+        duration_ms: stats.duration_ms,
+        untracked: stats
+            .untracked
+            .iter()
+            .map(|u| records::UntrackedPath {
+                path: u.path.to_string(),
+                reason: u.reason.as_str().to_string(),
+                extra: Default::default(),
+            })
+            .collect(),
+        extra: Default::default(),
+    }
+}
+
+/// A record's stats as `snapshot` answers them. A path or reason this
+/// build cannot type (a newer writer's reason) is left out of the answer:
+/// the record keeps it as written.
+fn stats_of_record(stats: records::Stats) -> SnapshotStats {
+    SnapshotStats {
+        files_scanned: stats.files_scanned,
+        files_hashed: stats.files_hashed,
+        bytes_hashed: stats.bytes_hashed,
+        duration_ms: stats.duration_ms,
+        untracked: stats
+            .untracked
+            .iter()
+            .filter_map(|u| {
+                Some(Untracked {
+                    path: RepoPath::parse(&u.path).ok()?,
+                    reason: UntrackedReason::parse(&u.reason)?,
+                })
+            })
+            .collect(),
+    }
+}
+
 impl Engine {
-    pub(crate) fn record_snapshot(&mut self, spec: SnapshotSpec) -> Result<SnapshotResult> {
-        let parent_cp = match &spec.parent {
+    /// The checkpoint a snapshot goes below: its turn and tree (`None`: a
+    /// root entry, or a parent that is no checkpoint).
+    fn parent_checkpoint(&self, spec: &SnapshotSpec) -> Result<Option<(u64, ObjectId)>> {
+        Ok(match &spec.parent {
             Some(id) => self.checkpoint_tree(id)?.map(|(e, t)| (turn_of(e), t)),
             None => None,
-        };
-        let parent_tree = parent_cp.map(|(_, t)| t);
-        let prior = self.flat(parent_tree)?;
+        })
+    }
+
+    pub(crate) fn record_snapshot(&mut self, spec: SnapshotSpec) -> Result<SnapshotResult> {
+        let parent_cp = self.parent_checkpoint(&spec)?;
+        let prior = self.flat(parent_cp.map(|(_, t)| t))?;
         let state = self.scan_working(spec.scope.as_deref(), &prior)?;
-        self.record_state(&spec, state)
+        self.record_state_below(&spec, parent_cp, state)
     }
 
     /// Record a scanned state as a step-snapshot below `spec.parent` (when
@@ -100,10 +147,18 @@ impl Engine {
         spec: &SnapshotSpec,
         state: WorkingState,
     ) -> Result<SnapshotResult> {
-        let parent_cp = match &spec.parent {
-            Some(id) => self.checkpoint_tree(id)?.map(|(e, t)| (turn_of(e), t)),
-            None => None,
-        };
+        let parent_cp = self.parent_checkpoint(spec)?;
+        self.record_state_below(spec, parent_cp, state)
+    }
+
+    /// [`Engine::record_state`] with the parent's checkpoint looked up once
+    /// by the caller.
+    fn record_state_below(
+        &mut self,
+        spec: &SnapshotSpec,
+        parent_cp: Option<(u64, ObjectId)>,
+        state: WorkingState,
+    ) -> Result<SnapshotResult> {
         let parent_tree = parent_cp.map(|(_, t)| t);
         let diff_start = Instant::now();
         let changes = diff_trees(&self.store, parent_tree.as_ref(), Some(&state.tree))?;
@@ -148,22 +203,7 @@ impl Engine {
             kind: Some(spec.kind.as_str().to_string()),
             label: spec.label.clone(),
             note: spec.note.clone(),
-            stats: records::Stats {
-                files_scanned: stats.files_scanned,
-                files_hashed: stats.files_hashed,
-                bytes_hashed: stats.bytes_hashed,
-                duration_ms: stats.duration_ms,
-                untracked: stats
-                    .untracked
-                    .iter()
-                    .map(|u| records::UntrackedPath {
-                        path: u.path.to_string(),
-                        reason: u.reason.as_str().to_string(),
-                        extra: Default::default(),
-                    })
-                    .collect(),
-                extra: Default::default(),
-            },
+            stats: recorded_stats(&stats),
             tool: spec.tool.as_ref().map(|t| records::Tool {
                 name: t.name.clone(),
                 input: t.input.clone(),
@@ -347,23 +387,7 @@ fn recorded_request(engine: &Engine, id: &str) -> Option<SnapshotResult> {
             changed: record.baseline_tree_hash != Some(tree_hash),
             diff: result_lists(record.diff),
             turn_index: record.turn_index,
-            stats: SnapshotStats {
-                files_scanned: record.stats.files_scanned,
-                files_hashed: record.stats.files_hashed,
-                bytes_hashed: record.stats.bytes_hashed,
-                duration_ms: record.stats.duration_ms,
-                untracked: record
-                    .stats
-                    .untracked
-                    .iter()
-                    .filter_map(|u| {
-                        Some(Untracked {
-                            path: RepoPath::parse(&u.path).ok()?,
-                            reason: UntrackedReason::parse(&u.reason)?,
-                        })
-                    })
-                    .collect(),
-            },
+            stats: stats_of_record(record.stats),
             git: record.git.map(|g| GitInfo {
                 branch: g.branch,
                 head: g.head,
