@@ -51,7 +51,6 @@ impl From<WorkingCopyError> for EngineError {
         match e {
             WorkingCopyError::Store(e) => EngineError::Store(e),
             WorkingCopyError::Scan(e) => EngineError::Scan(e),
-            WorkingCopyError::UnknownTree(h) => EngineError::UnknownTree(h),
         }
     }
 }

@@ -389,13 +389,10 @@ impl Engine {
                 });
             }
         };
-        // `ScanContext` still takes the recorded tree as the hex a session held before
-        // records were typed; it parses it again only when the scan derives from it.
-        let recorded = self.recorded_tree().map(|t| t.to_hex());
         let ctx = ScanContext {
+            recorded: self.recorded_tree(),
             store: &self.store,
             trees: &mut self.flat_cache,
-            recorded: recorded.as_deref(),
             progress: Some(&report),
         };
         Ok(self.working_copy.scan(ctx, scope, prior)?)

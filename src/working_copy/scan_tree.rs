@@ -36,9 +36,6 @@ pub enum WorkingCopyError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Scan(#[from] ScanError),
-    /// The recorded tree a scan derives from is not a tree hash.
-    #[error("unknown tree hash {0:?}")]
-    UnknownTree(String),
 }
 
 /// What a scan needs from the rest of the session.
@@ -47,9 +44,8 @@ pub struct ScanContext<'a> {
     /// Flattened trees: the scan derives its tree from one and remembers
     /// the result.
     pub trees: &'a mut FlatCache,
-    /// The recorded state's tree as the session holds it (hex), parsed
-    /// only when a scan derives from it.
-    pub recorded: Option<&'a str>,
+    /// The recorded state's tree, which a scan derives from.
+    pub recorded: Option<ObjectId>,
     /// `(done, total)` of a long scan, at most every 100 ms.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
@@ -161,12 +157,6 @@ pub(crate) struct LastScan {
     pub tree: ObjectId,
     pub files: FlatTree,
     pub untracked: Arc<Vec<super::Untracked>>,
-}
-
-fn parse_recorded(recorded: Option<&str>) -> Result<Option<ObjectId>, WorkingCopyError> {
-    recorded
-        .map(|h| ObjectId::from_hex(h).map_err(|_| WorkingCopyError::UnknownTree(h.to_string())))
-        .transpose()
 }
 
 /// What turns `old` into `new` (path → new entry, `None` for a deletion), by
@@ -383,7 +373,7 @@ impl WorkingCopy {
                 }
                 (why, _) => match scope {
                     Some(s) => {
-                        let recorded = parse_recorded(ctx.recorded)?;
+                        let recorded = ctx.recorded;
                         let flat = ctx.trees.files(store, recorded)?;
                         let base = recorded.map(|tree| LastScan {
                             tree,
@@ -566,7 +556,7 @@ impl WorkingCopy {
                 // encoding again.
                 let reference = match self.last_scan.clone() {
                     Some(last) => Some((last.tree, last.files)),
-                    None => match parse_recorded(recorded)? {
+                    None => match recorded {
                         Some(r) => trees.cached(&r).map(|f| (r, f)),
                         None => None,
                     },
