@@ -313,6 +313,30 @@ impl WorkingCopy {
         }
     }
 
+    /// The watcher's (or saved scan's) changed paths, the staged set and a
+    /// host's scope, typed. A path that is not a [`RepoPath`] is not
+    /// dropped (its change would go unseen): the scan is a full one.
+    fn typed_scope(
+        &self,
+        changed: BTreeSet<String>,
+        scope: Option<&[RepoPath]>,
+    ) -> Result<Vec<RepoPath>, FullScan> {
+        let mut typed = Vec::with_capacity(changed.len() + self.staged.len());
+        for p in changed.iter().chain(self.staged.iter()) {
+            match RepoPath::parse(p) {
+                Ok(r) => typed.push(r),
+                Err(err) => {
+                    tracing::debug!(path = %p, %err, "a changed path that is no repository path: full scan");
+                    return Err(FullScan::WatcherLostTrack);
+                }
+            }
+        }
+        typed.extend(scope.into_iter().flatten().cloned());
+        typed.sort();
+        typed.dedup();
+        Ok(typed)
+    }
+
     /// Scan the working directory into a stored tree. `scope` names the
     /// only paths a host says may have changed (the `paths` fast path:
     /// every other path comes from the recorded state). With the watcher,
@@ -346,13 +370,10 @@ impl WorkingCopy {
             _ => self.watched_changes(&rules),
         };
         self.counts.scans += 1;
+        let watched = watched.and_then(|changed| self.typed_scope(changed, scope));
         let (base, scan_scope): (Option<LastScan>, Option<Vec<RepoPath>>) =
             match (watched, self.last_scan.clone()) {
-                (Ok(mut paths), Some(last)) => {
-                    paths.extend(self.staged.iter().cloned());
-                    if let Some(s) = scope {
-                        paths.extend(s.iter().map(|p| p.as_str().to_string()));
-                    }
+                (Ok(paths), Some(last)) => {
                     if paths.is_empty() {
                         // Nothing changed since the last scan: no walk at all.
                         return Ok(WorkingState {
@@ -365,11 +386,7 @@ impl WorkingCopy {
                             gc_guard: Some(gc_guard),
                         });
                     }
-                    let scope: Vec<RepoPath> = paths
-                        .iter()
-                        .filter_map(|p| RepoPath::parse(p).ok())
-                        .collect();
-                    (Some(last), Some(scope))
+                    (Some(last), Some(paths))
                 }
                 (why, _) => match scope {
                     Some(s) => {
@@ -637,5 +654,44 @@ mod tests {
             ]
         );
         assert!(flat_changes(&old, &old.clone().into_iter().collect()).is_empty());
+    }
+
+    /// A changed or staged path that is no repository path (a session file
+    /// written by hand names `../x` staged) makes the scan a full one; it
+    /// was dropped, and its change went unseen.
+    #[test]
+    fn a_path_that_does_not_type_makes_a_full_scan_not_a_dropped_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = |n: &str| dir.path().join(n);
+        let wc = |staged: &[&str]| {
+            WorkingCopy::new(
+                dir.path().to_path_buf(),
+                Default::default(),
+                false,
+                super::super::copy::CachePaths {
+                    stat: cache("stat"),
+                    scan: cache("scan"),
+                    flat: cache("flat"),
+                },
+                staged.iter().map(|s| s.to_string()).collect(),
+            )
+        };
+        let changed = |ps: &[&str]| ps.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let host = [RepoPath::parse("c.txt").unwrap()];
+        let typed = wc(&["b.txt"])
+            .typed_scope(changed(&["a.txt", "b.txt"]), Some(&host))
+            .unwrap();
+        let names: Vec<&str> = typed.iter().map(RepoPath::as_str).collect();
+        assert_eq!(names, ["a.txt", "b.txt", "c.txt"]);
+        for (changed_paths, staged) in
+            [(&["a.txt", "../x"][..], &[][..]), (&["a.txt"], &["/etc/x"])]
+        {
+            assert_eq!(
+                wc(staged)
+                    .typed_scope(changed(changed_paths), None)
+                    .unwrap_err(),
+                FullScan::WatcherLostTrack
+            );
+        }
     }
 }
