@@ -471,6 +471,7 @@ pub enum AgentChoice {
     Qwen,
     Copilot,
     Droid,
+    Cline,
     /// install: every agent whose command is on PATH; uninstall: every
     /// agent.
     All,

@@ -21,6 +21,8 @@ const agents = {
   droid: { name: "droid", env: "FACTORY_PROJECT_DIR", end: ["Stop"] },
   opencode: { name: "opencode", env: null, end: ["session.idle"] },
   kilo: { name: "kilo", env: null, end: ["session.idle"] },
+  // Its own shape: the event in `hookName`, the project in `workspaceRoots`.
+  cline: { name: "cline", env: null, end: ["agent_end"] },
 };
 
 const out = join(here, "samples", "payloads");
@@ -32,12 +34,12 @@ for (const [file, a] of Object.entries(agents)) {
     const rec = JSON.parse(line);
     const p = rec.payload;
     if (!p || typeof p !== "object") continue;
-    const project = (a.env && rec.env_selected?.[a.env]) || p.directory || p.cwd || rec.cwd;
+    const project = (a.env && rec.env_selected?.[a.env]) || p.directory || p.workspaceRoots?.[0] || p.cwd || rec.cwd;
     delete p.transcript_path;
     // Longest first: the project inside a run directory's path.
     let text = JSON.stringify(p).split(project).join("@PROJECT@");
     kept.push(text);
-    if (a.end.includes(p.hook_event_name)) break;
+    if (a.end.includes(p.hook_event_name ?? p.hookName)) break;
   }
   writeFileSync(join(out, `${a.name}.jsonl`), kept.join("\n") + "\n");
   console.log(`${a.name}: ${kept.length} events`);

@@ -21,7 +21,7 @@ for agent in claude codex gemini; do
 done
 # The agents of issue 41: the default scenario only (their failures are
 # not scripted yet).
-for agent in opencode kilo qwen copilot droid; do
+for agent in opencode kilo qwen copilot droid cline; do
   node "$here/run-agent.mjs" --agent "$agent" --project "$work/$agent/project" --out "$work/$agent/run" \
     --samples "$here/samples/$agent.jsonl" > "$work/$agent.summary.json" || status=1
   node -e '

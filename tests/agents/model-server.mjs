@@ -6,7 +6,7 @@
 //   - OpenAI Responses        POST /v1/responses           (Codex CLI)
 //   - Gemini generateContent  POST /v1beta/models/M:streamGenerateContent?alt=sse,
 //                             :generateContent, :countTokens  (Gemini CLI)
-//   - OpenAI Chat Completions POST /v1/chat/completions     (OpenCode, Kilo, Qwen Code)
+//   - OpenAI Chat Completions POST /v1/chat/completions     (OpenCode, Kilo, Qwen Code, Droid, Copilot, Cline)
 //     Several agents share it: the driver names the one it runs
 //     (startModelServer({agent})), and its tools decide the calls' shapes.
 //
@@ -362,6 +362,24 @@ function translate(call, agent, info, project) {
         case 'shell': return { name: 'Execute', input: { command: call.command, summary: call.description || 'scripted shell step', riskLevel: 'medium', riskLevelReason: 'Scripted test step in a temporary project.' } };
       }
     }
+    if (agent === 'cline') {
+      // Cline CLI 3.0: editor (creates a missing file from new_text, else
+      // replaces old_text, which must match once) / read_files / run_commands.
+      // For a model id with "gpt" or "codex" in it (ACP mode's gpt-4o) it
+      // offers apply_patch {input: Codex's patch grammar} instead of editor.
+      if (!T.includes('editor') && T.includes('apply_patch') && (op === 'write' || op === 'edit')) {
+        // Its Add File joins the `+` lines without a final newline: one more
+        // empty `+` line gives the file its last newline.
+        const add = () => patchAdd(call.path, call.content.endsWith('\n') ? `${call.content}\n` : call.content);
+        return { name: 'apply_patch', input: { input: op === 'write' ? add() : patchUpdate(call.path, call.old, call.new) } };
+      }
+      switch (op) {
+        case 'write': return { name: 'editor', input: { path: absPath(project, call.path), new_text: call.content } };
+        case 'edit': return { name: 'editor', input: { path: absPath(project, call.path), old_text: call.old, new_text: call.new } };
+        case 'read': return { name: 'read_files', input: { files: [{ path: absPath(project, call.path) }] } };
+        case 'shell': return { name: 'run_commands', input: { commands: [call.command] } };
+      }
+    }
     if (agent === 'copilot') {
       // GitHub Copilot CLI: create / edit (path, old_str, new_str) / view / bash.
       switch (op) {
@@ -581,7 +599,7 @@ function sampleFromSchema(schema, key) {
 // ---------------------------------------------------------------------------
 
 // The agents that speak Chat Completions (one at a time per server).
-const CHAT_AGENTS = ['opencode', 'kilo', 'qwen', 'droid', 'copilot'];
+const CHAT_AGENTS = ['opencode', 'kilo', 'qwen', 'droid', 'copilot', 'cline'];
 
 export async function startModelServer({ script, project, port = 0, host = '127.0.0.1', logFile, dumpDir, agent: chatAgent = 'opencode' } = {}) {
   if (!script) throw new Error('script required');

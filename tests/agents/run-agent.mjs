@@ -57,6 +57,7 @@ const BIN = {
   qwen: process.env.QWEN_BIN || path.join(HERE, 'node_modules/.bin/qwen'),
   droid: process.env.DROID_BIN || path.join(HERE, 'node_modules/.bin/droid'),
   copilot: process.env.COPILOT_BIN || path.join(HERE, 'node_modules/.bin/copilot'),
+  cline: process.env.CLINE_BIN || path.join(HERE, 'node_modules/.bin/cline'),
 };
 
 // Every hook event each agent version understands (from their own code:
@@ -98,10 +99,20 @@ export const HOOK_EVENTS = {
   // postToolUseFailure, agentStop, subagentStop, errorOccurred, sessionEnd)
   // get camelCase payloads that do not name their event.
   copilot: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SubagentStop', 'SessionEnd', 'Notification', 'PreCompact', 'ErrorOccurred'],
+  // Cline CLI 3.0.65: the hook file names (@cline/core HookConfigFileName).
+  // PreCompact is a known name that maps to no event: it never runs.
+  cline: ['TaskStart', 'TaskResume', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'TaskComplete', 'TaskCancel', 'TaskError', 'PreCompact', 'SessionShutdown'],
+};
+
+// Cline's payloads name their event in `hookName`: the hook file it ran.
+const CLINE_HOOK_FILE = {
+  agent_start: 'TaskStart', agent_resume: 'TaskResume', prompt_submit: 'UserPromptSubmit', tool_call: 'PreToolUse',
+  tool_result: 'PostToolUse', agent_end: 'TaskComplete', agent_abort: 'TaskCancel', agent_error: 'TaskError',
+  session_shutdown: 'SessionShutdown',
 };
 
 // The agents' own configuration directories inside a project.
-export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen', '.factory', '.github'];
+export const AGENT_DIRS = ['.claude', '.codex', '.gemini', '.opencode', '.kilo', '.qwen', '.factory', '.github', '.clinerules'];
 
 // ---------------------------------------------------------------------------
 // args
@@ -163,12 +174,12 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Edit b.txt, delete gen/, and move a.txt into moved/.',
       steps: [
         // OpenCode's and Qwen Code's edit tools refuse a file not read in this session.
-        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
+        { op: 'read', path: 'b.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot', 'cline'] },
         { op: 'edit', path: 'b.txt', old: 'bravo', new: 'bravo edited' },
         // Codex's built-in exec policy rejects any `rm -f`-style command in
         // every approval mode ("rm -f style commands are not permitted"), so
         // codex gets `rm -r`.
-        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
+        { op: 'shell', command: 'rm -rf gen', only: ['claude', 'gemini', 'opencode', 'kilo', 'qwen', 'droid', 'copilot', 'cline'] },
         { op: 'shell', command: 'rm -r gen', only: ['codex'] },
         { op: 'shell', command: 'mkdir -p moved && mv a.txt moved/a.txt' },
       ],
@@ -179,7 +190,7 @@ export function defaultScenario(turns = 3, parallel = true) {
       prompt: 'Write c.txt and edit moved/a.txt.',
       steps: [
         w('c.txt', 'charlie\n'),
-        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] },
+        { op: 'read', path: 'moved/a.txt', only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot', 'cline'] },
         { op: 'edit', path: 'moved/a.txt', old: 'alpha', new: 'alpha edited' },
       ],
       final: 'Turn 3 done: wrote c.txt and edited moved/a.txt.',
@@ -190,7 +201,7 @@ export function defaultScenario(turns = 3, parallel = true) {
     const f = `extra-${k}.txt`;
     t.push({
       prompt: `Write ${f} and edit it.`,
-      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
+      steps: [w(f, `extra ${k}\n`), { op: 'read', path: f, only: ['claude', 'opencode', 'kilo', 'qwen', 'droid', 'copilot', 'cline'] }, { op: 'edit', path: f, old: `extra ${k}`, new: `extra ${k} edited` }],
       final: `Turn ${k} done.`,
       expect: { files: { [f]: `extra ${k} edited\n` }, absent: [] },
     });
@@ -216,7 +227,7 @@ function groupAlive(pgid) {
 function baseEnv(out) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|FACTORY|DROID|COPILOT|GH_|GITHUB_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
+    if (/^(ANTHROPIC_|CLAUDE|OPENAI_|CODEX_|GEMINI_|GOOGLE_|VERTEX|AWS_|AZURE_|XDG_|OPENCODE|KILO|QWEN|FACTORY|DROID|COPILOT|CLINE_|GH_|GITHUB_|HTTPS?_PROXY|NO_PROXY|NODE_OPTIONS|NPM_CONFIG_)/i.test(k)) continue;
     env[k] = v;
   }
   const home = path.join(out, 'home');
@@ -586,6 +597,114 @@ function setupCopilot({ project, url, hookCmds, events, env }) {
   };
 }
 
+// Cline CLI 3.0.65 (a Bun-compiled binary): hook *files* named after the
+// event in `PROJECT/.clinerules/hooks/` (each a `#!/bin/sh` script running
+// the hook command; with --hook-copies, copies `TaskStart.sh`,
+// `TaskStart.bash`, …: the extension only picks the interpreter when there is
+// no shebang); the model an `openai-compatible` provider in
+// `~/.cline/data/settings/providers.json` (what `cline auth -p
+// openai-compatible -k KEY -m MODEL -b URL` writes), Chat Completions.
+// CLINE_SESSION_BACKEND_MODE=local: sessions in-process, no hub daemon
+// (`cline --cline-hub-daemon`) left running after the turn.
+const CLINE_HOOK_EXTS = ['', '.sh', '.bash', '.zsh', '.js', '.mjs', '.cjs', '.ts', '.mts', '.cts', '.py', '.ps1'];
+function setupCline({ project, url, hookCmds, events, env }) {
+  const providers = path.join(env.HOME, '.cline', 'data', 'settings', 'providers.json');
+  writeJson(providers, {
+    version: 1,
+    lastUsedProvider: 'openai-compatible',
+    modes: {},
+    providers: {
+      'openai-compatible': {
+        settings: { provider: 'openai-compatible', apiKey: 'dummy', model: 'scripted-model', baseUrl: `${url}/v1` },
+        updatedAt: new Date().toISOString(),
+        tokenSource: 'manual',
+      },
+    },
+  });
+  // Without the opt-out it resolves otel.cline.bot for its telemetry. It
+  // still resolves data.cline.bot (PostHog feature flags): DNS only.
+  const globalSettings = path.join(env.HOME, '.cline', 'data', 'settings', 'global-settings.json');
+  writeJson(globalSettings, { telemetryOptOut: true, autoUpdateEnabled: false });
+  const hooksDir = path.join(project, '.clinerules', 'hooks');
+  const hookFiles = [];
+  if (hookCmds.length) {
+    if (hookCmds.length > CLINE_HOOK_EXTS.length) throw new Error(`cline: at most ${CLINE_HOOK_EXTS.length} hook copies`);
+    mkdirp(hooksDir);
+    for (const e of events) {
+      hookCmds.forEach((cmd, i) => {
+        const f = path.join(hooksDir, `${e}${CLINE_HOOK_EXTS[i]}`);
+        fs.writeFileSync(f, `#!/bin/sh\n# written by tests/agents/run-agent.mjs\nexec /bin/sh -c ${shq(cmd)}\n`, { mode: 0o755 });
+        hookFiles.push(f);
+      });
+    }
+  }
+  // CLINE_PROVIDER/CLINE_API_KEY/CLINE_MODEL: ACP mode (turns 2..N) otherwise
+  // refuses `session/load`, "Authentication required: Call authenticate
+  // before starting a session" (it restores only its own sign-in methods).
+  Object.assign(env, {
+    CLINE_SESSION_BACKEND_MODE: 'local', CLINE_NO_AUTO_UPDATE: '1',
+    CLINE_PROVIDER: 'openai-compatible', CLINE_API_KEY: 'dummy', CLINE_MODEL: 'scripted-model',
+  });
+  const sessionsDir = path.join(env.HOME, '.cline', 'data', 'sessions');
+  let sessionId = null;
+  const common = ['--json', '--auto-approve', 'true', '-c', project];
+  return {
+    configFiles: [...hookFiles, providers, globalSettings],
+    get sessionId() { return sessionId; },
+    // Detached hooks (TaskStart, UserPromptSubmit, TaskComplete, …) run in
+    // their own process group and may still be writing after cline exits.
+    settleMs: 1500,
+    // Turn 1 `cline --json PROMPT`. Later turns: `cline --id ID` resumes
+    // only in the terminal UI (with --json: "JSON output mode requires a
+    // prompt argument or piped stdin (interactive mode is unsupported)"), so
+    // they go through Cline's ACP mode, `session/load` + `session/prompt`
+    // (cline-acp.mjs starts `cline --acp --auto-approve true`). ACP takes
+    // its model from the provider's catalog, gpt-4o, and with it gpt's tool
+    // set (apply_patch, not editor); `--model` only renames it afterwards.
+    // The run-start hook stays TaskStart: cline deletes
+    // CLINE_HOOK_AGENT_RESUME unless given `--id`.
+    command: (turn) => (turn === 1 || !sessionId ? BIN.cline : process.execPath),
+    argv: (turn, prompt) => (turn === 1 || !sessionId
+      ? [...common, prompt]
+      : [path.join(HERE, 'cline-acp.mjs'), '--cline', BIN.cline, '--cwd', project, '--session', sessionId, '--model', 'scripted-model', prompt]),
+    continueArgv: (cont, prompt) => [...cont.slice(1), ...common, prompt],
+    parse: (stdout) => {
+      const evs = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+      const acp = evs.find((e) => e.type === 'acp_result' || e.type === 'acp_error');
+      if (acp) {
+        const updates = evs.filter((e) => e.method === 'session/update').map((e) => e.params?.update?.sessionUpdate);
+        return {
+          session_id: sessionId,
+          acp: true,
+          stop_reason: acp.stopReason,
+          text: evs.filter((e) => e.params?.update?.sessionUpdate === 'agent_message_chunk').map((e) => e.params.update.content?.text || '').join('').slice(0, 200),
+          session_updates: [...new Set(updates)],
+          errors: evs.filter((e) => e.type === 'acp_error' || e.error).map((e) => JSON.stringify(e).slice(0, 500)),
+        };
+      }
+      // stdout names the task (taskId, conversationId) but not the session:
+      // the one session dir of this scratch HOME (the newest, if more).
+      if (!sessionId && fs.existsSync(sessionsDir)) {
+        const dirs = fs.readdirSync(sessionsDir).map((d) => ({ d, t: fs.statSync(path.join(sessionsDir, d)).mtimeMs })).sort((a, b) => b.t - a.t);
+        if (dirs.length) sessionId = dirs[0].d;
+      }
+      const result = evs.find((e) => e.type === 'run_result');
+      return {
+        session_id: sessionId,
+        task_ids: [...new Set(evs.map((e) => e.taskId).filter(Boolean))],
+        finish_reason: result?.finishReason,
+        text: typeof result?.text === 'string' ? result.text.slice(0, 200) : undefined,
+        event_types: [...new Set(evs.map((e) => (e.type === 'agent_event' ? `agent_event:${e.event?.type}` : e.type)))],
+        errors: evs.filter((e) => /error/i.test(JSON.stringify(e.type)) || e.event?.type === 'error').map((e) => JSON.stringify(e).slice(0, 500)),
+      };
+    },
+  };
+}
+
+function shq(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
 function readJsonText(s) {
   const t = s.trim();
   try { return JSON.parse(t); } catch { /* fallthrough */ }
@@ -643,7 +762,13 @@ function readHookLog(file) {
 }
 
 function eventName(rec) {
-  return rec.payload?.hook_event_name || rec.payload?.hookEventName || rec.payload?.event || '?';
+  return rec.payload?.hook_event_name || rec.payload?.hookEventName || rec.payload?.event || CLINE_HOOK_FILE[rec.payload?.hookName] || rec.payload?.hookName || '?';
+}
+
+// Cline: the session is `sessionContext.rootSessionId` (`taskId` is the
+// conversation of one run).
+function sessionOf(rec) {
+  return rec.payload?.session_id ?? rec.payload?.sessionContext?.rootSessionId;
 }
 
 function overlaps(recs) {
@@ -699,7 +824,7 @@ export async function runAgent(opts) {
   // (`rewind install --project`) and are left as they are.
   const hookCmds = opts.noHooks ? [] : hookCommands(hookCmd, opts.hookCopies);
   const preexisting = fs.readdirSync(project).filter((f) => !AGENT_DIRS.includes(f));
-  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen, droid: setupDroid, copilot: setupCopilot }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
+  const setup = { claude: setupClaude, codex: setupCodex, gemini: setupGemini, opencode: setupOpenCode, kilo: setupOpenCode, qwen: setupQwen, droid: setupDroid, copilot: setupCopilot, cline: setupCline }[agent]({ agent, project, out, url: server.url, hookCmds, events, env });
   const summary = {
     agent,
     version: null,
@@ -755,10 +880,21 @@ export async function runAgent(opts) {
       const hooksBefore = readHookLog(hookLog).length;
       const reqBefore = server.events.length;
       const argv = opts.continueArgv && turn === firstTurn ? setup.continueArgv(opts.continueArgv, prompt) : setup.argv(turn, prompt);
-      const r = await runProcess(BIN[agent], argv, {
+      const cmd = (!(opts.continueArgv && turn === firstTurn) && setup.command?.(turn)) || BIN[agent];
+      const r = await runProcess(cmd, argv, {
         cwd: project, env, timeoutS: opts.timeout,
         stdoutFile: path.join(out, `turn-${turn}.stdout`), stderrFile: path.join(out, `turn-${turn}.stderr`),
       });
+      // Hooks the agent runs detached (outside its process group): wait
+      // until the log has been quiet for a while.
+      if (setup.settleMs) {
+        let n = readHookLog(hookLog).length;
+        for (let quiet = 0; quiet < setup.settleMs; quiet += 100) {
+          await sleep(100);
+          const m = readHookLog(hookLog).length;
+          if (m !== n) { n = m; quiet = 0; }
+        }
+      }
       const parsed = (() => { try { return setup.parse(r.stdout); } catch (e) { return { parse_error: String(e) }; } })();
       if (opts.saveTurns) {
         const dest = path.join(path.resolve(opts.saveTurns), `turn-${turn}`);
@@ -775,7 +911,8 @@ export async function runAgent(opts) {
       const lastMain = [...reqs].reverse().find((q) => q.turn === turn && !q.aux);
       const hookCounts = {};
       for (const h of hookRecs) hookCounts[eventName(h)] = (hookCounts[eventName(h)] || 0) + 1;
-      const toolHooks = hookRecs.filter((h) => /Pre|Before/.test(eventName(h)) && h.payload?.tool_name);
+      const toolName = (h) => h.payload?.tool_name ?? h.payload?.preToolUse?.toolName;
+      const toolHooks = hookRecs.filter((h) => /Pre|Before/.test(eventName(h)) && toolName(h));
       summary.turns.push({
         turn,
         argv: argv.map((a) => (a === prompt ? '<prompt>' : a)),
@@ -792,8 +929,8 @@ export async function runAgent(opts) {
         tool_results: lastMain?.results ?? [],
         finished_script: !!lastMain?.final,
         hook_events: hookCounts,
-        hook_tool_names: toolHooks.map((h) => h.payload.tool_name),
-        hook_session_ids: [...new Set(hookRecs.map((h) => h.payload?.session_id).filter(Boolean))],
+        hook_tool_names: toolHooks.map(toolName),
+        hook_session_ids: [...new Set(hookRecs.map(sessionOf).filter(Boolean))],
         hook_overlaps: overlapSummary(hookRecs),
         hooks_after_exit: hookRecs.filter((h) => h.t_start > r.t1).map(eventName),
         leftover_processes_after_exit: r.leftover,
@@ -813,7 +950,7 @@ export async function runAgent(opts) {
   summary.hook_events_total = {};
   for (const h of allHooks) summary.hook_events_total[eventName(h)] = (summary.hook_events_total[eventName(h)] || 0) + 1;
   summary.events_never_fired = events.filter((e) => !summary.hook_events_total[e]);
-  summary.session_ids_seen = [...new Set(allHooks.map((h) => h.payload?.session_id).filter(Boolean))];
+  summary.session_ids_seen = [...new Set(allHooks.map(sessionOf).filter(Boolean))];
   // What the agent adds to / strips from the environment it gives hooks.
   const agentEnv = new Set(Object.keys(env));
   const added = new Set();

@@ -27,7 +27,7 @@ use crate::common;
 
 /// The agents' own directories in a project (settings, plugins), left out
 /// of the comparisons.
-const AGENT_DIRS: [&str; 8] = [
+const AGENT_DIRS: [&str; 9] = [
     ".claude",
     ".codex",
     ".gemini",
@@ -36,6 +36,7 @@ const AGENT_DIRS: [&str; 8] = [
     ".qwen",
     ".github",
     ".factory",
+    ".clinerules",
 ];
 
 pub(crate) fn agents_dir() -> PathBuf {
@@ -578,6 +579,26 @@ fn kilo() {
 fn copilot_cli() {
     if agent_installed("copilot") {
         installed_then_uninstalled("copilot", "copilot", &[".github/hooks/rewind.json"]);
+    }
+}
+
+/// Cline's CLI 3.0.65: turn 1 `cline --json PROMPT`, turns 2 and 3 through
+/// its ACP mode (`cline --id` resumes only in its terminal UI); hook files
+/// per event in `.clinerules/hooks/`. Its payloads name no prompt: the turns'
+/// start checkpoints carry no label.
+#[test]
+fn cline() {
+    if agent_installed("cline") {
+        installed_then_uninstalled(
+            "cline",
+            "cline",
+            &[
+                ".clinerules/hooks/TaskStart",
+                ".clinerules/hooks/PreToolUse",
+                ".clinerules/hooks/PostToolUse",
+                ".clinerules/hooks/TaskComplete",
+            ],
+        );
     }
 }
 

@@ -59,6 +59,7 @@ impl AgentChoice {
             AgentChoice::Qwen => vec![Agent::Qwen],
             AgentChoice::Copilot => vec![Agent::Copilot],
             AgentChoice::Droid => vec![Agent::Droid],
+            AgentChoice::Cline => vec![Agent::Cline],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }

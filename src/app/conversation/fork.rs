@@ -272,6 +272,7 @@ pub fn agent_title(agent: Agent) -> &'static str {
         Agent::Qwen => "Qwen Code",
         Agent::Copilot => "Copilot CLI",
         Agent::Droid => "Droid",
+        Agent::Cline => "Cline",
     }
 }
 

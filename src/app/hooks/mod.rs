@@ -7,6 +7,7 @@
 //! PreToolUse hook would block the tool). docs/agents.md says what is
 //! recorded at which event.
 
+mod cline_payload;
 pub mod failures;
 pub mod payload;
 mod plugin_payload;
@@ -249,7 +250,9 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
             session.turn += 1;
             Some(SnapshotParams {
                 kind: Some(SnapshotKind::Message),
-                label: Some(short_label(&text)),
+                // Cline's turn start names no prompt: no label rather than
+                // an empty one.
+                label: (!text.trim().is_empty()).then(|| short_label(&text)),
                 turn_index: Some(session.turn),
                 // Every turn's start and end are in the log, changed or
                 // not: they are what a person looks for in `rewind log`.
@@ -382,7 +385,8 @@ pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
         Agent::Qwen => Some("QWEN_PROJECT_DIR"),
         Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
         Agent::Droid => Some("FACTORY_PROJECT_DIR"),
-        Agent::Codex | Agent::OpenCode | Agent::Kilo => None,
+        // Cline's payload names its workspace root, where the hook runs.
+        Agent::Codex | Agent::OpenCode | Agent::Kilo | Agent::Cline => None,
     };
     var.and_then(std::env::var_os)
         .filter(|v| !v.is_empty())

@@ -34,10 +34,13 @@ pub enum Agent {
     Copilot,
     /// Factory's Droid (Claude Code's hook events, `.factory/hooks.json`).
     Droid,
+    /// Cline's CLI: a hook file per event in `.clinerules/hooks/`, payloads
+    /// of its own shape (cline_payload.rs).
+    Cline,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 9] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
@@ -46,6 +49,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::Droid,
+        Agent::Cline,
     ];
 
     /// The agent a name on the command line or in the store names.
@@ -64,6 +68,7 @@ impl Agent {
             Agent::Qwen => "qwen-code",
             Agent::Copilot => "copilot",
             Agent::Droid => "droid",
+            Agent::Cline => "cline",
         }
     }
 
@@ -78,12 +83,13 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Droid => "droid",
+            Agent::Cline => "cline",
         }
     }
 
     /// Whether `rewind install AGENT --mcp` registers the MCP server.
     pub fn mcp_installable(self) -> bool {
-        !matches!(self, Agent::Copilot | Agent::Droid)
+        !matches!(self, Agent::Copilot | Agent::Droid | Agent::Cline)
     }
 
     /// Whether rewind can cut this agent's conversation at a checkpoint
@@ -161,8 +167,10 @@ pub enum PayloadError {
 
 /// Parse what the agent wrote on the hook's stdin.
 pub fn parse(agent: Agent, input: &[u8]) -> Result<HookEvent, PayloadError> {
-    if matches!(agent, Agent::OpenCode | Agent::Kilo) {
-        return super::plugin_payload::parse(input);
+    match agent {
+        Agent::OpenCode | Agent::Kilo => return super::plugin_payload::parse(input),
+        Agent::Cline => return super::cline_payload::parse(input),
+        _ => {}
     }
     let raw: Raw = serde_json::from_slice(input)?;
     let name = raw
@@ -344,6 +352,8 @@ mod tests {
             (Agent::Copilot, "copilot.jsonl"),
             // Droid 0.215.0 `exec`: no prompt event, nothing else either.
             (Agent::Droid, "droid.jsonl"),
+            // Cline 3.0.65: a task's start (as the prompt), tools, its end.
+            (Agent::Cline, "cline.jsonl"),
         ] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let mut steps = std::collections::BTreeSet::new();
@@ -359,6 +369,7 @@ mod tests {
             let kinds = match agent {
                 Agent::Qwen | Agent::Copilot => 6,
                 Agent::Droid => 5,
+                Agent::Cline => 4,
                 _ => 7,
             };
             assert_eq!(steps.len(), kinds, "{file}");

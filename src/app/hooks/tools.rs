@@ -101,6 +101,16 @@ fn read_only(agent: Agent, tool: &str) -> bool {
                 | "TaskOutput"
                 | "ToolSearch"
         ),
+        // Cline 3.0.65's (the tools its requests offer).
+        Agent::Cline => matches!(
+            tool,
+            "read_files"
+                | "search_codebase"
+                | "fetch_web_content"
+                | "web_search"
+                | "ask_question"
+                | "skills"
+        ),
         // OpenCode 1.18's built-in tools (Kilo's are OpenCode's).
         Agent::OpenCode | Agent::Kilo => matches!(
             tool,
@@ -139,6 +149,8 @@ pub fn effect(agent: Agent, tool: &str, input: &Value) -> ToolEffect {
         (Agent::OpenCode | Agent::Kilo, "apply_patch" | "patch") => {
             field("patchText").and_then(|patch| patch_paths(&patch))
         }
+        (Agent::Cline, "editor") => field("path").map(|p| vec![p]),
+        (Agent::Cline, "apply_patch") => field("input").and_then(|patch| patch_paths(&patch)),
         (Agent::Codex, "apply_patch") => {
             // The patch comes as `command` (a string) or, from some
             // versions, as `input`.
@@ -206,6 +218,41 @@ pub fn recorded_input(input: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Cline 3.0.65's tools, as its payloads name them (samples/cline.jsonl).
+    #[test]
+    fn cline_tools() {
+        assert_eq!(
+            effect(
+                Agent::Cline,
+                "editor",
+                &json!({"path": "/p/a.txt", "new_text": "x"})
+            ),
+            ToolEffect::Files(vec!["/p/a.txt".into()])
+        );
+        let patch =
+            "*** Begin Patch\n*** Update File: b.txt\n@@\n-bravo\n+bravo edited\n*** End Patch";
+        assert_eq!(
+            effect(Agent::Cline, "apply_patch", &json!({ "input": patch })),
+            ToolEffect::Files(vec!["b.txt".into()])
+        );
+        assert_eq!(
+            effect(
+                Agent::Cline,
+                "read_files",
+                &json!({"files": [{"path": "/p/b.txt"}]})
+            ),
+            ToolEffect::ReadOnly
+        );
+        assert_eq!(
+            effect(
+                Agent::Cline,
+                "run_commands",
+                &json!({"commands": ["rm -rf gen"]})
+            ),
+            ToolEffect::Anything
+        );
+    }
 
     #[test]
     fn file_tools_name_their_paths_and_shells_change_anything() {

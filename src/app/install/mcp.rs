@@ -277,6 +277,7 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
             // Not run with Copilot CLI here yet: not offered.
             Agent::Copilot => bail!("Copilot CLI: rewind install --mcp is not supported yet"),
             Agent::Droid => bail!("Droid: rewind install --mcp is not supported yet"),
+            Agent::Cline => bail!("Cline: rewind install --mcp is not supported yet"),
         });
     }
     // No record in installed.json: our entries are known by their content.

@@ -18,6 +18,7 @@
 //! and every project install.
 
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod droid;
@@ -65,6 +66,9 @@ pub struct Paths {
     /// `$COPILOT_HOME` (default `~/.copilot`): Copilot CLI's user hooks are
     /// in its `hooks/`.
     pub copilot_home: Option<PathBuf>,
+    /// `$CLINE_DIR` (default `~/.cline`): Cline's user hooks are in its
+    /// `hooks/`.
+    pub cline_dir: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME` (default `~/.config`): OpenCode's and Kilo's user
     /// configuration is below it.
     pub xdg_config_home: Option<PathBuf>,
@@ -84,6 +88,7 @@ impl Paths {
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             copilot_home: var("COPILOT_HOME"),
+            cline_dir: var("CLINE_DIR"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
             rewind_home: Home::from_env(),
         }
@@ -443,6 +448,7 @@ pub fn plan_install(agents: &[Agent], scope: &Scope, bin: &Path, paths: &Paths) 
             Agent::Qwen => edits.push(qwen::install(&scope, paths, &command)?),
             Agent::Copilot => edits.push(copilot::install(&scope, paths, &command)?),
             Agent::Droid => edits.push(droid::install(&scope, paths, &command)?),
+            Agent::Cline => edits.extend(cline::install(&scope, paths, &command)?),
         }
     }
     Ok(Plan {
@@ -468,6 +474,7 @@ pub fn plan_uninstall(agents: &[Agent], scope: &Scope, paths: &Paths) -> Result<
             Agent::Qwen => edits.push(qwen::uninstall(&scope, paths)?),
             Agent::Copilot => edits.push(copilot::uninstall(&scope, paths)?),
             Agent::Droid => edits.push(droid::uninstall(&scope, paths)?),
+            Agent::Cline => edits.extend(cline::uninstall(&scope, paths)?),
         }
     }
     Ok(Plan {

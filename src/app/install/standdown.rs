@@ -40,7 +40,12 @@ fn settings_files(agent: Agent, project: &Path, paths: &Paths) -> Vec<PathBuf> {
             codex::hooks_file(&project_scope, paths).ok(),
         ],
         // No rewind plugin of theirs runs `--plugin`.
-        Agent::OpenCode | Agent::Kilo | Agent::Qwen | Agent::Copilot | Agent::Droid => vec![],
+        Agent::OpenCode
+        | Agent::Kilo
+        | Agent::Qwen
+        | Agent::Copilot
+        | Agent::Droid
+        | Agent::Cline => vec![],
     };
     files.into_iter().flatten().collect()
 }
@@ -90,6 +95,7 @@ mod tests {
             claude_config_dir: None,
             xdg_config_home: None,
             copilot_home: None,
+            cline_dir: None,
             rewind_home: Home::new(home.join("rewind")),
         }
     }

@@ -24,6 +24,7 @@ fn env() -> Env {
         claude_config_dir: None,
         xdg_config_home: None,
         copilot_home: None,
+        cline_dir: None,
         rewind_home: rewind::store::Home::new(root.join("rewind-home")),
     };
     Env {
@@ -699,4 +700,48 @@ fn droid_hooks_go_at_the_top_level_of_factory_hooks_json() {
     assert!(!e.install(&[Agent::Droid], &e.project()).edits[0].changed());
     e.uninstall(&[Agent::Droid], &e.project());
     assert_eq!(read(&file), foreign);
+}
+
+#[test]
+fn cline_gets_a_hook_file_per_event() {
+    let e = env();
+    let dir = e.root.join("project/.clinerules/hooks");
+    // A hook of the user's own, for an event rewind does not use.
+    write(&dir.join("PreCompact"), "#!/bin/sh\necho mine\n");
+    e.install(&[Agent::Cline], &e.project());
+    for event in super::cline::EVENTS {
+        let text = read(&dir.join(event));
+        assert!(text.starts_with("#!/bin/sh\n"), "{event}: {text}");
+        assert!(
+            text.ends_with("exec \"/opt/my tools/rewind\" hook --agent cline\n"),
+            "{event}: {text}"
+        );
+    }
+    let again = e.install(&[Agent::Cline], &e.project());
+    assert!(again.edits.iter().all(|x| !x.changed()));
+    e.uninstall(&[Agent::Cline], &e.project());
+    for event in super::cline::EVENTS {
+        assert!(!dir.join(event).exists(), "{event}");
+    }
+    // The user's hook stays, and so does the directory holding it.
+    assert_eq!(read(&dir.join("PreCompact")), "#!/bin/sh\necho mine\n");
+    // Someone else's file under one of rewind's names is refused, all of
+    // the install with it, and left alone.
+    write(&dir.join("PostToolUse"), "#!/bin/sh\n./lint.sh\n");
+    let err = plan_install(&[Agent::Cline], &e.project(), Path::new(BIN), &e.paths)
+        .expect_err("foreign hook");
+    assert!(err.to_string().contains("did not write"), "{err}");
+    assert!(!dir.join("TaskStart").exists());
+    e.uninstall(&[Agent::Cline], &e.project());
+    assert_eq!(read(&dir.join("PostToolUse")), "#!/bin/sh\n./lint.sh\n");
+    // The user's: $CLINE_DIR/hooks, else ~/.cline/hooks.
+    let mut paths = e.paths.clone();
+    paths.cline_dir = Some(e.root.join("cline-home"));
+    let bin = Path::new(BIN);
+    plan_install(&[Agent::Cline], &Scope::User, bin, &paths)
+        .unwrap()
+        .apply()
+        .unwrap();
+    assert!(e.root.join("cline-home/hooks/TaskComplete").exists());
+    assert!(mcp::plan(&[Agent::Cline], &e.project(), Some(bin), &e.paths).is_err());
 }
