@@ -8,7 +8,10 @@
 //! of turns 2 and 3; the resumed turn checkpointed into the same rewind
 //! session, a branch beside turn 2; and with the transcript gone, the files
 //! restored, the conversation refused in one line with its own status, and
-//! nothing written where the transcript was.
+//! nothing written where the transcript was. Claude Code's fork is also
+//! resumed in its terminal UI (a pseudo-terminal, tests/agents/tui.py): the
+//! `-p` flags that fork a session are ignored there, which is why the fork
+//! is a truncated copy of the transcript.
 //!
 //! Needs `npm ci` in tests/agents (as agents_e2e.rs; REWIND_AGENTS_E2E=1
 //! turns a missing install into a failure).
@@ -94,10 +97,9 @@ fn names_in(dir: &Path) -> Vec<String> {
 }
 
 /// What the model was asked after the restore: every request body of the
-/// resumed turn.
-fn request_bodies(out: &Path) -> Vec<String> {
-    let dir = out.join("requests");
-    names_in(&dir)
+/// resumed turn, from the model server's dump directory.
+fn request_bodies(dir: &Path) -> Vec<String> {
+    names_in(dir)
         .iter()
         .map(|n| {
             let v: Value =
@@ -107,7 +109,140 @@ fn request_bodies(out: &Path) -> Vec<String> {
         .collect()
 }
 
-fn conversation(agent: &str, rewind_agent: &str) {
+/// How the printed command is run after the restore.
+#[derive(Clone, Copy, PartialEq)]
+enum Resume {
+    /// Headless (`-p`, `exec`), through the harness.
+    Headless,
+    /// In the agent's terminal UI, a prompt typed into it (Claude Code).
+    Terminal,
+}
+
+/// The scripted model server of tests/agents on its own (the harness
+/// starts its own for a headless run); stopped when dropped.
+struct ModelServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ModelServer {
+    fn start(turns: usize, project: &Path, dump: &Path) -> ModelServer {
+        use std::io::BufRead;
+        let script = dump.with_extension("script.json");
+        let made = Command::new("node")
+            .args(["--input-type=module", "-e"])
+            .arg(format!(
+                "import {{ defaultScenario }} from {:?}; \
+                 process.stdout.write(JSON.stringify(defaultScenario({turns})));",
+                format!("file://{}", agents_dir().join("run-agent.mjs").display())
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        std::fs::write(&script, &made.stdout).unwrap();
+        let mut child = Command::new("node")
+            .arg(agents_dir().join("model-server.mjs"))
+            .arg("--script")
+            .arg(&script)
+            .arg("--project")
+            .arg(project)
+            .args(["--port", "0", "--dump-dir"])
+            .arg(dump)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = serde_json::from_str::<Value>(&line).unwrap()["url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        ModelServer { child, url }
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `command` (`claude --resume ID`) in Claude Code's terminal UI, in the
+/// config and home the harness gave the recorded turns (`run_dir`), against
+/// `model`: the prompt of turn `turn` typed in, until its answer shows.
+fn resume_in_terminal(
+    command: &[String],
+    root: &Path,
+    run_dir: &Path,
+    home: &Path,
+    model: &ModelServer,
+    turn: usize,
+) {
+    // What a person's first run settles in dialogs: onboarding done, the
+    // key from the environment approved, the folder trusted.
+    let config = run_dir.join("claude-config");
+    let file = config.join(".claude.json");
+    let mut state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap_or_else(|_| "{}".into()))
+            .unwrap();
+    state["hasCompletedOnboarding"] = true.into();
+    state["customApiKeyResponses"] = serde_json::json!({"approved": ["dummy"], "rejected": []});
+    state["projects"][root.to_str().unwrap()] =
+        serde_json::json!({"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true});
+    std::fs::write(&file, state.to_string()).unwrap();
+    let claude = agents_dir().join("node_modules/.bin/claude");
+    let mut tui = Command::new("python3");
+    tui.arg(agents_dir().join("tui.py"))
+        .arg("--cwd")
+        .arg(root)
+        .arg("--prompt")
+        .arg(format!(
+            "[[rewind-turn:{turn}]] Write extra-{turn}.txt and edit it."
+        ))
+        .arg("--until")
+        .arg(format!("Turn {turn} done."))
+        .args(["--timeout", "150", "--"])
+        .arg(&claude)
+        .args(&command[1..])
+        .args(["--allowedTools", "Bash,Write,Edit,Read"]);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("ANTHROPIC_") || k.starts_with("CLAUDE") {
+            tui.env_remove(k);
+        }
+    }
+    let out = tui
+        .env("ANTHROPIC_BASE_URL", &model.url)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("HOME", run_dir.join("home"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("IS_SANDBOX", "1")
+        .env("TERM", "xterm-256color")
+        .env("REWIND_HOME", home)
+        .env("REWIND_SERVER", "1")
+        .env("REWIND_SERVER_IDLE_SECS", "300")
+        .env("PATH", path_with_rewind())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "claude's terminal UI: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn conversation(agent: &str, rewind_agent: &str, resume: Resume) {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -195,22 +330,34 @@ fn conversation(agent: &str, rewind_agent: &str) {
         "{agent}: the files are not as at the start of turn 2"
     );
 
-    // The printed command, headless, with a new prompt.
-    drive(
-        &root,
-        &run_dir,
-        home.path(),
-        &[
-            "--agent",
-            agent,
-            "--turns",
-            "4",
-            "--dump",
-            "--continue",
-            &serde_json::to_string(&command).unwrap(),
-        ],
-    );
-    let bodies = request_bodies(&run_dir);
+    // The printed command with a new prompt: headless, or typed into the
+    // agent's terminal UI.
+    let bodies = match resume {
+        Resume::Headless => {
+            drive(
+                &root,
+                &run_dir,
+                home.path(),
+                &[
+                    "--agent",
+                    agent,
+                    "--turns",
+                    "4",
+                    "--dump",
+                    "--continue",
+                    &serde_json::to_string(&command).unwrap(),
+                ],
+            );
+            request_bodies(&run_dir.join("requests"))
+        }
+        Resume::Terminal => {
+            let dump = out.path().join("terminal-requests");
+            let model = ModelServer::start(4, &root, &dump);
+            resume_in_terminal(&command, &root, &run_dir, home.path(), &model, 4);
+            drop(model);
+            request_bodies(&dump)
+        }
+    };
     let asked: Vec<&String> = bodies
         .iter()
         .filter(|b| b.contains("[[rewind-turn:4]]"))
@@ -318,20 +465,29 @@ fn conversation(agent: &str, rewind_agent: &str) {
 #[test]
 fn claude_code() {
     if agents_installed() {
-        conversation("claude", "claude-code");
+        conversation("claude", "claude-code", Resume::Headless);
+    }
+}
+
+/// The fork opens in Claude Code's terminal UI too (issue 37: its own
+/// `--resume-session-at … --fork-session` works only with `-p`).
+#[test]
+fn claude_code_in_its_terminal_ui() {
+    if agents_installed() {
+        conversation("claude", "claude-code", Resume::Terminal);
     }
 }
 
 #[test]
 fn codex() {
     if agents_installed() {
-        conversation("codex", "codex");
+        conversation("codex", "codex", Resume::Headless);
     }
 }
 
 #[test]
 fn gemini_cli() {
     if agents_installed() {
-        conversation("gemini", "gemini");
+        conversation("gemini", "gemini", Resume::Headless);
     }
 }
