@@ -701,6 +701,23 @@ function setupCline({ project, url, hookCmds, events, env }) {
   };
 }
 
+// Whether a hook of this project is still running: a process in `project`
+// whose command line holds `hook --agent` (rewind's) or the recorder's
+// script (another test's agents, beside this one, are not waited for).
+function hooksRunning(project) {
+  let real;
+  try { real = fs.realpathSync(project); } catch { return false; }
+  let pids;
+  try { pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)); } catch { return false; }
+  return pids.some((pid) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (!/ hook --agent /.test(cmd) && !cmd.includes('record-hook.mjs')) return false;
+      return fs.readlinkSync(`/proc/${pid}/cwd`) === real;
+    } catch { return false; }
+  });
+}
+
 function shq(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -886,10 +903,12 @@ export async function runAgent(opts) {
         stdoutFile: path.join(out, `turn-${turn}.stdout`), stderrFile: path.join(out, `turn-${turn}.stderr`),
       });
       // Hooks the agent runs detached (outside its process group): wait
-      // until the log has been quiet for a while.
+      // until the log has been quiet for a while and no hook process is
+      // left (rewind's hooks write no log here: a turn's detached end must
+      // be recorded before the next turn's start).
       if (setup.settleMs) {
         let n = readHookLog(hookLog).length;
-        for (let quiet = 0; quiet < setup.settleMs; quiet += 100) {
+        for (let quiet = 0; quiet < setup.settleMs || (hooksRunning(project) && quiet < 30000); quiet += 100) {
           await sleep(100);
           const m = readHookLog(hookLog).length;
           if (m !== n) { n = m; quiet = 0; }
