@@ -38,3 +38,29 @@ export function launchChromium(profilePrefix, viewport) {
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
+
+/**
+ * `rewind ui ARGS` and a page of it in Chromium: { server, url, origin,
+ * secret, context, page }. `prepare(ui)` runs before the page loads (to
+ * grant permissions, watch requests); a page error fails the test. With
+ * `goto: false` the page is left blank.
+ */
+export async function openUi(bin, args, env, { profile, viewport, prepare, goto = true }) {
+  const ui = await startUi(bin, args, env);
+  ui.context = await launchChromium(profile, viewport);
+  ui.page = ui.context.pages()[0] || await ui.context.newPage();
+  if (prepare) await prepare(ui);
+  ui.page.on('pageerror', (e) => { throw e; });
+  if (goto) {
+    await ui.page.goto(ui.url);
+    await ui.page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  }
+  return ui;
+}
+
+/** Stops what `openUi` started and removes the test's directory `tmp`. */
+export async function closeUi(ui, tmp) {
+  if (ui?.context) await ui.context.close();
+  if (ui?.server) ui.server.kill();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}

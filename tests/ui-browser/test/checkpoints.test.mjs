@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startUi, launchChromium } from '../lib/browser.mjs';
+import { openUi, closeUi } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -23,11 +23,11 @@ const store = path.join(tmp, 'store');
 const env = { ...process.env, REWIND_HOME: path.join(tmp, 'home'), RUST_LOG: 'warn' };
 const at = ['--cwd', project, '--store', store];
 
+let ui;
 let server;
 let url;
 let origin;
 let secret;
-let context;
 let page;
 
 function cli(...args) {
@@ -68,19 +68,11 @@ before(async () => {
   // One automatic turn: a prompt-like checkpoint and a turn checkpoint.
   execFileSync(bin, ['run', ...at, '--', process.execPath, script], { env, stdio: 'pipe' });
 
-  ({ server, url, origin, secret } = await startUi(bin, [...at], env));
-  context = await launchChromium('rewind-ui-cp-chromium-', { width: 1400, height: 860 });
-  page = context.pages()[0] || await context.newPage();
-  page.on('pageerror', (e) => { throw e; });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  ui = await openUi(bin, [...at], env, { profile: 'rewind-ui-cp-chromium-', viewport: { width: 1400, height: 860 } });
+  ({ server, url, origin, secret, page } = ui);
 });
 
-after(async () => {
-  if (context) await context.close();
-  if (server) server.kill();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => closeUi(ui, tmp));
 
 test('"Create checkpoint" records one with its name and note, and says what it captured', async () => {
   const before = await checkpoints();

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startUi, launchChromium } from '../lib/browser.mjs';
+import { openUi, closeUi } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -26,11 +26,11 @@ delete env.CLAUDE_PROJECT_DIR;
 const sid = '0b7c2a55-4f6e-4a43-9c1e-6d1f0e3b2a10';
 const transcript = path.join(transcripts, `${sid}.jsonl`);
 
+let ui;
 let server;
 let url;
 let origin;
 let secret;
-let context;
 let page;
 
 const line = (kind, uuid, text) => `${JSON.stringify({ type: kind, uuid, sessionId: sid, message: { content: text } })}\n`;
@@ -71,19 +71,11 @@ before(async () => {
   append(line('assistant', 'a3', 'done two'));
   hook('Stop');
 
-  ({ server, url, origin, secret } = await startUi(bin, ['--cwd', project], env));
-  context = await launchChromium('rewind-ui-conv-chromium-', { width: 1400, height: 860 });
-  page = context.pages()[0] || await context.newPage();
-  page.on('pageerror', (e) => { throw e; });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  ui = await openUi(bin, ['--cwd', project], env, { profile: 'rewind-ui-conv-chromium-', viewport: { width: 1400, height: 860 } });
+  ({ server, url, origin, secret, page } = ui);
 });
 
-after(async () => {
-  if (context) await context.close();
-  if (server) server.kill();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => closeUi(ui, tmp));
 
 // The checkpoint turn 2's prompt took: the conversation is cut before it.
 async function turnTwo() {

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startUi, launchChromium } from '../lib/browser.mjs';
+import { openUi, closeUi } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -113,7 +113,7 @@ function turn(label, script) {
   execFileSync(bin, ['run', '--cwd', project, '--store', store, '--', process.execPath, file], { env, stdio: 'pipe' });
 }
 
-let server;
+let ui;
 let url;
 let origin;
 let secret;
@@ -167,21 +167,18 @@ before(async () => {
   git(['add', '-A']);
   git(['commit', '-q', '-m', 'after turn one']);
 
-  ({ server, url, origin, secret } = await startUi(bin, ['--cwd', project, '--store', store], env));
-  context = await launchChromium('rewind-ui-chromium-', { width: 1024, height: 768 });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-  page = context.pages()[0] || await context.newPage();
-  page.on('request', (r) => { if (!r.url().startsWith(origin)) outside.push(r.url()); });
-  page.on('pageerror', (e) => { throw e; });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  ui = await openUi(bin, ['--cwd', project, '--store', store], env, {
+    profile: 'rewind-ui-chromium-',
+    viewport: { width: 1024, height: 768 },
+    prepare: async (u) => {
+      await u.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: u.origin });
+      u.page.on('request', (r) => { if (!r.url().startsWith(u.origin)) outside.push(r.url()); });
+    },
+  });
+  ({ url, origin, secret, context, page } = ui);
 });
 
-after(async () => {
-  if (context) await context.close();
-  if (server) server.kill();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => closeUi(ui, tmp));
 
 // A = the baseline, B = turn 1's end.
 async function compareBaseToTurn1() {

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startUi, launchChromium } from '../lib/browser.mjs';
+import { openUi, closeUi } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -83,7 +83,7 @@ function jsWrite(files) {
 }
 
 let gitBranch = null;
-let server;
+let ui;
 let url;
 let origin;
 let secret;
@@ -132,20 +132,17 @@ before(async () => {
   }) + "fs.writeFileSync('logo.bin', Buffer.from([0, 1, 2, 3, 255, 0, 7]));\nfs.rmSync('README.md');\n");
   turn('turn3', jsWrite({ 'src/main.rs': TURN1['src/main.rs'].replace('hello', 'goodbye') }));
 
-  ({ server, url, origin, secret } = await startUi(bin, ['--cwd', project, '--store', store], env));
+  ui = await openUi(bin, ['--cwd', project, '--store', store], env, {
+    profile: 'rewind-ui-chromium-',
+    viewport: { width: 1400, height: 860 },
+    prepare: (u) => { u.page.on('request', (r) => { if (!r.url().startsWith(u.origin)) outside.push(r.url()); }); },
+    goto: false,
+  });
+  ({ url, origin, secret, context, page } = ui);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
-
-  context = await launchChromium('rewind-ui-chromium-', { width: 1400, height: 860 });
-  page = context.pages()[0] || await context.newPage();
-  page.on('request', (r) => { if (!r.url().startsWith(origin)) outside.push(r.url()); });
-  page.on('pageerror', (e) => { throw e; });
 });
 
-after(async () => {
-  if (context) await context.close();
-  if (server) server.kill();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => closeUi(ui, tmp));
 
 test('the vendored highlight.js is the pinned npm package, unchanged', () => {
   const pkg = path.join(here, '../node_modules/@highlightjs/cdn-assets');
