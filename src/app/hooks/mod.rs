@@ -7,6 +7,8 @@
 //! PreToolUse hook would block the tool). docs/agents.md says what is
 //! recorded at which event.
 
+pub mod agent;
+pub mod event;
 pub mod failures;
 pub mod payload;
 mod plugin_payload;
