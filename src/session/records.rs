@@ -16,13 +16,17 @@
 //!
 //! Lines stay byte-compatible: `serde_json::Map` keeps keys in byte order, so the order
 //! fields are declared in here does not reach the file.
+//!
+//! What an [`Entry`] reads through its record is here too, beside the types it reads:
+//! `Entry::record`, `diff`, `is_rewind_record`, `referenced_trees`, and the facts an
+//! entry caches when it is parsed (`Facts::of`, which `Entry::from_value` calls).
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::entry::{
-    Entry, NewEntry, CUSTOM_APPROVAL, CUSTOM_NAVIGATION, CUSTOM_STEP_SNAPSHOT,
+    Entry, Facts, NewEntry, CUSTOM_APPROVAL, CUSTOM_NAVIGATION, CUSTOM_STEP_SNAPSHOT,
     CUSTOM_UNREVERT_POINT, LEADING_KEYS, TYPE_BRANCH_SUMMARY, TYPE_CUSTOM, TYPE_LABEL,
 };
 use super::error::SessionError;
@@ -612,6 +616,100 @@ impl AnyRecord {
             AnyRecord::Label(r) => r.extra(),
             AnyRecord::BranchSummary(r) => r.extra(),
         }
+    }
+}
+
+impl Facts {
+    /// From the entry's record; an entry that is not rewind's, or whose record cannot be
+    /// read, records nothing. An unreadable record is not dropped in silence: it is logged
+    /// here, and `rewind verify` lists it (`crate::verify`), since a checkpoint whose
+    /// record does not read is a checkpoint the engine no longer offers.
+    pub(super) fn of(e: &Entry) -> Facts {
+        fn ok<R: Record>(e: &Entry) -> Option<R> {
+            match R::read(e)? {
+                Ok(r) => Some(r),
+                Err(err) => {
+                    tracing::warn!(id = %e.id, kind = R::CUSTOM_TYPE.unwrap_or(R::TYPE), %err,
+                        "a rewind record cannot be read; it records nothing (`rewind verify` lists it)");
+                    None
+                }
+            }
+        }
+        if let Some(s) = ok::<StepSnapshot>(e) {
+            Facts {
+                working_tree: s.snapshot_tree_hash,
+                recorded_tree: s.snapshot_tree_hash,
+                turn_index: s.turn_index,
+                kind: s.kind,
+                label: s.label,
+                note: s.note,
+                tool: s.tool.map(|t| t.name),
+            }
+        } else if let Some(u) = ok::<UnrevertPoint>(e) {
+            Facts {
+                working_tree: u.working_tree_hash,
+                recorded_tree: u.working_tree_hash,
+                turn_index: u.turn_index,
+                kind: u.kind,
+                label: None,
+                note: None,
+                tool: None,
+            }
+        } else if let Some(a) = ok::<Approval>(e) {
+            Facts {
+                working_tree: a.working_tree_hash,
+                ..Facts::default()
+            }
+        } else if let Some(n) = ok::<Navigation>(e) {
+            Facts {
+                working_tree: n.working_tree_hash,
+                ..Facts::default()
+            }
+        } else {
+            Facts::default()
+        }
+    }
+}
+
+/// What an entry reads through its record: the typed records are this
+/// file's, so reading them from an [`Entry`] is too.
+impl Entry {
+    /// This entry as record `R`, if it is one and reads (see `session::records`).
+    pub fn record<R: Record>(&self) -> Option<R> {
+        R::read(self)?.ok()
+    }
+
+    /// Whether this is one of the entries rewind writes (whether or not it reads).
+    pub fn is_rewind_record(&self) -> bool {
+        AnyRecord::is_any_kind_of(self)
+    }
+
+    /// A tree-recording entry's `diff`: what changed relative to the checkpoint at its
+    /// parent. Read from the record on every call.
+    pub fn diff(&self) -> Option<Diff> {
+        if let Some(s) = self.record::<StepSnapshot>() {
+            Some(s.diff)
+        } else {
+            self.record::<UnrevertPoint>().map(|u| u.diff)
+        }
+    }
+
+    /// The trees this entry references, for gc's mark phase: those of its record (plus, so
+    /// that an older gc keeps what a newer writer references, any tree hash under a field
+    /// the record does not know whose name ends in `TreeHash`; a string there that is not
+    /// a tree hash names no tree). Entries that are not rewind's reference none. An `Err`
+    /// is a rewind record that cannot be read: the caller must not take it as referencing
+    /// nothing.
+    pub fn referenced_trees(&self) -> Result<Vec<ObjectId>, serde_json::Error> {
+        let Some(record) = AnyRecord::read(self) else {
+            return Ok(Vec::new());
+        };
+        let record = record?;
+        let mut out = record.tree_hashes();
+        let mut unknown = Vec::new();
+        collect_tree_hashes_map(record.extra(), &mut unknown);
+        out.extend(unknown.iter().filter_map(|h| ObjectId::from_hex(h).ok()));
+        Ok(out)
     }
 }
 
