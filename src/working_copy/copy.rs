@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::checkout::{self, CheckoutError};
 pub(crate) use super::git_state::FileIdentity;
-use super::scan_tree::{LastScan, RulesFingerprint, ScanCounts};
+use super::scan_state::{LastScan, RulesFingerprint, ScanCounts};
 use super::{git, ScanOptions, StatCache};
 use crate::durability;
 use crate::repo_path::RepoPath;

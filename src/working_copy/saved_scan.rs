@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::capture::{now_ns, ScanOutput, Untracked};
 use super::copy::WorkingCopy;
 use super::scan::threads;
-use super::scan_tree::{LastScan, RulesFingerprint};
+use super::scan_state::{LastScan, RulesFingerprint};
 use super::stat_cache::{CacheFileId, FileStat};
 use super::stat_changes::{since_saved, trusted, DirStats};
 use super::watch::Changes;
