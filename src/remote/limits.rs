@@ -7,8 +7,13 @@
 //!
 //! Each bound is far above what rewind itself writes, so an honest remote
 //! never meets one; a remote past one is refused in one line naming it.
+//! The size a push closes its packs at ([`REMOTE_PACK_BYTES`]) is here too:
+//! the pack bound is made from it.
 
-use super::upload::REMOTE_PACK_BYTES;
+/// Packs on the remote close at this size: two requests (pack and index)
+/// per 32 MiB of packed data, and a pull that needs one object of a pack
+/// downloads at most this much for it.
+pub const REMOTE_PACK_BYTES: usize = 32 << 20;
 
 /// A manifest: a few dozen bytes per chunk, a chunk per push.
 pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;

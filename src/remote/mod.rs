@@ -35,11 +35,11 @@ mod upload;
 pub use backend::Traffic;
 pub use config::RemoteSpec;
 pub use error::RemoteError;
+pub use limits::REMOTE_PACK_BYTES;
 pub use list::{list_sessions, RemoteCopy};
 pub use pull::{pull_session, PullReport};
 pub use push::{push_session, Check as PushCheck, PushReport};
 pub use pusher::{behind, last_error, last_resent, Behind, Pusher};
-pub use upload::REMOTE_PACK_BYTES;
 
 use crate::store::Layout;
 

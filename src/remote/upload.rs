@@ -25,11 +25,6 @@ use super::error::RemoteError;
 use super::{keys, Remote};
 use crate::store::{encode_index, pack_header, IndexEntry, ObjectId, Store, PACK_HEADER_LEN};
 
-/// Packs on the remote close at this size: two requests (pack and index)
-/// per 32 MiB of packed data, and a pull that needs one object of a pack
-/// downloads at most this much for it.
-pub const REMOTE_PACK_BYTES: usize = 32 << 20;
-
 /// The first pack of a push closes at this size (or the remote's pack
 /// size, if smaller), each next one at twice the one before, up to the
 /// pack size: the network starts working after 4 MiB has been read, not

@@ -1,14 +1,12 @@
-//! One line of a session file: the header and the entries after it.
+//! One line of a session file: the header and the entries after it. What an entry
+//! reads through its typed record (`record`, `diff`, `referenced_trees`, the facts
+//! it caches when parsed) is `records.rs`'s, beside the record types.
 
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 use super::error::SessionError;
 use super::ids::{new_session_id, now_iso, EntryId};
-use super::records::{
-    collect_tree_hashes_map, AnyRecord, Approval, Diff, Navigation, Record, StepSnapshot,
-    UnrevertPoint,
-};
 use crate::store::ObjectId;
 
 /// The session format version rewind reads and writes (pi's v3).
@@ -51,82 +49,28 @@ pub struct Entry {
 }
 
 /// See [`Entry::facts`](Entry).
+///
+/// Read from the entry's record by `Facts::of`, which is `records.rs`'s (it
+/// reads the typed records).
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Facts {
-    recorded_tree: Option<ObjectId>,
-    working_tree: Option<ObjectId>,
-    turn_index: u64,
+pub(super) struct Facts {
+    pub(super) recorded_tree: Option<ObjectId>,
+    pub(super) working_tree: Option<ObjectId>,
+    pub(super) turn_index: u64,
     /// A step-snapshot's or an unrevert-point's `kind`.
-    kind: Option<String>,
+    pub(super) kind: Option<String>,
     /// A step-snapshot's `label`.
-    label: Option<String>,
+    pub(super) label: Option<String>,
     /// A step-snapshot's `note`.
-    note: Option<String>,
+    pub(super) note: Option<String>,
     /// A step-snapshot's `tool.name`.
-    tool: Option<String>,
-}
-
-impl Facts {
-    /// From the entry's record; an entry that is not rewind's, or whose record cannot be
-    /// read, records nothing. An unreadable record is not dropped in silence: it is logged
-    /// here, and `rewind verify` lists it (`crate::verify`), since a checkpoint whose
-    /// record does not read is a checkpoint the engine no longer offers.
-    fn of(e: &Entry) -> Facts {
-        fn ok<R: Record>(e: &Entry) -> Option<R> {
-            match R::read(e)? {
-                Ok(r) => Some(r),
-                Err(err) => {
-                    tracing::warn!(id = %e.id, kind = R::CUSTOM_TYPE.unwrap_or(R::TYPE), %err,
-                        "a rewind record cannot be read; it records nothing (`rewind verify` lists it)");
-                    None
-                }
-            }
-        }
-        if let Some(s) = ok::<StepSnapshot>(e) {
-            Facts {
-                working_tree: s.snapshot_tree_hash,
-                recorded_tree: s.snapshot_tree_hash,
-                turn_index: s.turn_index,
-                kind: s.kind,
-                label: s.label,
-                note: s.note,
-                tool: s.tool.map(|t| t.name),
-            }
-        } else if let Some(u) = ok::<UnrevertPoint>(e) {
-            Facts {
-                working_tree: u.working_tree_hash,
-                recorded_tree: u.working_tree_hash,
-                turn_index: u.turn_index,
-                kind: u.kind,
-                label: None,
-                note: None,
-                tool: None,
-            }
-        } else if let Some(a) = ok::<Approval>(e) {
-            Facts {
-                working_tree: a.working_tree_hash,
-                ..Facts::default()
-            }
-        } else if let Some(n) = ok::<Navigation>(e) {
-            Facts {
-                working_tree: n.working_tree_hash,
-                ..Facts::default()
-            }
-        } else {
-            Facts::default()
-        }
-    }
+    pub(super) tool: Option<String>,
 }
 
 impl Entry {
     /// `raw["data"]`.
     pub fn data(&self) -> Option<&Value> {
         self.raw.get("data")
-    }
-
-    /// This entry as record `R`, if it is one and reads (see `session::records`).
-    pub fn record<R: Record>(&self) -> Option<R> {
-        R::read(self)?.ok()
     }
 
     fn is_custom(&self, custom_type: &str) -> bool {
@@ -170,45 +114,12 @@ impl Entry {
         self.facts.tool.as_deref()
     }
 
-    /// Whether this is one of the entries rewind writes (whether or not it reads).
-    pub fn is_rewind_record(&self) -> bool {
-        AnyRecord::is_any_kind_of(self)
-    }
-
-    /// A tree-recording entry's `diff`: what changed relative to the checkpoint at its
-    /// parent. Read from the record on every call.
-    pub fn diff(&self) -> Option<Diff> {
-        if let Some(s) = self.record::<StepSnapshot>() {
-            Some(s.diff)
-        } else {
-            self.record::<UnrevertPoint>().map(|u| u.diff)
-        }
-    }
-
     /// The recorded state (the working tree the sidecar last observed or wrote) as of this
     /// entry, if the entry carries it: a step-snapshot's `snapshotTreeHash`, otherwise the
     /// `data.workingTreeHash` of the sidecar's own entries (unrevert-points, approvals,
     /// navigation markers). A host's entry cannot set it: its `data` is the host's.
     pub fn working_tree(&self) -> Option<ObjectId> {
         self.facts.working_tree
-    }
-
-    /// The trees this entry references, for gc's mark phase: those of its record (plus, so
-    /// that an older gc keeps what a newer writer references, any tree hash under a field
-    /// the record does not know whose name ends in `TreeHash`; a string there that is not
-    /// a tree hash names no tree). Entries that are not rewind's reference none. An `Err`
-    /// is a rewind record that cannot be read: the caller must not take it as referencing
-    /// nothing.
-    pub fn referenced_trees(&self) -> Result<Vec<ObjectId>, serde_json::Error> {
-        let Some(record) = AnyRecord::read(self) else {
-            return Ok(Vec::new());
-        };
-        let record = record?;
-        let mut out = record.tree_hashes();
-        let mut unknown = Vec::new();
-        collect_tree_hashes_map(record.extra(), &mut unknown);
-        out.extend(unknown.iter().filter_map(|h| ObjectId::from_hex(h).ok()));
-        Ok(out)
     }
 
     /// Compact JSON of `raw`, no trailing newline.

@@ -15,6 +15,7 @@ mod codec;
 mod diff;
 mod error;
 mod flat_cache;
+mod flat_tree;
 mod generation;
 mod layout;
 mod listing;
@@ -25,12 +26,10 @@ mod pack_set;
 pub(crate) mod saved_flat;
 mod tree;
 
-pub use diff::{
-    build_tree, classify, diff_trees, entries_under, flatten, lookup, update_tree, Change,
-    ChangeClass, FlatTree, UncapturedPaths,
-};
+pub use diff::{classify, diff_trees, Change, ChangeClass, UncapturedPaths};
 pub use error::StoreError;
 pub use flat_cache::FlatCache;
+pub use flat_tree::{build_tree, entries_under, flatten, lookup, update_tree, FlatTree};
 pub use generation::{DeletionGuard, WriterGuard};
 pub use layout::{project_hash, Home, Layout};
 pub use listing::{ObjectInfo, KNOWN_OBJECT_TTL};

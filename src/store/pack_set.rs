@@ -1,34 +1,35 @@
 //! The packs of one store as this process sees them: where each packed object
-//! is, the pack being written, publishing packs at the end of a batch, and
-//! gc's rewriting of packs that hold garbage.
+//! is, reading it, and picking up packs other processes published or deleted.
+//! Writing packs and publishing them at the end of a batch is `publish.rs`'s;
+//! gc's listing, rewriting and deleting of packs is `gc.rs`'s; merging small
+//! packs is `merge.rs`'s. All of them are `impl PackSet` blocks over the state
+//! kept here.
 //!
 //! Readers trust only packs whose index exists; an index is renamed into
 //! place only after the pack's records are durable, and another process's
 //! new packs are picked up when a lookup misses (`reload`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 use std::time::{Instant, SystemTime};
 
 use dashmap::DashMap;
 
-use super::codec;
 use super::error::StoreError;
-use super::layout::{Layout, TEMP_PREFIX};
-use super::listing::{remove_if_stale, ObjectInfo, KNOWN_OBJECT_TTL};
+use super::layout::Layout;
+use super::listing::KNOWN_OBJECT_TTL;
 use super::object_id::ObjectId;
 use super::pack::{
-    decode_index, encode_index, index_path, index_temp_path, is_pack_name, pack_path, read_record,
-    IndexEntry, PackWriter, MAX_PACK_BYTES,
+    decode_index, index_path, is_pack_name, pack_path, read_record, IndexEntry, PackWriter,
 };
-use crate::durability::{rename_into_place, sync_dir, write_temp, BATCH_SYNC};
 
 /// Where a packed object is: a slot in [`PackSet::slots`] and its record.
 /// 12 bytes, since there is one per packed object in memory: packs stay
-/// under 4 GiB (a writer closes one at [`MAX_PACK_BYTES`]; an index naming
+/// under 4 GiB (a writer closes one at
+/// [`MAX_PACK_BYTES`](super::pack::MAX_PACK_BYTES); an index naming
 /// records beyond is refused).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Loc {
@@ -88,31 +89,6 @@ struct Slot {
     bytes: u64,
 }
 
-/// Packs finished in this batch, with their index written to a temp file,
-/// waiting for [`PackSet::publish`].
-pub(crate) struct Sealed {
-    packs: Vec<(u32, PackWriter, PathBuf)>,
-}
-
-impl Sealed {
-    pub fn is_empty(&self) -> bool {
-        self.packs.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.packs.len()
-    }
-
-    /// Without syncfs: flush each pack and index temp on its own.
-    pub fn sync_each(&self) -> io::Result<()> {
-        for (_, w, temp) in &self.packs {
-            w.sync_data()?;
-            fs::File::open(temp)?.sync_all()?;
-        }
-        Ok(())
-    }
-}
-
 #[derive(Default)]
 struct Writing {
     current: Option<(u32, PackWriter)>,
@@ -135,14 +111,6 @@ pub(crate) struct PackSet {
     /// the descriptor's link count — an `fstat`, with no path to walk.
     open: DashMap<u32, std::sync::Arc<fs::File>>,
     writing: Mutex<Writing>,
-}
-
-/// One pack as gc sees it.
-struct PackListing {
-    slot: u32,
-    name: String,
-    modified: SystemTime,
-    entries: Vec<IndexEntry>,
 }
 
 impl PackSet {
@@ -400,167 +368,6 @@ impl PackSet {
         Ok((slots.len() - 1) as u32)
     }
 
-    /// Appends an object to the pack being written (starting one if needed);
-    /// returns the record's length.
-    pub fn append(&self, id: ObjectId, header: &[u8], payload: &[u8]) -> Result<u64, StoreError> {
-        let mut writing = self.writing.lock().map_err(|_| poisoned(&self.dir))?;
-        if writing.current.is_none() {
-            let writer = PackWriter::create(&self.dir)
-                .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
-            let slot = self.push_slot(writer.name.clone(), SlotState::Writing, 0)?;
-            writing.current = Some((slot, writer));
-        }
-        let Some((slot, writer)) = writing.current.as_mut() else {
-            return Err(poisoned(&self.dir));
-        };
-        let slot = *slot;
-        let entry = writer
-            .append(id, &[header, payload])
-            .map_err(|e| StoreError::io("writing pack", &writer.path, e))?;
-        let full = writer.len() >= MAX_PACK_BYTES;
-        let loc = Loc::new(slot, &entry).ok_or_else(|| {
-            StoreError::io(
-                "writing pack",
-                &writer.path,
-                io::Error::other("record beyond 4 GiB"),
-            )
-        })?;
-        self.by_id.insert(id, loc);
-        if full {
-            if let Some(done) = writing.current.take() {
-                writing.closed.push(done);
-            }
-        }
-        Ok(entry.len)
-    }
-
-    /// Whether a batch has packs to publish.
-    pub fn has_pending(&self) -> bool {
-        self.writing
-            .lock()
-            .map(|w| w.current.is_some() || !w.closed.is_empty())
-            .unwrap_or(true)
-    }
-
-    /// Ends the batch: writes each pending pack's index to a temp file. The
-    /// caller makes packs and temps durable, then calls [`PackSet::publish`].
-    pub fn seal(&self) -> Result<Sealed, StoreError> {
-        let pending: Vec<(u32, PackWriter)> = {
-            let mut writing = self.writing.lock().map_err(|_| poisoned(&self.dir))?;
-            let mut all = std::mem::take(&mut writing.closed);
-            all.extend(writing.current.take());
-            all
-        };
-        let slots: Vec<u32> = pending.iter().map(|(slot, _)| *slot).collect();
-        let mut entries = self.entries_of(&slots);
-        let mut sealed = Sealed { packs: Vec::new() };
-        let mut pending = pending.into_iter();
-        while let Some((slot, writer)) = pending.next() {
-            let mut of_pack = entries.remove(&slot).unwrap_or_default();
-            match self.seal_one(&writer, &mut of_pack) {
-                Ok(temp) => sealed.packs.push((slot, writer, temp)),
-                Err(e) => {
-                    // Leave this and the rest for the next sync to retry,
-                    // and unseal what was sealed (it is retried too).
-                    self.unseal(sealed);
-                    self.requeue(std::iter::once((slot, writer)).chain(pending));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(sealed)
-    }
-
-    /// The entries of the packs in `slots`, from the map (the only list of
-    /// them), in one pass over it however many packs a batch filled.
-    fn entries_of(&self, slots: &[u32]) -> HashMap<u32, Vec<IndexEntry>> {
-        let mut out: HashMap<u32, Vec<IndexEntry>> = HashMap::new();
-        for kv in self.by_id.iter() {
-            let loc = kv.value();
-            if slots.contains(&loc.slot) {
-                out.entry(loc.slot).or_default().push(loc.entry(*kv.key()));
-            }
-        }
-        out
-    }
-
-    fn seal_one(
-        &self,
-        writer: &PackWriter,
-        entries: &mut Vec<IndexEntry>,
-    ) -> Result<PathBuf, StoreError> {
-        let lost = writer
-            .is_unlinked()
-            .map_err(|e| StoreError::io("checking pack", &writer.path, e))?;
-        if lost {
-            return Err(StoreError::io(
-                "sealing pack",
-                &writer.path,
-                io::Error::other("the pack was deleted while being written"),
-            ));
-        }
-        let temp = index_temp_path(&self.dir, &writer.name);
-        // The first half of an atomic write (durability::atomic_write) and
-        // not synced: publishing is two-phase for a whole batch, so that one
-        // syncfs makes every pack and index temp durable before the first
-        // index is renamed into place (docs/format.md "Packs", "Writing").
-        write_temp(&temp, false, |f| f.write_all(&encode_index(entries)))
-            .map_err(|e| StoreError::io("writing pack index", &temp, e))?;
-        Ok(temp)
-    }
-
-    /// Undoes [`PackSet::seal`] after a later step of the batch failed: the
-    /// index temps go, the packs wait for the next sync.
-    pub fn unseal(&self, sealed: Sealed) {
-        let writers = sealed.packs.into_iter().map(|(slot, w, temp)| {
-            let _ = fs::remove_file(temp);
-            (slot, w)
-        });
-        self.requeue(writers);
-    }
-
-    fn requeue(&self, writers: impl Iterator<Item = (u32, PackWriter)>) {
-        if let Ok(mut writing) = self.writing.lock() {
-            for (slot, w) in writers {
-                if w.is_unlinked().unwrap_or(true) {
-                    // Its records are gone: forget them so puts write them again.
-                    self.by_id.retain(|_, loc| loc.slot != slot);
-                    self.set_state(slot, SlotState::Gone);
-                } else {
-                    writing.closed.push((slot, w));
-                }
-            }
-        }
-    }
-
-    /// Renames each sealed pack's index into place (after the caller made
-    /// the packs durable) and, with fsync, syncs the pack directory so the
-    /// indexes are durable before anything that references their objects.
-    pub fn publish(&self, sealed: Sealed) -> Result<(), StoreError> {
-        let mut published = false;
-        let mut packs = sealed.packs.into_iter();
-        while let Some((slot, writer, temp)) = packs.next() {
-            let idx = index_path(&self.dir, &writer.name);
-            if let Err(e) = rename_into_place(&temp, &idx) {
-                // This pack and the rest wait for the next sync; dropping
-                // them would leave the map naming records no index holds.
-                let rest = std::iter::once((slot, writer, temp)).chain(packs);
-                self.unseal(Sealed {
-                    packs: rest.collect(),
-                });
-                return Err(StoreError::io("publishing pack index", idx, e));
-            }
-            // Visible to every reader from here on, synced or not.
-            self.set_state(slot, SlotState::Published);
-            self.set_bytes(slot, writer.len());
-            published = true;
-        }
-        if self.fsync && published {
-            sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
-        }
-        Ok(())
-    }
-
     fn set_bytes(&self, slot: u32, bytes: u64) {
         if let Ok(mut slots) = self.slots.write() {
             if let Some(s) = slots.get_mut(slot as usize) {
@@ -610,288 +417,6 @@ impl PackSet {
             }
         }
     }
-
-    /// Published packs with their entries, read from disk (gc's view).
-    fn listing(&self) -> Result<Vec<PackListing>, StoreError> {
-        self.reload()?;
-        let named: Vec<(u32, String)> = {
-            let slots = self.slots.read().map_err(|_| poisoned(&self.dir))?;
-            slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.state == SlotState::Published)
-                .map(|(i, s)| (i as u32, s.name.clone()))
-                .collect()
-        };
-        let mut out = Vec::new();
-        for (slot, name) in named {
-            let pack = pack_path(&self.dir, &name);
-            let modified = match fs::metadata(&pack).and_then(|m| m.modified()) {
-                Ok(m) => m,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StoreError::io("reading pack", pack, e)),
-            };
-            if let Some((entries, _)) = self.read_index(&name)? {
-                out.push(PackListing {
-                    slot,
-                    name,
-                    modified,
-                    entries,
-                });
-            }
-        }
-        Ok(out)
-    }
-
-    /// Every object of every published pack, with the pack's mtime.
-    pub fn list_objects(&self) -> Result<Vec<ObjectInfo>, StoreError> {
-        Ok(self
-            .listing()?
-            .into_iter()
-            .flat_map(|p| {
-                p.entries.into_iter().map(move |e| ObjectInfo {
-                    id: e.id,
-                    stored_bytes: e.len,
-                    modified: p.modified,
-                    packed: true,
-                })
-            })
-            .collect())
-    }
-
-    /// Bytes of pack and index files on disk (headers and indexes included).
-    pub fn file_bytes(&self) -> Result<u64, StoreError> {
-        let entries = self.dir_entries()?;
-        let mut total = 0;
-        for entry in entries {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let stem = name
-                .strip_suffix(".idx")
-                .or_else(|| name.strip_suffix(".pack"));
-            if stem.is_some_and(is_pack_name) {
-                total += entry.metadata().map(|m| m.len()).unwrap_or(0);
-            }
-        }
-        Ok(total)
-    }
-
-    /// gc's sweep of packed objects: every published pack older than
-    /// `cutoff` that holds an object `live` rejects is rewritten without it
-    /// (records copied as they are), or deleted when nothing in it is live.
-    /// Returns (objects removed, bytes freed); with `dry_run` only counts.
-    pub fn prune(
-        &self,
-        live: &dyn Fn(&ObjectId) -> bool,
-        cutoff: Option<SystemTime>,
-        dry_run: bool,
-    ) -> Result<(u64, u64), StoreError> {
-        let Some(cutoff) = cutoff else {
-            return Ok((0, 0));
-        };
-        let mut removed = 0;
-        let mut freed = 0;
-        for pack in self.listing()? {
-            if pack.modified >= cutoff {
-                continue;
-            }
-            let (keep, dead): (Vec<IndexEntry>, Vec<IndexEntry>) =
-                pack.entries.iter().partition(|e| live(&e.id));
-            if dead.is_empty() {
-                continue;
-            }
-            if dry_run {
-                removed += dead.len() as u64;
-                freed += dead.iter().map(|e| e.len).sum::<u64>();
-                continue;
-            }
-            // A put may have re-used an object of it since the listing.
-            let path = pack_path(&self.dir, &pack.name);
-            match fs::metadata(&path).and_then(|m| m.modified()) {
-                Ok(m) if m < cutoff => {}
-                Ok(_) => continue,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StoreError::io("reading pack", path, e)),
-            }
-            if !keep.is_empty() {
-                self.rewrite(&pack, &keep)?;
-            }
-            self.delete(&pack)?;
-            removed += dead.len() as u64;
-            freed += dead.iter().map(|e| e.len).sum::<u64>();
-        }
-        Ok((removed, freed))
-    }
-
-    /// Copies `keep`'s records into a new published pack and points them there.
-    fn rewrite(&self, old: &PackListing, keep: &[IndexEntry]) -> Result<(), StoreError> {
-        let old_path = pack_path(&self.dir, &old.name);
-        self.write_copy(|writer, entries| {
-            let old = fs::File::open(&old_path)
-                .map_err(|err| StoreError::io("reading pack", &old_path, err))?;
-            copy_records(writer, &old, &old_path, keep, entries)
-        })
-        .map(drop)
-    }
-
-    /// A new pack outside a batch (gc's rewrite, a merge): `fill` appends
-    /// its records and lists them in `entries`, then it is published
-    /// ([`PackSet::publish_copy`]). Returns its slot; on failure the new
-    /// pack file is removed.
-    fn write_copy(
-        &self,
-        fill: impl FnOnce(&mut PackWriter, &mut Vec<IndexEntry>) -> Result<(), StoreError>,
-    ) -> Result<u32, StoreError> {
-        let mut writer = PackWriter::create(&self.dir)
-            .map_err(|e| StoreError::io("creating pack", &self.dir, e))?;
-        let mut entries = Vec::new();
-        if let Err(e) = fill(&mut writer, &mut entries) {
-            let _ = fs::remove_file(&writer.path);
-            return Err(e);
-        }
-        self.publish_copy(writer, entries)
-    }
-
-    /// Publishes a pack written outside a batch (gc's rewrite, a merge):
-    /// its index durable and in place, then its objects pointed there.
-    /// Returns its slot; on failure the pack file is removed.
-    fn publish_copy(
-        &self,
-        writer: PackWriter,
-        mut entries: Vec<IndexEntry>,
-    ) -> Result<u32, StoreError> {
-        let result = (|| {
-            let temp = self.seal_one(&writer, &mut entries)?;
-            if self.fsync {
-                if BATCH_SYNC {
-                    crate::durability::sync_filesystem(&self.dir)
-                        .map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
-                } else {
-                    writer
-                        .sync_data()
-                        .and_then(|()| fs::File::open(&temp)?.sync_all())
-                        .map_err(|e| StoreError::io("syncing pack", &writer.path, e))?;
-                }
-            }
-            let idx = index_path(&self.dir, &writer.name);
-            rename_into_place(&temp, &idx)
-                .map_err(|e| StoreError::io("publishing pack index", idx, e))?;
-            if self.fsync {
-                sync_dir(&self.dir).map_err(|e| StoreError::io("syncing packs", &self.dir, e))?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            let _ = fs::remove_file(&writer.path);
-            return Err(e);
-        }
-        let slot = self.push_slot(writer.name.clone(), SlotState::Published, writer.len())?;
-        for e in &entries {
-            if let Some(loc) = Loc::new(slot, e) {
-                self.by_id.insert(e.id, loc);
-            }
-        }
-        Ok(slot)
-    }
-
-    /// Deletes a pack: index first, so no reader finds an index without its
-    /// pack; readers that loaded it find the pack missing and reload.
-    fn delete(&self, pack: &PackListing) -> Result<(), StoreError> {
-        self.delete_packs(&[(pack.slot, pack.name.clone())])
-    }
-
-    /// Deletes packs (as [`PackSet::delete`] does one) and forgets them: in
-    /// one pass over the object map however many they are. Objects a copy
-    /// holds already point at it.
-    fn delete_packs(&self, packs: &[(u32, String)]) -> Result<(), StoreError> {
-        let mut gone = Vec::with_capacity(packs.len());
-        let mut failed = Ok(());
-        for (slot, name) in packs {
-            if let Err(e) = self.unlink(name) {
-                failed = Err(e);
-                break;
-            }
-            self.set_state(*slot, SlotState::Gone);
-            gone.push(*slot);
-        }
-        if !gone.is_empty() {
-            self.by_id.retain(|_, loc| !gone.contains(&loc.slot));
-        }
-        failed
-    }
-
-    /// Removes a pack's files, index first.
-    fn unlink(&self, name: &str) -> Result<(), StoreError> {
-        let idx = index_path(&self.dir, name);
-        match fs::remove_file(&idx) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(StoreError::io("removing pack index", idx, e)),
-        }
-        let path = pack_path(&self.dir, name);
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(StoreError::io("removing pack", path, e)),
-        }
-        Ok(())
-    }
-
-    /// Removes what crashed writers left, if older than `min_age`: packs
-    /// without an index and index temp files. Returns how many.
-    pub fn remove_stale(&self, min_age: std::time::Duration) -> Result<u64, StoreError> {
-        let entries = self.dir_entries()?;
-        let published = self.published_names()?;
-        let writing: HashSet<String> = match self.slots.read() {
-            Ok(slots) => slots
-                .iter()
-                .filter(|s| s.state == SlotState::Writing)
-                .map(|s| s.name.clone())
-                .collect(),
-            Err(_) => return Err(poisoned(&self.dir)),
-        };
-        let now = SystemTime::now();
-        let mut removed = 0;
-        for entry in entries {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let stale_pack = name
-                .strip_suffix(".pack")
-                .is_some_and(|s| is_pack_name(s) && !published.contains(s) && !writing.contains(s));
-            if (stale_pack || name.starts_with(TEMP_PREFIX))
-                && remove_if_stale(&entry, now, min_age)
-            {
-                removed += 1;
-            }
-        }
-        Ok(removed)
-    }
-}
-
-/// Appends the records `entries` name in `from` (at `path`) to `writer`,
-/// listing where each went in `out`. A record that no longer parses as an
-/// object is copied as it is (it stays damaged either way, and readers
-/// report it), with a warning.
-fn copy_records<'a>(
-    writer: &mut PackWriter,
-    from: &fs::File,
-    path: &Path,
-    entries: impl IntoIterator<Item = &'a IndexEntry>,
-    out: &mut Vec<IndexEntry>,
-) -> Result<(), StoreError> {
-    for e in entries {
-        let record = read_record(from, e.offset, e.len)
-            .map_err(|err| StoreError::io("reading pack", path, err))?;
-        if codec::parse_header(&record).is_err() {
-            tracing::warn!(object = %e.id, pack = %path.display(), "damaged packed object copied as it is");
-        }
-        out.push(
-            writer
-                .append(e.id, &[&record])
-                .map_err(|err| StoreError::io("writing pack", &writer.path, err))?,
-        );
-    }
-    Ok(())
 }
 
 fn poisoned(dir: &Path) -> StoreError {
@@ -902,7 +427,9 @@ fn poisoned(dir: &Path) -> StoreError {
     )
 }
 
+mod gc;
 mod merge;
+mod publish;
 #[cfg(test)]
 use merge::{MERGE_AT, SMALL_PACK_BYTES};
 

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::checkout::{self, CheckoutError};
-use super::scan_tree::{LastScan, RulesFingerprint, ScanCounts};
+pub(crate) use super::git_state::FileIdentity;
+use super::scan_state::{LastScan, RulesFingerprint, ScanCounts};
 use super::{git, ScanOptions, StatCache};
 use crate::durability;
 use crate::repo_path::RepoPath;
@@ -22,10 +23,6 @@ const STAT_CACHE_SAVE_EVERY: Duration = Duration::from_secs(30);
 /// A scan that refreshed this many stat-cache entries saves the cache at
 /// once (see [`WorkingCopy::after_scan_save`]).
 const STAT_CACHE_SAVE_AFTER_UPDATES: usize = 1000;
-
-/// Size, mtime (ns) and inode of a file: git rewrites `.git/index` by
-/// rename, so any change to it shows here.
-pub(crate) type FileIdentity = (u64, i128, u64);
 
 pub struct WorkingCopy {
     pub(super) root: PathBuf,

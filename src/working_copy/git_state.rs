@@ -24,7 +24,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::copy::FileIdentity;
 use super::git::{self, IndexEntry};
 use super::stat_cache::StatCache;
 use crate::store::{EntryKind, FlatTree, ObjectId, Store, StoreError, Tree, TreeEntry};
@@ -129,6 +128,10 @@ fn same_entry(a: &IndexEntry, b: &IndexEntry) -> bool {
         && a.mtime == b.mtime
         && a.special == b.special
 }
+
+/// Size, mtime (ns) and inode of a file: git rewrites `.git/index` by
+/// rename, so any change to it shows here.
+pub(crate) type FileIdentity = (u64, i128, u64);
 
 fn identity(m: &std::fs::Metadata) -> FileIdentity {
     (

@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::scan::{capture, in_scope, now_ns, Outcome, ScanRequest, Sink, UntrackedReason};
+use super::capture::{capture, held, in_scope, now_ns, Outcome, ScanRequest, Sink};
 use super::stat_cache::FileStat;
 use crate::repo_path::{decode_name, encode_name, join, RepoPath};
-use crate::store::StoreError;
+use crate::store::{StoreError, UntrackedReason};
 
 /// The ignore files of one name (`.gitignore`, `.rewindignore`) found in the
 /// project's directories, read once per scan.
@@ -267,7 +267,7 @@ pub(super) fn capture_ignored(
             let Ok(meta) = std::fs::symlink_metadata(abs_dir.join(&name)) else {
                 continue;
             };
-            let held = super::scan::held(req.prior, &rel);
+            let held = held(req.prior, &rel);
             if !(meta.is_file() || meta.file_type().is_symlink())
                 || (meta.len() > opts.ignored_max_size && !held)
             {
@@ -315,7 +315,8 @@ fn lists_scope(scope: Option<&[RepoPath]>, dir: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scan::{scan, ScanOutput};
+    use super::super::capture::ScanOutput;
+    use super::super::scan::scan;
     use super::super::stat_cache::DirListings;
     use super::super::{ScanOptions, StatCache};
     use super::*;

@@ -6,6 +6,7 @@
 //! [`WorkingCopy`]'s methods and the few types re-exported here.
 
 mod beneath;
+mod capture;
 mod checkout;
 mod copy;
 mod git;
@@ -15,6 +16,7 @@ mod ignored;
 mod options;
 mod saved_scan;
 mod scan;
+mod scan_state;
 mod scan_tree;
 mod stat_cache;
 mod stat_changes;
@@ -28,12 +30,14 @@ pub(crate) fn never_content(name: &str) -> bool {
     crate::store::is_git_dir(name) || name.starts_with(checkout::TEMP_PREFIX)
 }
 
+pub use capture::{ScanOutput, ScanRequest, Untracked};
 pub use checkout::CheckoutError;
 pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use git::is_object_name;
 pub use git_cmd::{Commits, GitEntry, GitError, GitRepo, MAX_SUBJECTS};
 pub use git_state::{index_changes, read_listing, GitState, ListedEntry, ListingError};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
-pub use scan::{scan, DirListings, ScanError, ScanOutput, ScanRequest, Untracked, UntrackedReason};
-pub use scan_tree::{FullScan, ScanContext, ScanCounts, WorkingCopyError, WorkingState};
+pub use scan::{scan, DirListings, ScanError, UntrackedReason};
+pub use scan_state::{FullScan, ScanCounts};
+pub use scan_tree::{ScanContext, WorkingCopyError, WorkingState};
 pub use stat_cache::{CachedFile, FileStat, StatCache};

@@ -18,9 +18,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::capture::{now_ns, ScanOutput, Untracked};
 use super::copy::WorkingCopy;
-use super::scan::{now_ns, threads, ScanOutput, Untracked};
-use super::scan_tree::{LastScan, RulesFingerprint};
+use super::scan::threads;
+use super::scan_state::{LastScan, RulesFingerprint};
 use super::stat_cache::{CacheFileId, FileStat};
 use super::stat_changes::{since_saved, trusted, DirStats};
 use super::watch::Changes;

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::scan::{now_ns, Untracked};
+use super::capture::{now_ns, Untracked};
 use super::stat_cache::{FileStat, StatCache};
 use crate::repo_path::decode_name;
 use crate::store::FlatTree;

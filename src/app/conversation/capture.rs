@@ -13,7 +13,7 @@ use rewind::engine::api::{ConversationCapture, ConversationState};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{lines, locate, Moment, MAX_TRANSCRIPT};
-use crate::app::hooks::Agent;
+use crate::app::hooks::agent::Agent;
 
 /// How many bytes before the end of what the store holds are compared with
 /// the transcript.

@@ -14,7 +14,7 @@ mod codex;
 pub mod fork;
 mod gemini;
 
-use crate::app::hooks::Agent;
+use crate::app::hooks::agent::Agent;
 
 /// The largest transcript rewind keeps (and the most a hook reads at once).
 pub const MAX_TRANSCRIPT: u64 = 256 << 20;

@@ -17,7 +17,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::payload::{HookEvent, PayloadError, Step};
+use super::event::{HookEvent, PayloadError, Step};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

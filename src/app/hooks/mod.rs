@@ -7,7 +7,9 @@
 //! PreToolUse hook would block the tool). docs/agents.md says what is
 //! recorded at which event.
 
+pub mod agent;
 mod cline_payload;
+pub mod event;
 pub mod failures;
 pub mod payload;
 mod plugin_payload;

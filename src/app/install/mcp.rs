@@ -13,10 +13,8 @@ use anyhow::{anyhow, bail, Result};
 use toml_edit::{Array, DocumentMut, Item, Table};
 
 use super::json_merge::Json;
+pub use super::mcp_entry::{is_rewind_mcp, NAME};
 use super::{load, resolve_scope, Action, Agent, Edit, Paths, Plan, Scope};
-
-/// The server's name in every agent's configuration.
-pub const NAME: &str = "rewind";
 
 /// What Codex passes on to our server from its own environment
 /// (`env_vars`): it starts MCP servers with a reduced environment (no
@@ -25,12 +23,6 @@ pub const NAME: &str = "rewind";
 /// one the hooks record into (seen with Codex 0.169.0,
 /// tests/integration/agents_mcp.rs).
 pub const CODEX_ENV_VARS: [&str; 2] = ["REWIND_HOME", "XDG_DATA_HOME"];
-
-/// Whether a server entry (command, arguments) is the one we write.
-pub fn is_rewind_mcp(command: &str, args: &[&str]) -> bool {
-    let name = Path::new(command).file_name().and_then(|n| n.to_str());
-    matches!(name, Some("rewind" | "rewind.exe")) && args == ["mcp"]
-}
 
 fn claude_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {

@@ -25,6 +25,7 @@ mod droid;
 mod gemini;
 pub mod json_merge;
 pub mod mcp;
+mod mcp_entry;
 mod opencode;
 mod qwen;
 pub mod standdown;

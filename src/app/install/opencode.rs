@@ -113,7 +113,7 @@ fn is_our_server(v: &Json) -> Option<String> {
     };
     let words: Option<Vec<&str>> = cmd.iter().map(Json::as_str).collect();
     match words?.as_slice() {
-        [bin, rest @ ..] if super::mcp::is_rewind_mcp(bin, rest) => Some(bin.to_string()),
+        [bin, rest @ ..] if super::mcp_entry::is_rewind_mcp(bin, rest) => Some(bin.to_string()),
         _ => None,
     }
 }
@@ -129,7 +129,7 @@ pub fn mcp(agent: Agent, scope: &Scope, paths: &Paths, bin: Option<&str>) -> Res
     if servers.is_some_and(|s| !matches!(s, Json::Object(_))) {
         return Err(loaded.refuse("`mcp` is not an object"));
     }
-    let name = super::mcp::NAME;
+    let name = super::mcp_entry::NAME;
     let ours = match servers.and_then(|s| s.get(name)) {
         None => None,
         Some(v) => Some(is_our_server(v).ok_or_else(|| {

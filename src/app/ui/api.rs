@@ -10,7 +10,6 @@
 //! the server's settings and a stream of changes.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -22,8 +21,8 @@ use rewind::engine::api::{
     AnnotateParams, CheckpointParams, NavigateTreeParams, RestoreFilesParams, RevertAction,
     RevertParams, RevertResult, TextEdit, UndoParams,
 };
-use rewind::engine::{Engine, EngineError};
-use rewind::server::convert::{to_json, FromWire, ToWire};
+use rewind::engine::Engine;
+use rewind::server::convert::{to_json, ToWire};
 use rewind::server::handlers::{self, MethodAccess};
 use rewind::server::protocol as wire;
 use rewind::server::rpc::codes;
@@ -33,15 +32,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::guard::Guard;
+use super::request::{blocking, parse_body, typed, ApiError, AppState, LOCK_WAIT};
 use super::{assets, diff_views, events, Ui};
-use crate::app::args::Location;
 use crate::app::plan::{plan_files, plan_notes};
-use crate::app::project::{self, Access, FrontError};
+use crate::app::project::{self, Access};
 use crate::app::two_step::{self, Step};
-
-/// How long a write waits for a hook that holds the session; a live
-/// sidecar holds it for good, and the page says so.
-pub(super) const LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// The writes the page may ask for. `checkpoint` (the toolbar's "Create
 /// checkpoint") writes only the store and is one step; `label` changes only
@@ -70,122 +65,6 @@ pub fn router(ui: Arc<Ui>, guard: Arc<Guard>) -> Router {
         .route("/favicon.ico", get(favicon))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
         .with_state((ui, guard))
-}
-
-pub(super) type AppState = State<(Arc<Ui>, Arc<Guard>)>;
-
-/// A failed request: its HTTP status and a JSON-RPC style error object.
-pub struct ApiError {
-    status: StatusCode,
-    code: i32,
-    message: String,
-    data: Option<Value>,
-}
-
-impl ApiError {
-    fn new(status: StatusCode, code: i32, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    pub(super) fn bad(message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_PARAMS, message)
-    }
-
-    /// A protocol error code's HTTP status.
-    fn from_code(code: i32, message: String, data: Option<Value>) -> ApiError {
-        let status = match code {
-            codes::INVALID_PARAMS | codes::INVALID_REQUEST | codes::PARSE_ERROR => {
-                StatusCode::BAD_REQUEST
-            }
-            codes::METHOD_NOT_FOUND | codes::UNKNOWN_ID => StatusCode::NOT_FOUND,
-            codes::CONFLICTS => StatusCode::CONFLICT,
-            codes::LOCKED => StatusCode::LOCKED,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError {
-            status,
-            code,
-            message,
-            data,
-        }
-    }
-
-    fn body(&self) -> Value {
-        let mut error = json!({ "code": self.code, "message": self.message });
-        if let Some(d) = &self.data {
-            error["data"] = d.clone();
-        }
-        error
-    }
-}
-
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> ApiError {
-        let data = serde_json::to_value(codes::data(&e))
-            .ok()
-            .filter(|v| !v.is_null());
-        ApiError::from_code(codes::code(&e), e.to_string(), data)
-    }
-}
-
-impl From<FrontError> for ApiError {
-    fn from(e: FrontError) -> ApiError {
-        match e {
-            FrontError::Locked(m) => ApiError::new(StatusCode::LOCKED, codes::LOCKED, m),
-            FrontError::Engine(e) => e.into(),
-            FrontError::Internal(m) => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, codes::INTERNAL_ERROR, m)
-            }
-        }
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = json!({ "error": self.body() });
-        (self.status, Json(body)).into_response()
-    }
-}
-
-impl Ui {
-    /// The location of the session the page names (a file name in the
-    /// store's sessions directory), else the default one.
-    pub fn location(&self, session: Option<&str>) -> Result<Location, ApiError> {
-        let Some(name) = session.filter(|s| !s.is_empty()) else {
-            return Ok(self.at.clone());
-        };
-        let plain = !name.contains(['/', '\\']) && name != "." && name != "..";
-        let path = self.sessions_dir.join(name);
-        if !plain || !Layout::is_session_file(&path) || !path.is_file() {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                codes::UNKNOWN_ID,
-                format!("no session {name:?} in this store"),
-            ));
-        }
-        Ok(Location {
-            session: Some(path),
-            ..self.at.clone()
-        })
-    }
-}
-
-/// Run blocking engine work off the async threads.
-pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            codes::INTERNAL_ERROR,
-            format!("engine task failed: {e}"),
-        )
-    })?
 }
 
 async fn index(State((ui, guard)): AppState) -> Response {
@@ -323,11 +202,6 @@ struct RpcRequest {
     session: Option<String>,
 }
 
-pub(super) fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, codes::PARSE_ERROR, format!("{e}")))
-}
-
 /// A read method of the protocol, answered as the sidecar would.
 async fn rpc(State((ui, _)): AppState, body: Bytes) -> Response {
     let req: RpcRequest = match parse_body(&body) {
@@ -410,18 +284,6 @@ struct WriteRequest {
     /// `"files"` (the default), `"both"` or `"only"` (docs/ui.md).
     #[serde(default)]
     conversation: Option<String>,
-}
-
-/// A write's params as the engine takes them: parsed as the protocol's
-/// wire type `W`, then converted (bad paths and hashes refused there).
-pub(super) fn typed<W, T>(params: &Value) -> Result<T, ApiError>
-where
-    W: serde::de::DeserializeOwned,
-    T: FromWire<W>,
-{
-    let wire: W = serde_json::from_value(params.clone())
-        .map_err(|e| ApiError::bad(format!("invalid params: {e}")))?;
-    Ok(T::from_wire(wire)?)
 }
 
 /// One step of a write: the plan (and its token), or the write itself

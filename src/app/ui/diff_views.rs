@@ -17,7 +17,7 @@ use rewind::server::protocol as wire;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::api::{blocking, parse_body, typed, ApiError, AppState, LOCK_WAIT};
+use super::request::{blocking, parse_body, typed, ApiError, AppState, LOCK_WAIT};
 use crate::app::project::{self, Access};
 
 /// Files a patch request may name: the page asks for one file or all.

@@ -11,6 +11,7 @@ mod assets;
 mod diff_views;
 mod events;
 mod guard;
+mod request;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -18,7 +18,8 @@ use std::io;
 
 use super::super::error::StoreError;
 use super::super::pack::{merge_lock_path, pack_path};
-use super::{copy_records, PackSet, SlotState};
+use super::gc::copy_records;
+use super::{PackSet, SlotState};
 
 /// A pack smaller than this counts as small. Batches of a few turns' edits
 /// write packs of a few kB; a baseline's packs are megabytes and are never

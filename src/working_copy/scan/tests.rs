@@ -1,5 +1,10 @@
+use super::super::capture::Untracked;
 use super::super::git;
+use super::super::options::ScanOptions;
+use super::super::stat_cache::StatCache;
 use super::*;
+use crate::store::{EntryKind, FlatTree, ObjectId, Store};
+use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
