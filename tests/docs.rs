@@ -491,7 +491,7 @@ fn the_architecture_module_table_matches_src() {
             .any(|n| *n == path || (n.ends_with('/') && path.starts_with(n)))
     };
     // A path is covered by a row of its own or of a directory above it; a directory
-    // without one (`server/`, whose files have rows) has each of its entries covered.
+    // without one (`sidecar/`, whose files have rows) has each of its entries covered.
     let not_modules = ["lib.rs", "main.rs", "build.rs", "mod.rs"];
     let mut todo: Vec<String> = entries_of(&src, "")
         .into_iter()

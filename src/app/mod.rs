@@ -61,7 +61,7 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Schema => {
-            print!("{}", rewind::server::schema::protocol_schema_text());
+            print!("{}", rewind::sidecar::schema::protocol_schema_text());
             Ok(())
         }
         Command::Log { at, all } => cli::browse::log(at, all),

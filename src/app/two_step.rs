@@ -6,8 +6,8 @@
 //! matches — so what is written is what the plan showed.
 
 use rewind::engine::{Engine, EngineError};
-use rewind::server::convert::{to_json, ToWire};
 use rewind::session::EntryId;
+use rewind::sidecar::convert::{to_json, ToWire};
 use rewind::store::ObjectId;
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -8,7 +8,7 @@ use std::path::Path;
 fn committed_schema_matches_the_code() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/rewind-protocol.json");
     let committed = std::fs::read_to_string(&path).expect("schema/rewind-protocol.json exists");
-    let generated = rewind::server::schema::protocol_schema_text();
+    let generated = rewind::sidecar::schema::protocol_schema_text();
     assert!(
         committed == generated,
         "schema/rewind-protocol.json is stale: run `cargo run -- schema > schema/rewind-protocol.json`"
@@ -24,26 +24,26 @@ fn cli_prints_the_same_schema() {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        rewind::server::schema::protocol_schema_text()
+        rewind::sidecar::schema::protocol_schema_text()
     );
 }
 
 #[test]
 fn schema_lists_every_registered_method() {
-    let schema = rewind::server::schema::protocol_schema();
+    let schema = rewind::sidecar::schema::protocol_schema();
     let listed: Vec<&str> = schema["methods"]
         .as_object()
         .unwrap()
         .keys()
         .map(|k| k.as_str())
         .collect();
-    let (notifier, _outbox) = rewind::server::rpc::notifier_channel();
-    let server = rewind::server::handlers::Server::new(
+    let (notifier, _outbox) = rewind::sidecar::rpc::notifier_channel();
+    let server = rewind::sidecar::handlers::Sidecar::new(
         Default::default(),
         notifier,
-        rewind::server::rpc::Shutdown::new(),
+        rewind::sidecar::rpc::Shutdown::new(),
     );
-    let module = rewind::server::handlers::module(server).unwrap();
+    let module = rewind::sidecar::handlers::module(server).unwrap();
     let mut registered: Vec<&str> = module.method_names().collect();
     registered.sort();
     let mut listed_sorted = listed.clone();

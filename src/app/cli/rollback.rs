@@ -14,8 +14,8 @@ use rewind::engine::api::{
     CheckpointKind, OnConflict, RestoreFilesParams, RestoreResult, UndoParams,
 };
 use rewind::engine::{Engine, EngineConfig, EngineError, ResumeMode};
-use rewind::server::convert::to_json;
 use rewind::session::EntryId;
+use rewind::sidecar::convert::to_json;
 use rewind::store::{Layout, ObjectId};
 use serde_json::{json, Map, Value};
 

@@ -2,8 +2,8 @@
 //! library's `server`).
 
 use anyhow::{Context, Result};
-use rewind::server::handlers::{self, Defaults, Server};
-use rewind::server::rpc::{self, ServeConfig, Shutdown};
+use rewind::sidecar::handlers::{self, Defaults, Sidecar};
+use rewind::sidecar::rpc::{self, ServeConfig, Shutdown};
 
 use crate::app::args::Location;
 use crate::app::project::absolute;
@@ -21,7 +21,7 @@ pub fn serve(at: Location, max_line_bytes: usize) -> Result<()> {
     runtime.block_on(async move {
         let (notifier, outbox) = rpc::notifier_channel();
         let shutdown = Shutdown::new();
-        let server = Server::new(defaults, notifier, shutdown.clone());
+        let server = Sidecar::new(defaults, notifier, shutdown.clone());
         let module = handlers::module(server).context("building the method table")?;
         rpc::serve(
             tokio::io::stdin(),

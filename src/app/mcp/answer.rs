@@ -3,8 +3,8 @@
 
 use rewind::engine::api::{RestoreResult, RevertResult};
 use rewind::engine::{Engine, EngineError};
-use rewind::server::convert::{to_json, ToWire};
 use rewind::session::EntryId;
+use rewind::sidecar::convert::{to_json, ToWire};
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
 use serde_json::{json, Value};
 
@@ -18,11 +18,11 @@ use crate::app::two_step::{self, Step};
 /// paths, arguments) are invalid params (turned into tool errors by
 /// `RewindMcp::call`); the rest keep rewind's code.
 pub(super) fn mcp_error(err: EngineError) -> ErrorData {
-    let code = rewind::server::rpc::codes::code(&err);
-    let data = rewind::server::rpc::codes::data(&err);
+    let code = rewind::sidecar::rpc::codes::code(&err);
+    let data = rewind::sidecar::rpc::codes::data(&err);
     let message = err.to_string();
     match code {
-        rewind::server::rpc::codes::INVALID_PARAMS | rewind::server::rpc::codes::UNKNOWN_ID => {
+        rewind::sidecar::rpc::codes::INVALID_PARAMS | rewind::sidecar::rpc::codes::UNKNOWN_ID => {
             ErrorData::invalid_params(message, data)
         }
         c => ErrorData::new(ErrorCode(c), message, data),
@@ -33,7 +33,7 @@ pub(super) fn mcp_error(err: EngineError) -> ErrorData {
 pub(super) fn front_error(err: FrontError) -> ErrorData {
     match err {
         FrontError::Locked(m) => {
-            ErrorData::new(ErrorCode(rewind::server::rpc::codes::LOCKED), m, None)
+            ErrorData::new(ErrorCode(rewind::sidecar::rpc::codes::LOCKED), m, None)
         }
         FrontError::Engine(e) => mcp_error(e),
         FrontError::Internal(m) => internal(m),

@@ -1,7 +1,7 @@
 //! The tools' arguments: what an MCP client sends, with the JSON schema
 //! rmcp advertises for each tool.
 
-use rewind::server::protocol as wire;
+use rewind::sidecar::protocol as wire;
 use rmcp::schemars;
 use serde::Deserialize;
 

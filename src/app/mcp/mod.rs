@@ -20,8 +20,8 @@ use rewind::engine::api::{
 };
 use rewind::engine::Engine;
 use rewind::repo_path::RepoPath;
-use rewind::server::convert::FromWire;
 use rewind::session::EntryId;
+use rewind::sidecar::convert::FromWire;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{

@@ -2,7 +2,7 @@
 //! /api/rpc` takes a JSON-RPC request naming a read method of
 //! docs/protocol.md (`list_checkpoints`, `get_file_diff`, …) with its own
 //! params and answers with its own result, run through the sidecar's
-//! method table (`rewind::server::handlers::call`) on the session opened read-only.
+//! method table (`rewind::sidecar::handlers::call`) on the session opened read-only.
 //! Writes go through `POST /api/write` in two steps (`two_step::two_step`):
 //! without a token the answer is the exact plan and a token; with the
 //! token the write runs only if nothing changed since (else 409 and the new
@@ -22,11 +22,11 @@ use rewind::engine::api::{
     RevertParams, RevertResult, TextEdit, UndoParams,
 };
 use rewind::engine::Engine;
-use rewind::server::convert::{to_json, ToWire};
-use rewind::server::handlers::{self, MethodAccess};
-use rewind::server::protocol as wire;
-use rewind::server::rpc::codes;
 use rewind::session::EntryId;
+use rewind::sidecar::convert::{to_json, ToWire};
+use rewind::sidecar::handlers::{self, MethodAccess};
+use rewind::sidecar::protocol as wire;
+use rewind::sidecar::rpc::codes;
 use rewind::store::Layout;
 use serde::Deserialize;
 use serde_json::{json, Value};

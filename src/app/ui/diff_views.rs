@@ -13,7 +13,7 @@ use rewind::engine::api::{
     FileDiffParams, NotebookDiff, PatchContent, PatchParams, PatchResult, RangeParams,
 };
 use rewind::repo_path::RepoPath;
-use rewind::server::protocol as wire;
+use rewind::sidecar::protocol as wire;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

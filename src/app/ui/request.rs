@@ -15,8 +15,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rewind::engine::EngineError;
-use rewind::server::convert::FromWire;
-use rewind::server::rpc::codes;
+use rewind::sidecar::convert::FromWire;
+use rewind::sidecar::rpc::codes;
 use rewind::store::Layout;
 use serde_json::{json, Value};
 

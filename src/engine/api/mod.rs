@@ -3,7 +3,7 @@
 //! [`crate::engine::Engine`]. They carry domain types (`RepoPath`,
 //! `ObjectId`, enums) and no wire concerns: no serde, no JSON schema. The
 //! wire types and the conversion to and from them live in
-//! `crate::server` (docs/architecture.md, "Layers").
+//! `crate::sidecar` (docs/architecture.md, "Layers").
 
 mod maintenance;
 mod open;

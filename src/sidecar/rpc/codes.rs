@@ -86,7 +86,7 @@ pub fn data(err: &EngineError) -> Option<Value> {
         },
         EngineError::Io { path, .. } => Some(json!({ "path": path.display().to_string() })),
         EngineError::Conflicts(c) => {
-            Some(json!({ "conflicts": crate::server::convert::conflicts(c) }))
+            Some(json!({ "conflicts": crate::sidecar::convert::conflicts(c) }))
         }
         EngineError::StaleHunk { path, index } => Some(json!({ "path": path, "index": index })),
         _ => None,

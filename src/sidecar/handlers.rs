@@ -11,9 +11,9 @@ use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 
 use crate::engine::{Engine, EngineConfig, EngineError, EngineEvent};
-use crate::server::convert::{self, FromWire, ToWire};
-use crate::server::protocol::*;
-use crate::server::rpc::{codes, Notifier, Shutdown};
+use crate::sidecar::convert::{self, FromWire, ToWire};
+use crate::sidecar::protocol::*;
+use crate::sidecar::rpc::{codes, Notifier, Shutdown};
 use crate::working_copy::ScanOptions;
 
 /// What `rewind serve`'s flags say, used when `initialize` does not.
@@ -36,7 +36,7 @@ enum State {
     Closed,
 }
 
-pub struct Server {
+pub struct Sidecar {
     state: Mutex<State>,
     /// The background push of the open session's store, if it has a remote.
     pusher: Mutex<Option<crate::remote::Pusher>>,
@@ -84,9 +84,9 @@ fn parse_req<T: DeserializeOwned>(params: Option<&str>) -> Result<T, ErrorObject
     }
 }
 
-impl Server {
-    pub fn new(defaults: Defaults, notifier: Notifier, shutdown: Shutdown) -> Server {
-        Server {
+impl Sidecar {
+    pub fn new(defaults: Defaults, notifier: Notifier, shutdown: Shutdown) -> Sidecar {
+        Sidecar {
             state: Mutex::new(State::Idle),
             pusher: Mutex::new(None),
             defaults,
@@ -300,7 +300,7 @@ macro_rules! parse {
 macro_rules! engine_methods {
     ($($name:literal, $kind:ident $ty:ty, $access:ident, |$e:ident, $p:ident $(: $pty:ty)?| $body:expr;)*) => {
         fn register_engine_methods(
-            m: &mut RpcModule<Server>,
+            m: &mut RpcModule<Sidecar>,
         ) -> Result<(), jsonrpsee::core::RegisterMethodError> {
             $(
                 m.register_blocking_method($name, |params, ctx, _| {
@@ -373,7 +373,7 @@ engine_methods! {
 }
 
 /// Every method of docs/protocol.md.
-pub fn module(server: Server) -> Result<RpcModule<Server>, jsonrpsee::core::RegisterMethodError> {
+pub fn module(server: Sidecar) -> Result<RpcModule<Sidecar>, jsonrpsee::core::RegisterMethodError> {
     let mut m = RpcModule::new(server);
     m.register_blocking_method("initialize", |params, ctx, _| {
         let p: InitializeParams = parse_opt(params.as_str())?;

@@ -7,7 +7,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use crate::server::protocol::*;
+use crate::sidecar::protocol::*;
 
 /// A method as the schema lists it.
 struct MethodSpec {

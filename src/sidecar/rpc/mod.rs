@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::server::transport::{Line, LineReader, LineWriter, DEFAULT_MAX_LINE_BYTES};
+use crate::sidecar::transport::{Line, LineReader, LineWriter, DEFAULT_MAX_LINE_BYTES};
 use envelope::{
     Envelope, EnvelopeMemory, ExactIds, Id, Incoming, JsonRpcRequest, JsonRpcResponse, PiCommand,
     PiResponse,
@@ -163,7 +163,7 @@ where
     let Outbox { rx, tx, envelope } = outbox;
     // Its own task, so notifications are written while a request is still running.
     let writer = tokio::spawn(write_loop(LineWriter::new(output), rx));
-    let server = Server {
+    let server = Dispatcher {
         methods,
         out: tx,
         envelope,
@@ -207,14 +207,15 @@ fn encode<T: Serialize>(message: &T) -> Option<Vec<u8>> {
 /// The writer task is gone (the output failed); stop serving.
 struct OutputClosed;
 
-struct Server {
+/// The request loop: the methods, the writer's queue, the envelope in use.
+struct Dispatcher {
     methods: Methods,
     out: mpsc::UnboundedSender<Outgoing>,
     envelope: EnvelopeMemory,
     max_line_bytes: usize,
 }
 
-impl Server {
+impl Dispatcher {
     async fn read_loop<R: AsyncRead + Unpin>(
         &self,
         reader: &mut LineReader<R>,
