@@ -42,7 +42,7 @@ pub fn is_empty(plan: &RestoreResult) -> bool {
 pub fn conflict_text(reason: ConflictReason) -> &'static str {
     match reason {
         ConflictReason::Dirty => "changed since it was last recorded",
-        ConflictReason::Untracked => "something never captured is in the way",
+        ConflictReason::InTheWay => "something never captured is in the way",
         ConflictReason::Unwritable => "could not be written",
         ConflictReason::Merge => "later changes overlap",
     }
@@ -217,7 +217,7 @@ mod tests {
     /// target), warnings.
     #[test]
     fn a_restore_plan_says_what_it_keeps_and_why() {
-        use rewind::engine::api::{Conflict, Untracked, UntrackedReason};
+        use rewind::engine::api::{Conflict, Uncaptured, UncapturedReason};
         let p = |s: &str| RepoPath::parse(s).unwrap();
         let plan = RestoreResult {
             restored: vec![p("a.txt")],
@@ -225,11 +225,11 @@ mod tests {
             dirty: vec![p("a.txt")],
             conflicts: vec![Conflict {
                 path: p("b.txt"),
-                reason: ConflictReason::Untracked,
+                reason: ConflictReason::InTheWay,
             }],
-            not_captured: vec![Untracked {
+            not_captured: vec![Uncaptured {
                 path: p("db.sqlite"),
-                reason: UntrackedReason::Unstable,
+                reason: UncapturedReason::Unstable,
             }],
             warnings: vec!["git HEAD moved".into()],
             ..Default::default()

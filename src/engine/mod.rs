@@ -243,7 +243,7 @@ impl Engine {
 
     /// The paths the checkpoint at `at` found and did not capture, with
     /// why: a restore to it leaves them as they are (rule 14).
-    pub fn left_out(&mut self, at: &EntryId) -> Result<Vec<Untracked>> {
+    pub fn left_out(&mut self, at: &EntryId) -> Result<Vec<Uncaptured>> {
         query::left_out::left_out(self, at)
     }
 

@@ -155,7 +155,7 @@ pub struct Stats {
     pub duration_ms: u64,
     /// Each path the snapshot found but did not capture.
     #[serde(default)]
-    pub untracked: Vec<UntrackedPath>,
+    pub untracked: Vec<UncapturedPath>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -165,7 +165,7 @@ pub struct Stats {
 /// `ignoredOverCap`). The reason stays text, so a newer writer's reason
 /// does not make the record unreadable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UntrackedPath {
+pub struct UncapturedPath {
     pub path: String,
     pub reason: String,
     #[serde(flatten)]

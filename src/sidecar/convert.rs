@@ -176,12 +176,10 @@ macro_rules! enums_both_ways {
 enums_both_ways! {
     SnapshotKind { Turn, Message, Tool, Manual }
     HostEntryType { Message, Custom }
-    UntrackedReason { TooLarge, Special, Unreadable, PathTooLong, Unstable, IgnoredOverCap }
     Scope { Path, All }
     FileStatus { Added, Modified, Deleted, NotCaptured, Recaptured }
     ContentEncoding { Utf8, Base64 }
     OnConflict { Skip, Overwrite, Abort }
-    ConflictReason { Dirty, Untracked, Unwritable, Merge }
     RevertOnConflict { Abort, Skip, Markers }
     RevertStatus { Clean, Conflict, Skip }
     ChangeReason { Restore, Navigate, Undo, Reset, Revert }
@@ -255,6 +253,78 @@ impl FromWire<wire::FileBlameParams> for api::FileBlameParams {
     }
 }
 
+// The domain says "uncaptured" (present, not captured) and "in the way"
+// (never captured, standing where a restore writes); the wire keeps the
+// protocol's `untracked` for both.
+
+impl ToWire for api::UncapturedReason {
+    type Wire = wire::UntrackedReason;
+    fn to_wire(self) -> wire::UntrackedReason {
+        use api::UncapturedReason as A;
+        use wire::UntrackedReason as W;
+        match self {
+            A::TooLarge => W::TooLarge,
+            A::Special => W::Special,
+            A::Unreadable => W::Unreadable,
+            A::PathTooLong => W::PathTooLong,
+            A::Unstable => W::Unstable,
+            A::IgnoredOverCap => W::IgnoredOverCap,
+        }
+    }
+}
+
+impl FromWire<wire::UntrackedReason> for api::UncapturedReason {
+    fn from_wire(w: wire::UntrackedReason) -> Result<Self, EngineError> {
+        use api::UncapturedReason as A;
+        use wire::UntrackedReason as W;
+        Ok(match w {
+            W::TooLarge => A::TooLarge,
+            W::Special => A::Special,
+            W::Unreadable => A::Unreadable,
+            W::PathTooLong => A::PathTooLong,
+            W::Unstable => A::Unstable,
+            W::IgnoredOverCap => A::IgnoredOverCap,
+        })
+    }
+}
+
+impl ToWire for api::Uncaptured {
+    type Wire = wire::Untracked;
+    fn to_wire(self) -> wire::Untracked {
+        wire::Untracked {
+            path: self.path.to_wire(),
+            reason: self.reason.to_wire(),
+        }
+    }
+}
+
+impl ToWire for api::ConflictReason {
+    type Wire = wire::ConflictReason;
+    fn to_wire(self) -> wire::ConflictReason {
+        use api::ConflictReason as A;
+        use wire::ConflictReason as W;
+        match self {
+            A::Dirty => W::Dirty,
+            A::InTheWay => W::Untracked,
+            A::Unwritable => W::Unwritable,
+            A::Merge => W::Merge,
+        }
+    }
+}
+
+impl FromWire<wire::ConflictReason> for api::ConflictReason {
+    fn from_wire(w: wire::ConflictReason) -> Result<Self, EngineError> {
+        use api::ConflictReason as A;
+        use wire::ConflictReason as W;
+        Ok(match w {
+            W::Dirty => A::Dirty,
+            W::Untracked => A::InTheWay,
+            W::Unwritable => A::Unwritable,
+            W::Merge => A::Merge,
+        })
+    }
+}
+
 // ------------------------------------------------------------------- results
 
 to_wire_structs! {
@@ -264,7 +334,6 @@ to_wire_structs! {
     SnapshotResult { entry_id, tree_hash, changed, diff, turn_index, stats, git }
     DiffLists { added, modified, deleted, not_captured, recaptured }
     SnapshotStats { files_scanned, files_hashed, bytes_hashed, duration_ms, untracked }
-    Untracked { path, reason }
     GitInfo { branch, head }
     AppendEntryResult { entry_id, existed }
     EntryIdResult { entry_id }

@@ -9,7 +9,7 @@ use super::error::StoreError;
 use super::flat_tree::{flatten_into, join, load};
 use super::object_id::ObjectId;
 use super::objects::Store;
-use super::tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UntrackedReason};
+use super::tree::{empty_tree_id, EntryKind, Tree, TreeEntry, UncapturedReason};
 
 /// One leaf (non-tree) path whose entry differs between two trees.
 /// `old: None` is an addition, `new: None` a deletion, both `Some` a modification (content,
@@ -32,16 +32,16 @@ pub enum ChangeClass {
     Deleted,
     /// Present at the new side but not captured there (with why): whether
     /// it changed is unknown.
-    NotCaptured(UntrackedReason),
+    NotCaptured(UncapturedReason),
     /// Captured at the new side, present but not captured at the old one
     /// (with why): whether it changed is unknown.
-    Recaptured(UntrackedReason),
+    Recaptured(UncapturedReason),
 }
 
 /// The paths one side of a diff (`|c| c.old` or `|c| c.new`) holds as
 /// uncaptured, with why: a path below one of them is as uncaptured as it.
 /// (Few paths are; they are copied, so the changes stay free to filter.)
-pub struct UncapturedPaths(std::collections::HashMap<String, UntrackedReason>);
+pub struct UncapturedPaths(std::collections::HashMap<String, UncapturedReason>);
 
 impl UncapturedPaths {
     pub fn of(changes: &[Change], side: fn(&Change) -> Option<TreeEntry>) -> Self {
@@ -54,7 +54,7 @@ impl UncapturedPaths {
     }
 
     /// The reason when a directory above `path` is uncaptured.
-    pub fn above(&self, path: &str) -> Option<UntrackedReason> {
+    pub fn above(&self, path: &str) -> Option<UncapturedReason> {
         if self.0.is_empty() {
             return None;
         }
@@ -62,7 +62,7 @@ impl UncapturedPaths {
     }
 
     /// The reason when `path` itself or a directory above it is uncaptured.
-    pub fn at(&self, path: &str) -> Option<UntrackedReason> {
+    pub fn at(&self, path: &str) -> Option<UncapturedReason> {
         self.above(path).or_else(|| self.0.get(path).copied())
     }
 }

@@ -39,7 +39,7 @@ pub(crate) use objects::decode_record;
 pub use objects::{FilePut, PutOutcome, Store, StoreUsage, STORE_VERSION};
 pub(crate) use pack::{decode_index, encode_index, pack_header, IndexEntry, PACK_HEADER_LEN};
 pub use tree::{
-    empty_tree_id, is_git_dir, names_git_dir, EntryKind, Tree, TreeEntry, UntrackedReason,
+    empty_tree_id, is_git_dir, names_git_dir, EntryKind, Tree, TreeEntry, UncapturedReason,
     TREE_VERSION,
 };
 

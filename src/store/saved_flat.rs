@@ -138,7 +138,7 @@ pub(crate) fn save(path: &Path, tree: &ObjectId, files: &FlatTree) -> std::io::R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::UntrackedReason;
+    use crate::store::UncapturedReason;
 
     fn sample() -> FlatTree {
         [
@@ -154,7 +154,10 @@ mod tests {
                 "link",
                 TreeEntry::new(EntryKind::Symlink, ObjectId::of(b"a.txt"), 5),
             ),
-            ("locked", TreeEntry::uncaptured(UntrackedReason::Unreadable)),
+            (
+                "locked",
+                TreeEntry::uncaptured(UncapturedReason::Unreadable),
+            ),
         ]
         .into_iter()
         .map(|(p, e)| (p.to_string(), e))

@@ -67,7 +67,7 @@ const OWNER_EXECUTE: u16 = 0o100;
 /// Why a path found in the project is not captured in a checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub enum UntrackedReason {
+pub enum UncapturedReason {
     /// Larger than `maxFileSize`, and not held by the parent checkpoint.
     TooLarge,
     /// A FIFO, socket or device.
@@ -90,24 +90,24 @@ pub enum UntrackedReason {
     IgnoredOverCap,
 }
 
-impl UntrackedReason {
-    const ALL: [UntrackedReason; 6] = [
-        UntrackedReason::TooLarge,
-        UntrackedReason::Special,
-        UntrackedReason::Unreadable,
-        UntrackedReason::PathTooLong,
-        UntrackedReason::Unstable,
-        UntrackedReason::IgnoredOverCap,
+impl UncapturedReason {
+    const ALL: [UncapturedReason; 6] = [
+        UncapturedReason::TooLarge,
+        UncapturedReason::Special,
+        UncapturedReason::Unreadable,
+        UncapturedReason::PathTooLong,
+        UncapturedReason::Unstable,
+        UncapturedReason::IgnoredOverCap,
     ];
 
     pub(crate) fn code(self) -> u8 {
         match self {
-            UntrackedReason::TooLarge => 0,
-            UntrackedReason::Special => 1,
-            UntrackedReason::Unreadable => 2,
-            UntrackedReason::PathTooLong => 3,
-            UntrackedReason::Unstable => 4,
-            UntrackedReason::IgnoredOverCap => 5,
+            UncapturedReason::TooLarge => 0,
+            UncapturedReason::Special => 1,
+            UncapturedReason::Unreadable => 2,
+            UncapturedReason::PathTooLong => 3,
+            UncapturedReason::Unstable => 4,
+            UncapturedReason::IgnoredOverCap => 5,
         }
     }
 
@@ -117,12 +117,12 @@ impl UntrackedReason {
     /// every tree would list every ignored build product, and the parent's
     /// captured ones keep their place under the cap.
     pub fn is_recorded(self) -> bool {
-        self != UntrackedReason::IgnoredOverCap
+        self != UncapturedReason::IgnoredOverCap
     }
 
     /// The reason a record names (`None`: one this build does not know).
-    pub fn parse(name: &str) -> Option<UntrackedReason> {
-        UntrackedReason::ALL
+    pub fn parse(name: &str) -> Option<UncapturedReason> {
+        UncapturedReason::ALL
             .into_iter()
             .find(|r| r.as_str() == name)
     }
@@ -130,12 +130,12 @@ impl UntrackedReason {
     /// The reason's name as the protocol spells it.
     pub fn as_str(self) -> &'static str {
         match self {
-            UntrackedReason::TooLarge => "tooLarge",
-            UntrackedReason::Special => "special",
-            UntrackedReason::Unreadable => "unreadable",
-            UntrackedReason::PathTooLong => "pathTooLong",
-            UntrackedReason::Unstable => "unstable",
-            UntrackedReason::IgnoredOverCap => "ignoredOverCap",
+            UncapturedReason::TooLarge => "tooLarge",
+            UncapturedReason::Special => "special",
+            UncapturedReason::Unreadable => "unreadable",
+            UncapturedReason::PathTooLong => "pathTooLong",
+            UncapturedReason::Unstable => "unstable",
+            UncapturedReason::IgnoredOverCap => "ignoredOverCap",
         }
     }
 }
@@ -154,7 +154,7 @@ pub enum EntryKind {
     /// Present in the project when the checkpoint was taken, but not
     /// captured (a file, or a directory nothing below which was captured);
     /// `id` is all zero and `size` 0. A restore leaves such a path alone.
-    Uncaptured(UntrackedReason),
+    Uncaptured(UncapturedReason),
 }
 
 const UNCAPTURED_BASE: u8 = 0x10;
@@ -176,7 +176,7 @@ impl EntryKind {
             2 => Some(EntryKind::Executable),
             3 => Some(EntryKind::Symlink),
             4 => Some(EntryKind::Tree),
-            c => UntrackedReason::ALL
+            c => UncapturedReason::ALL
                 .into_iter()
                 .find(|r| UNCAPTURED_BASE + r.code() == c)
                 .map(EntryKind::Uncaptured),
@@ -199,7 +199,7 @@ impl EntryKind {
     }
 
     /// The reason when this names a path that was not captured.
-    pub fn uncaptured(self) -> Option<UntrackedReason> {
+    pub fn uncaptured(self) -> Option<UncapturedReason> {
         match self {
             EntryKind::Uncaptured(r) => Some(r),
             _ => None,
@@ -253,7 +253,7 @@ impl TreeEntry {
     }
 
     /// The entry of a path present but not captured.
-    pub fn uncaptured(reason: UntrackedReason) -> TreeEntry {
+    pub fn uncaptured(reason: UncapturedReason) -> TreeEntry {
         TreeEntry::new(
             EntryKind::Uncaptured(reason),
             ObjectId::from_bytes([0; 16]),
@@ -283,7 +283,7 @@ impl TreeEntry {
     }
 
     /// The reason this path was not captured, when it was not.
-    pub fn not_captured(&self) -> Option<UntrackedReason> {
+    pub fn not_captured(&self) -> Option<UncapturedReason> {
         self.kind.uncaptured()
     }
 

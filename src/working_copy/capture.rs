@@ -17,13 +17,13 @@ use super::options::ScanOptions;
 use super::stat_cache::{CachedFile, DirListings, FileStat, StatCache};
 use crate::repo_path::RepoPath;
 use crate::store::{
-    EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry, UntrackedReason,
+    EntryKind, FilePut, FlatTree, ObjectId, Store, StoreError, TreeEntry, UncapturedReason,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Untracked {
+pub struct Uncaptured {
     pub path: RepoPath,
-    pub reason: UntrackedReason,
+    pub reason: UncapturedReason,
 }
 
 pub struct ScanRequest<'a> {
@@ -57,7 +57,7 @@ pub struct ScanRequest<'a> {
 pub struct ScanOutput {
     /// Captured files and symlinks (within the scope, for scoped scans).
     pub files: BTreeMap<String, TreeEntry>,
-    pub untracked: Vec<Untracked>,
+    pub untracked: Vec<Uncaptured>,
     /// Fresh stat-cache facts, to be merged with the racy rule.
     pub cache_updates: Vec<(String, CachedFile)>,
     pub files_scanned: u64,
@@ -80,7 +80,7 @@ pub(super) enum Outcome {
         cache: Option<CachedFile>,
         hashed: Option<u64>,
     },
-    Untracked(UntrackedReason),
+    Uncaptured(UncapturedReason),
     /// A directory (the walk descends into it), with how many files and
     /// symlinks it holds when they were counted for [`super::ignored`].
     Directory {
@@ -107,12 +107,12 @@ enum Attempt {
 }
 
 /// The reason for a path that exists but could not be looked at or read.
-pub(super) fn unreadable(err: &std::io::Error) -> UntrackedReason {
+pub(super) fn unreadable(err: &std::io::Error) -> UncapturedReason {
     if err.kind() == std::io::ErrorKind::InvalidFilename {
         // ENAMETOOLONG: the path, not the file, is the problem.
-        UntrackedReason::PathTooLong
+        UncapturedReason::PathTooLong
     } else {
-        UntrackedReason::Unreadable
+        UncapturedReason::Unreadable
     }
 }
 
@@ -150,7 +150,7 @@ pub(super) fn capture(
             again = match std::fs::symlink_metadata(abs) {
                 Ok(m) => m,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Vanished),
-                Err(e) => return Ok(Outcome::Untracked(unreadable(&e))),
+                Err(e) => return Ok(Outcome::Uncaptured(unreadable(&e))),
             };
             meta = &again;
         }
@@ -159,7 +159,7 @@ pub(super) fn capture(
             Attempt::Moved => tracing::debug!(path = rel, attempt, "changed while read"),
         }
     }
-    Ok(Outcome::Untracked(UntrackedReason::Unstable))
+    Ok(Outcome::Uncaptured(UncapturedReason::Unstable))
 }
 
 /// Whether the parent checkpoint holds `rel`, so the size caps spare it: it
@@ -170,7 +170,7 @@ pub(super) fn capture(
 pub(super) fn held(prior: &FlatTree, rel: &str) -> bool {
     prior
         .get(rel)
-        .is_some_and(|e| e.not_captured() != Some(UntrackedReason::TooLarge))
+        .is_some_and(|e| e.not_captured() != Some(UncapturedReason::TooLarge))
 }
 
 /// One attempt of [`capture`], with `meta` the path's lstat from just
@@ -190,11 +190,11 @@ fn capture_once(
         });
     }
     if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
-        return done(Outcome::Untracked(UntrackedReason::Special));
+        return done(Outcome::Uncaptured(UncapturedReason::Special));
     }
     let stat = FileStat::from_metadata(meta);
     if ft.is_file() && meta.len() > req.options.max_file_size && !held(req.prior, rel) {
-        return done(Outcome::Untracked(UntrackedReason::TooLarge));
+        return done(Outcome::Uncaptured(UncapturedReason::TooLarge));
     }
     if let Some(hit) = req.cache.get(rel) {
         // A hit's object is still stored: the caller revalidated the cache
@@ -217,7 +217,7 @@ fn capture_once(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
             // No longer a symlink: look again.
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(Attempt::Moved),
-            Err(e) => return done(Outcome::Untracked(unreadable(&e))),
+            Err(e) => return done(Outcome::Uncaptured(unreadable(&e))),
         };
         let bytes = target.as_os_str().as_bytes();
         let id = ObjectId::of(bytes);
@@ -229,14 +229,14 @@ fn capture_once(
             Ok(Some(f)) => f,
             Ok(None) => return Ok(Attempt::Moved),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return done(Outcome::Vanished),
-            Err(e) => return done(Outcome::Untracked(unreadable(&e))),
+            Err(e) => return done(Outcome::Uncaptured(unreadable(&e))),
         };
         // Streamed for large files: memory stays a few chunks, whatever
         // the file's size.
         let id = match req.store.put_file(&file, stat.size)? {
             FilePut::Stored(out) => out.id,
             FilePut::Changed => return Ok(Attempt::Moved),
-            FilePut::Unreadable(e) => return done(Outcome::Untracked(unreadable(&e))),
+            FilePut::Unreadable(e) => return done(Outcome::Uncaptured(unreadable(&e))),
         };
         after = file.metadata();
         // Its permission bits as the stat before the read saw them: a chmod
@@ -308,7 +308,7 @@ impl Sink {
                 }
                 self.out.files.insert(rel, entry);
             }
-            Outcome::Untracked(reason) => self.out.untracked.push(Untracked {
+            Outcome::Uncaptured(reason) => self.out.untracked.push(Uncaptured {
                 path: RepoPath::from_walk(rel),
                 reason,
             }),

@@ -23,7 +23,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use super::capture::{capture, held, in_scope, now_ns, Outcome, ScanRequest, Sink};
 use super::stat_cache::FileStat;
 use crate::repo_path::{decode_name, encode_name, join, RepoPath};
-use crate::store::{StoreError, UntrackedReason};
+use crate::store::{StoreError, UncapturedReason};
 
 /// The ignore files of one name (`.gitignore`, `.rewindignore`) found in the
 /// project's directories, read once per scan.
@@ -293,7 +293,7 @@ pub(super) fn capture_ignored(
         sink.record(rel, outcome);
     }
     for rel in over_cap {
-        sink.record(rel, Outcome::Untracked(UntrackedReason::IgnoredOverCap));
+        sink.record(rel, Outcome::Uncaptured(UncapturedReason::IgnoredOverCap));
     }
     Ok(())
 }
@@ -351,7 +351,7 @@ mod tests {
         out.files.keys().map(String::as_str).collect()
     }
 
-    fn untracked(out: &ScanOutput) -> Vec<(&str, UntrackedReason)> {
+    fn untracked(out: &ScanOutput) -> Vec<(&str, UncapturedReason)> {
         out.untracked
             .iter()
             .map(|u| (u.path.as_str(), u.reason))
@@ -417,8 +417,8 @@ mod tests {
         assert_eq!(
             untracked(&out),
             [
-                ("c.log", UntrackedReason::IgnoredOverCap),
-                ("d.log", UntrackedReason::IgnoredOverCap)
+                ("c.log", UncapturedReason::IgnoredOverCap),
+                ("d.log", UncapturedReason::IgnoredOverCap)
             ]
         );
     }

@@ -30,14 +30,14 @@ pub(crate) fn never_content(name: &str) -> bool {
     crate::store::is_git_dir(name) || name.starts_with(checkout::TEMP_PREFIX)
 }
 
-pub use capture::{ScanOutput, ScanRequest, Untracked};
+pub use capture::{ScanOutput, ScanRequest, Uncaptured};
 pub use checkout::CheckoutError;
 pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use git::is_object_name;
 pub use git_cmd::{Commits, GitEntry, GitError, GitRepo, MAX_SUBJECTS};
 pub use git_state::{index_changes, read_listing, GitState, ListedEntry, ListingError};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
-pub use scan::{scan, DirListings, ScanError, UntrackedReason};
+pub use scan::{scan, DirListings, ScanError};
 pub use scan_state::{FullScan, ScanCounts};
 pub use scan_tree::{ScanContext, WorkingCopyError, WorkingState};
 pub use stat_cache::{CachedFile, FileStat, StatCache};

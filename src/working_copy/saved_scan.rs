@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::capture::{now_ns, ScanOutput, Untracked};
+use super::capture::{now_ns, ScanOutput, Uncaptured};
 use super::copy::WorkingCopy;
 use super::scan::threads;
 use super::scan_state::{LastScan, RulesFingerprint};
@@ -27,7 +27,7 @@ use super::stat_changes::{since_saved, trusted, DirStats};
 use super::watch::Changes;
 use super::ScanOptions;
 use crate::repo_path::RepoPath;
-use crate::store::{FlatCache, ObjectId, Store, UntrackedReason};
+use crate::store::{FlatCache, ObjectId, Store, UncapturedReason};
 
 /// How long a chain of saved scans stands in for a full walk. What a stat
 /// cannot show — a gitignored file growing or shrinking across
@@ -59,7 +59,7 @@ pub(super) struct SavedScan {
     /// The tracked paths' digest as of the full scan.
     pub tracked: u64,
     pub tree: ObjectId,
-    pub untracked: Vec<Untracked>,
+    pub untracked: Vec<Uncaptured>,
     /// Every directory the scans walked (the root is ""), keyed by path.
     pub dirs: DirStats,
 }
@@ -137,9 +137,9 @@ impl SavedScan {
             .untracked
             .into_iter()
             .map(|(p, r)| {
-                Some(Untracked {
+                Some(Uncaptured {
                     path: RepoPath::from_walk(p),
-                    reason: UntrackedReason::parse(&r)?,
+                    reason: UncapturedReason::parse(&r)?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -375,9 +375,9 @@ mod tests {
             rules: RulesFingerprint(Some((10, 20, 30)), None),
             tracked: 99,
             tree: ObjectId::of(b"tree"),
-            untracked: vec![Untracked {
+            untracked: vec![Uncaptured {
                 path: RepoPath::from_walk("big.bin".into()),
-                reason: UntrackedReason::TooLarge,
+                reason: UncapturedReason::TooLarge,
             }],
             dirs: [("".to_string(), Some(stat(5))), ("src".to_string(), None)]
                 .into_iter()

@@ -22,7 +22,7 @@ use super::stat_cache::FileStat;
 use crate::repo_path::{relative, RepoPath};
 use crate::store::{is_git_dir, names_git_dir, StoreError, TreeEntry};
 
-pub use crate::store::UntrackedReason;
+use crate::store::UncapturedReason;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -107,7 +107,7 @@ fn walk_error_paths(root: &Path, err: &ignore::Error, out: &mut Vec<(String, Out
                 tracing::warn!(%err, "walk error outside the project's files");
                 return;
             }
-            out.push((rel_lossy(root, path), Outcome::Untracked(unreadable(io))));
+            out.push((rel_lossy(root, path), Outcome::Uncaptured(unreadable(io))));
         }
         _ => tracing::warn!(%err, "walk error naming no path; what it hid is not reported"),
     }
@@ -292,7 +292,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
                 let Some(rel) = relative(root, abs) else {
                     flush.local.push((
                         rel_lossy(root, abs),
-                        Outcome::Untracked(UntrackedReason::Unreadable),
+                        Outcome::Uncaptured(UncapturedReason::Unreadable),
                     ));
                     return WalkState::Continue;
                 };
@@ -303,7 +303,7 @@ pub fn scan(req: &ScanRequest<'_>) -> Result<ScanOutput, ScanError> {
                         return WalkState::Continue
                     }
                     Err(e) => {
-                        flush.local.push((rel, Outcome::Untracked(unreadable(&e))));
+                        flush.local.push((rel, Outcome::Uncaptured(unreadable(&e))));
                         return WalkState::Continue;
                     }
                 };
@@ -520,7 +520,7 @@ fn second_pass(
                     Some(rel) => candidates.push(rel),
                     None => failed.push((
                         rel_lossy(root, e.path()),
-                        Outcome::Untracked(UntrackedReason::Unreadable),
+                        Outcome::Uncaptured(UncapturedReason::Unreadable),
                     )),
                 }
             }
@@ -580,7 +580,7 @@ fn second_pass(
                     })?),
                     // A tracked file deleted from the disk: not captured, rightly.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => Some(Outcome::Untracked(unreadable(&e))),
+                    Err(e) => Some(Outcome::Uncaptured(unreadable(&e))),
                 };
                 Ok((rel, outcome))
             })

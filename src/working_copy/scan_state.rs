@@ -118,5 +118,5 @@ impl ScanCounts {
 pub(crate) struct LastScan {
     pub tree: ObjectId,
     pub files: FlatTree,
-    pub untracked: Arc<Vec<super::Untracked>>,
+    pub untracked: Arc<Vec<super::Uncaptured>>,
 }

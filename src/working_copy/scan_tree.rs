@@ -447,7 +447,7 @@ impl WorkingCopy {
                         changes.insert(p.clone(), Some(*e));
                     }
                 }
-                // Untracked paths outside the scope are as the base saw them.
+                // Uncaptured paths outside the scope are as the base saw them.
                 let mut untracked: Vec<_> = base
                     .untracked
                     .iter()

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::capture::{now_ns, Untracked};
+use super::capture::{now_ns, Uncaptured};
 use super::stat_cache::{FileStat, StatCache};
 use crate::repo_path::decode_name;
 use crate::store::FlatTree;
@@ -171,7 +171,7 @@ fn known_names<'a>(
     dir: &str,
     files: &'a FlatTree,
     dirs: &'a DirStats,
-    untracked: &'a [Untracked],
+    untracked: &'a [Uncaptured],
 ) -> HashSet<&'a str> {
     let prefix = if dir.is_empty() {
         String::new()
@@ -207,7 +207,7 @@ fn known_names<'a>(
 pub(super) fn since_saved(
     root: &Path,
     files: &FlatTree,
-    untracked: &[Untracked],
+    untracked: &[Uncaptured],
     dirs: &DirStats,
     cache: &StatCache,
     threads: usize,
@@ -280,7 +280,7 @@ fn child(dir: &str, name: &str) -> String {
 mod tests {
     use super::*;
     use crate::repo_path::RepoPath;
-    use crate::store::{ObjectId, TreeEntry, UntrackedReason};
+    use crate::store::{ObjectId, TreeEntry, UncapturedReason};
 
     fn entry(b: &[u8]) -> TreeEntry {
         TreeEntry::new(
@@ -299,9 +299,9 @@ mod tests {
         let dirs: DirStats = [("".to_string(), None), ("a/x".to_string(), None)]
             .into_iter()
             .collect();
-        let untracked = vec![Untracked {
+        let untracked = vec![Uncaptured {
             path: RepoPath::from_walk("a/big".into()),
-            reason: UntrackedReason::TooLarge,
+            reason: UncapturedReason::TooLarge,
         }];
         let mut got: Vec<&str> = known_names("a", &files, &dirs, &untracked)
             .into_iter()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::{ChangeReason, SnapshotKind};
 use crate::repo_path::RepoPath;
 use crate::session::EntryId;
-use crate::store::{ObjectId, UntrackedReason};
+use crate::store::{ObjectId, UncapturedReason};
 
 // ---------------------------------------------------------- list_checkpoints
 
@@ -232,7 +232,7 @@ impl FileStatus {
 
     /// The status of a classified change, with the reason a side did not
     /// capture it.
-    pub fn of(class: crate::store::ChangeClass) -> (FileStatus, Option<UntrackedReason>) {
+    pub fn of(class: crate::store::ChangeClass) -> (FileStatus, Option<UncapturedReason>) {
         use crate::store::ChangeClass;
         match class {
             ChangeClass::Added => (FileStatus::Added, None),
@@ -249,7 +249,7 @@ pub struct ModifiedFile {
     pub path: RepoPath,
     pub status: FileStatus,
     /// Why one end did not capture it (`notCaptured`, `recaptured`).
-    pub reason: Option<UntrackedReason>,
+    pub reason: Option<UncapturedReason>,
     /// Turn of the earliest tree-recording entry in the range that changed
     /// the file; null when no recorded entry did (e.g. `@working` changes).
     pub turn_index: Option<u64>,
@@ -310,9 +310,9 @@ pub struct FileDiff {
     /// minimal one, and `additions`/`deletions` over-count.
     pub is_approximate: bool,
     /// The old end held the path but did not capture it (no content).
-    pub old_not_captured: Option<UntrackedReason>,
+    pub old_not_captured: Option<UncapturedReason>,
     /// The new end held the path but did not capture it (no content).
-    pub new_not_captured: Option<UntrackedReason>,
+    pub new_not_captured: Option<UncapturedReason>,
     pub encoding: ContentEncoding,
     /// The hunks of `unifiedDiff`, in order (empty for binary and too-large files): what a
     /// hunk-level `restore_files` selects, by `index` and `hash`.
@@ -351,7 +351,7 @@ pub struct FileVersion {
     pub status: FileStatus,
     /// Why this entry's checkpoint or its parent's did not capture it
     /// (`notCaptured`, `recaptured`).
-    pub reason: Option<UntrackedReason>,
+    pub reason: Option<UncapturedReason>,
     /// Content hash after this entry; null when deleted or not captured.
     pub hash: Option<ObjectId>,
 }
@@ -369,7 +369,7 @@ pub struct StatusFile {
     pub path: RepoPath,
     pub status: FileStatus,
     /// Why one end did not capture it (`notCaptured`, `recaptured`).
-    pub reason: Option<UntrackedReason>,
+    pub reason: Option<UncapturedReason>,
     pub additions: u64,
     pub deletions: u64,
     pub diff: Option<String>,

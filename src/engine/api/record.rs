@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::repo_path::RepoPath;
 use crate::session::EntryId;
 use crate::store::ObjectId;
-pub use crate::working_copy::{Untracked, UntrackedReason};
+pub use crate::store::UncapturedReason;
+pub use crate::working_copy::Uncaptured;
 
 // ------------------------------------------------------------------ snapshot
 
@@ -75,7 +76,7 @@ pub struct SnapshotStats {
     pub files_hashed: u64,
     pub bytes_hashed: u64,
     pub duration_ms: u64,
-    pub untracked: Vec<Untracked>,
+    pub untracked: Vec<Uncaptured>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

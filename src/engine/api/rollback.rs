@@ -4,7 +4,7 @@
 use crate::repo_path::RepoPath;
 use crate::session::EntryId;
 use crate::store::ObjectId;
-use crate::working_copy::Untracked;
+use crate::working_copy::Uncaptured;
 
 // ------------------------------------------------------------- restore_files
 
@@ -56,9 +56,10 @@ pub struct HunkRef {
 pub enum ConflictReason {
     /// Changed on disk since the sidecar last recorded it.
     Dirty,
-    /// Never captured (ignored, or reported in a snapshot's `untracked`)
-    /// but standing where the target has a file.
-    Untracked,
+    /// In the way: never captured (ignored, or reported in a snapshot's
+    /// `untracked`) but standing where the target has a file. On the wire
+    /// `untracked`.
+    InTheWay,
     /// Could not be written or removed (permissions, in use).
     Unwritable,
     /// `revert`: later changes touched what the reverted entry changed.
@@ -81,7 +82,7 @@ pub struct RestoreResult {
     pub skipped: Vec<RepoPath>,
     /// Paths the target checkpoint held but did not capture, with why: left
     /// as they are (also in `skipped`).
-    pub not_captured: Vec<Untracked>,
+    pub not_captured: Vec<Uncaptured>,
     pub dirty: Vec<RepoPath>,
     pub conflicts: Vec<Conflict>,
     pub unrevert_entry_id: Option<EntryId>,

@@ -15,7 +15,7 @@ use crate::engine::{
 };
 use crate::session::records::StepSnapshot;
 use crate::session::{Entry, CUSTOM_APPROVAL, CUSTOM_STEP_SNAPSHOT};
-use crate::store::{classify, diff_trees, lookup, ObjectId, TreeEntry, UntrackedReason};
+use crate::store::{classify, diff_trees, lookup, ObjectId, TreeEntry, UncapturedReason};
 
 /// Content is shown (and diffed) up to this size; larger is `isTooLarge`.
 pub(crate) const MAX_DIFF_BYTES: u64 = 8 * 1024 * 1024;
@@ -191,8 +191,8 @@ impl Engine {
         let old = old.filter(TreeEntry::has_object);
         let new = new.filter(TreeEntry::has_object);
         let too_large = too_large
-            || old_not_captured == Some(UntrackedReason::TooLarge)
-            || new_not_captured == Some(UntrackedReason::TooLarge)
+            || old_not_captured == Some(UncapturedReason::TooLarge)
+            || new_not_captured == Some(UncapturedReason::TooLarge)
             || old.is_some_and(|e| e.size > MAX_DIFF_BYTES)
             || new.is_some_and(|e| e.size > MAX_DIFF_BYTES);
         let mut out = FileDiff {

@@ -6,7 +6,7 @@
 //! tree). A person asks this to know what a restore to it cannot bring
 //! back (`rewind status`, the page).
 
-use crate::engine::api::{Untracked, UntrackedReason};
+use crate::engine::api::{Uncaptured, UncapturedReason};
 use crate::engine::{Engine, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::StepSnapshot;
@@ -14,29 +14,29 @@ use crate::session::EntryId;
 use crate::store::EntryKind;
 
 /// `Engine::left_out` (the door in engine/mod.rs says what it does).
-pub(crate) fn left_out(engine: &mut Engine, at: &EntryId) -> Result<Vec<Untracked>> {
+pub(crate) fn left_out(engine: &mut Engine, at: &EntryId) -> Result<Vec<Uncaptured>> {
     let Some((entry, tree)) = engine.checkpoint_tree(at)? else {
         return Ok(Vec::new());
     };
-    let recorded: Vec<Untracked> = entry
+    let recorded: Vec<Uncaptured> = entry
         .record::<StepSnapshot>()
         .map(|s| s.stats.untracked)
         .unwrap_or_default()
         .into_iter()
         .filter_map(|u| {
-            let reason = UntrackedReason::parse(&u.reason)?;
+            let reason = UncapturedReason::parse(&u.reason)?;
             // The others are in the tree, below.
-            (reason == UntrackedReason::IgnoredOverCap).then_some(Untracked {
+            (reason == UncapturedReason::IgnoredOverCap).then_some(Uncaptured {
                 path: RepoPath::parse(&u.path).ok()?,
                 reason,
             })
         })
         .collect();
     let flat = engine.flat(Some(tree))?;
-    let mut out: Vec<Untracked> = flat
+    let mut out: Vec<Uncaptured> = flat
         .iter()
         .filter_map(|(path, e)| match e.kind {
-            EntryKind::Uncaptured(reason) => Some(Untracked {
+            EntryKind::Uncaptured(reason) => Some(Uncaptured {
                 path: crate::engine::result_path(path),
                 reason,
             }),

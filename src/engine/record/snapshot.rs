@@ -12,8 +12,9 @@ use crate::engine::{turn_of, Engine, EngineError, Result};
 use crate::repo_path::RepoPath;
 use crate::session::records::{self, Record, StepSnapshot};
 use crate::session::{valid_host_id, EntryId};
+use crate::store::UncapturedReason;
 use crate::store::{classify, diff_trees, Change, ChangeClass, ObjectId, TreeEntry};
-use crate::working_copy::{GitState, Untracked, UntrackedReason, WorkingState};
+use crate::working_copy::{GitState, Uncaptured, WorkingState};
 
 /// What to record; `parent: None` makes a root entry (the baseline).
 pub(crate) struct SnapshotSpec {
@@ -91,7 +92,7 @@ fn recorded_stats(stats: &SnapshotStats) -> records::Stats {
         untracked: stats
             .untracked
             .iter()
-            .map(|u| records::UntrackedPath {
+            .map(|u| records::UncapturedPath {
                 path: u.path.to_string(),
                 reason: u.reason.as_str().to_string(),
                 extra: Default::default(),
@@ -114,9 +115,9 @@ fn stats_of_record(stats: records::Stats) -> SnapshotStats {
             .untracked
             .iter()
             .filter_map(|u| {
-                Some(Untracked {
+                Some(Uncaptured {
                     path: RepoPath::parse(&u.path).ok()?,
-                    reason: UntrackedReason::parse(&u.reason)?,
+                    reason: UncapturedReason::parse(&u.reason)?,
                 })
             })
             .collect(),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::git::{move_words, GitMove, GitThen};
 use super::journal::Journal;
 use crate::engine::api::{
-    ChangeReason, CheckpointKind, Conflict, ConflictReason, OnConflict, RestoreResult, Untracked,
+    ChangeReason, CheckpointKind, Conflict, ConflictReason, OnConflict, RestoreResult, Uncaptured,
 };
 use crate::engine::record::snapshot::{diff_lists, SnapshotSpec};
 use crate::engine::{result_path, turn_of, Engine, EngineError, EngineEvent, FlatTree, Result};
@@ -31,7 +31,7 @@ pub(crate) struct Plan {
     pub skipped: Vec<String>,
     /// Paths the target did not capture, left as they are (also in
     /// `skipped`).
-    pub not_captured: Vec<Untracked>,
+    pub not_captured: Vec<Uncaptured>,
     pub dirty: Vec<String>,
     pub conflicts: Vec<Conflict>,
     /// What the restore changes in the working tree (path → new entry, or
@@ -275,7 +275,7 @@ impl Engine {
             if let Some(reason) = target_uncaptured.at(path) {
                 // The target saw something here but did not capture it: what
                 // it was is unknown, so whatever is here now stays.
-                plan.not_captured.push(Untracked {
+                plan.not_captured.push(Uncaptured {
                     path: result_path(path),
                     reason,
                 });
@@ -287,7 +287,7 @@ impl Engine {
                 if t.is_some() {
                     plan.conflicts.push(Conflict {
                         path: result_path(path),
-                        reason: ConflictReason::Untracked,
+                        reason: ConflictReason::InTheWay,
                     });
                     plan.skipped.push(path.to_string());
                 }
@@ -300,7 +300,7 @@ impl Engine {
                     tracing::debug!(path, reason, "restore blocked by an uncaptured path");
                     plan.conflicts.push(Conflict {
                         path: result_path(path),
-                        reason: ConflictReason::Untracked,
+                        reason: ConflictReason::InTheWay,
                     });
                     plan.skipped.push(path.to_string());
                     continue;
@@ -353,7 +353,7 @@ impl Engine {
                 plan.expected_changes.remove(&p);
                 plan.conflicts.push(Conflict {
                     path: result_path(&p),
-                    reason: ConflictReason::Untracked,
+                    reason: ConflictReason::InTheWay,
                 });
                 plan.skipped.push(p);
             }
@@ -589,7 +589,7 @@ impl Engine {
         for (path, err) in outcome.failed {
             let path = RepoPath::from_walk(path);
             let reason = match err {
-                CheckoutError::Blocked { .. } => ConflictReason::Untracked,
+                CheckoutError::Blocked { .. } => ConflictReason::InTheWay,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
                 CheckoutError::Changed { .. } => {
                     result.dirty.push(path.clone());

@@ -4,7 +4,7 @@
 //! by the next checkpoint that can read them.
 
 use super::*;
-use crate::store::UntrackedReason;
+use crate::store::UncapturedReason;
 
 fn read(t: &T, rel: &str) -> Option<Vec<u8>> {
     std::fs::read(t.dir.path().join(rel)).ok()
@@ -90,7 +90,7 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
     assert!(s1.diff.deleted.is_empty(), "{:?}", s1.diff);
     assert_eq!(paths(&s1.diff.not_captured), ["secret.env"]);
     assert_eq!(s1.stats.untracked.len(), 1);
-    assert_eq!(s1.stats.untracked[0].reason, UntrackedReason::Unreadable);
+    assert_eq!(s1.stats.untracked[0].reason, UncapturedReason::Unreadable);
     let s1_id = s1.entry_id.clone().unwrap();
 
     // Queries say "not captured", with the reason; never "deleted".
@@ -103,7 +103,7 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
         .files;
     let secret = files.iter().find(|f| f.path == "secret.env").unwrap();
     assert_eq!(secret.status, FileStatus::NotCaptured);
-    assert_eq!(secret.reason, Some(UntrackedReason::Unreadable));
+    assert_eq!(secret.reason, Some(UncapturedReason::Unreadable));
     assert_eq!(secret.entry_id.as_ref(), Some(&s1_id));
     let diff = e
         .get_file_diff(FileDiffParams {
@@ -112,7 +112,7 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
         })
         .unwrap()
         .unwrap();
-    assert_eq!(diff.new_not_captured, Some(UntrackedReason::Unreadable));
+    assert_eq!(diff.new_not_captured, Some(UncapturedReason::Unreadable));
     assert_eq!(diff.old_content.as_deref(), None, "no diff against nothing");
     assert!(diff.unified_diff.is_empty());
     let cps = e.list_checkpoints(Default::default()).unwrap().checkpoints;
@@ -138,8 +138,8 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
         statuses,
         [
             (FileStatus::Added, None),
-            (FileStatus::NotCaptured, Some(UntrackedReason::Unreadable)),
-            (FileStatus::Recaptured, Some(UntrackedReason::Unreadable)),
+            (FileStatus::NotCaptured, Some(UncapturedReason::Unreadable)),
+            (FileStatus::Recaptured, Some(UncapturedReason::Unreadable)),
         ]
     );
     assert_eq!(history[1].hash, None);
@@ -155,7 +155,7 @@ fn an_unreadable_file_is_present_not_captured_and_no_restore_touches_it() {
         .unwrap();
     assert_eq!(r.not_captured.len(), 1);
     assert_eq!(r.not_captured[0].path, "secret.env");
-    assert_eq!(r.not_captured[0].reason, UntrackedReason::Unreadable);
+    assert_eq!(r.not_captured[0].reason, UncapturedReason::Unreadable);
     assert!(paths(&r.skipped).contains(&"secret.env"));
     assert!(r.deleted.is_empty());
     assert_eq!(read(&t, "secret.env").unwrap(), b"KEY=2\n");

@@ -33,7 +33,7 @@ use EntryKind::{Executable, File, Symlink};
 /// side, or (gone from the disk after an uncaptured moment) deleted.
 #[test]
 fn classify_never_calls_an_uncaptured_path_added_or_deleted() {
-    use UntrackedReason::{Unreadable, Unstable};
+    use UncapturedReason::{Unreadable, Unstable};
     let (_dir, store) = new_store();
     let mut old: BTreeMap<String, TreeEntry> = BTreeMap::new();
     let mut new: BTreeMap<String, TreeEntry> = BTreeMap::new();

@@ -42,8 +42,8 @@ fn any_entry() -> impl Strategy<Value = TreeEntry> {
             size
         )),
         id.prop_map(|id| TreeEntry::new(EntryKind::Tree, id, 0)),
-        (0..UntrackedReason::ALL.len())
-            .prop_map(|i| TreeEntry::uncaptured(UntrackedReason::ALL[i])),
+        (0..UncapturedReason::ALL.len())
+            .prop_map(|i| TreeEntry::uncaptured(UncapturedReason::ALL[i])),
     ]
 }
 

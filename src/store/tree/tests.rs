@@ -246,7 +246,7 @@ fn round_trip_and_sort_order() {
 #[test]
 fn uncaptured_entries_round_trip_and_are_strict() {
     let mut t = Tree::default();
-    for (i, r) in UntrackedReason::ALL.into_iter().enumerate() {
+    for (i, r) in UncapturedReason::ALL.into_iter().enumerate() {
         t.entries.insert(format!("f{i}"), TreeEntry::uncaptured(r));
     }
     let bytes = t.encode();
@@ -255,7 +255,7 @@ fn uncaptured_entries_round_trip_and_are_strict() {
     assert_eq!(back, t);
     assert_eq!(
         back.entries["f4"].not_captured(),
-        Some(UntrackedReason::Unstable)
+        Some(UncapturedReason::Unstable)
     );
     assert!(!back.entries["f4"].has_object());
     // An id or a size on an uncaptured entry is refused, both ways.
@@ -266,7 +266,7 @@ fn uncaptured_entries_round_trip_and_are_strict() {
         "x".into(),
         TreeEntry {
             size: 1,
-            ..TreeEntry::uncaptured(UntrackedReason::Unreadable)
+            ..TreeEntry::uncaptured(UncapturedReason::Unreadable)
         },
     );
     assert!(bad.validate().is_err());

@@ -1,4 +1,4 @@
-use super::super::capture::Untracked;
+use super::super::capture::Uncaptured;
 use super::super::git;
 use super::super::options::ScanOptions;
 use super::super::stat_cache::StatCache;
@@ -234,20 +234,20 @@ fn symlinks_exec_bits_special_and_too_large() {
     // Present, not captured: an entry with the reason, and no content.
     assert_eq!(
         out.files["big.bin"].not_captured(),
-        Some(UntrackedReason::TooLarge)
+        Some(UncapturedReason::TooLarge)
     );
-    assert!(out.untracked.contains(&Untracked {
+    assert!(out.untracked.contains(&Uncaptured {
         path: RepoPath::from_walk("big.bin".into()),
-        reason: UntrackedReason::TooLarge
+        reason: UncapturedReason::TooLarge
     }));
     if fifo_ok {
         assert_eq!(
             out.files["pipe"].not_captured(),
-            Some(UntrackedReason::Special)
+            Some(UncapturedReason::Special)
         );
-        assert!(out.untracked.contains(&Untracked {
+        assert!(out.untracked.contains(&Uncaptured {
             path: RepoPath::from_walk("pipe".into()),
-            reason: UntrackedReason::Special
+            reason: UncapturedReason::Special
         }));
     }
     // The cap spares files the parent checkpoint holds: captured, or
@@ -277,8 +277,8 @@ fn symlinks_exec_bits_special_and_too_large() {
         again.files["big.bin"].has_object()
     };
     assert!(held_as(out.files["a.txt"]));
-    assert!(held_as(TreeEntry::uncaptured(UntrackedReason::Unstable)));
-    assert!(!held_as(TreeEntry::uncaptured(UntrackedReason::TooLarge)));
+    assert!(held_as(TreeEntry::uncaptured(UncapturedReason::Unstable)));
+    assert!(!held_as(TreeEntry::uncaptured(UncapturedReason::TooLarge)));
 }
 
 /// The next version's byte in [`a_file_rewritten_in_place_is_never_captured_torn`].
@@ -403,7 +403,7 @@ fn a_file_rewritten_in_place_is_never_captured_torn() {
             let entry = out.files["big.bin"];
             let content = entry.has_object().then(|| e.store.get(&entry.id).unwrap());
             if !entry.has_object() {
-                assert_eq!(entry.not_captured(), Some(UntrackedReason::Unstable));
+                assert_eq!(entry.not_captured(), Some(UncapturedReason::Unstable));
             }
             results.push((out.untracked, content));
         }
@@ -422,9 +422,9 @@ fn a_file_rewritten_in_place_is_never_captured_torn() {
             None => {
                 assert_eq!(
                     *untracked,
-                    [Untracked {
+                    [Uncaptured {
                         path: RepoPath::from_walk("big.bin".into()),
-                        reason: UntrackedReason::Unstable
+                        reason: UncapturedReason::Unstable
                     }]
                 );
                 unstable += 1;
@@ -492,19 +492,19 @@ fn walk_errors_name_what_they_hide() {
         }),
     };
     walk_error_paths(root, &glob, &mut out);
-    let got: Vec<(String, UntrackedReason)> = out
+    let got: Vec<(String, UncapturedReason)> = out
         .into_iter()
         .map(|(p, o)| match o {
-            Outcome::Untracked(r) => (p, r),
+            Outcome::Uncaptured(r) => (p, r),
             _ => panic!("{p}: not untracked"),
         })
         .collect();
     assert_eq!(
         got,
         [
-            ("locked".to_string(), UntrackedReason::Unreadable),
-            ("a/deep".to_string(), UntrackedReason::PathTooLong),
-            ("b".to_string(), UntrackedReason::Unreadable),
+            ("locked".to_string(), UncapturedReason::Unreadable),
+            ("a/deep".to_string(), UncapturedReason::PathTooLong),
+            ("b".to_string(), UncapturedReason::Unreadable),
         ]
     );
 }
