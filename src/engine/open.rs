@@ -99,7 +99,9 @@ impl Warm {
         if self.working_copy.watched_dirs().is_some() {
             return;
         }
-        self.store.publish_pending();
+        if let Err(e) = self.store.sync_pending() {
+            tracing::warn!(error = %e, "could not publish the last pack on exit");
+        }
         self.working_copy.save_caches();
         std::mem::forget(self);
     }
@@ -230,7 +232,7 @@ impl Engine {
                 store.refresh_after_gc(no_gc.generation)?;
             }
             store.put_tree(&crate::store::Tree::default())?;
-            store.publish_packs()?;
+            store.sync_pending()?;
         }
         let root_str = root.display().to_string();
         let created = existing.is_none();

@@ -320,7 +320,7 @@ impl WorkingCopy {
         // A scan that wrote a pack publishes it now, also when no snapshot
         // follows (a query of `@working`), so it never sits unpublished for
         // long (gc takes an old unpublished pack for a crashed writer's).
-        store.publish_packs()?;
+        store.sync_pending()?;
         // The scan's time includes that publication (a sync of the store
         // when it wrote a pack), or a breakdown of a snapshot would put the
         // sync nowhere.

@@ -1,4 +1,5 @@
-//! Loose objects: one file per object under `objects/ab/cdef...`, written
+//! Loose objects only (a small object goes into the batch's pack instead:
+//! `Store::write_encoded`): one file per object under `objects/ab/cdef...`, written
 //! through a temp file and renamed into place, listed by fan-out directory,
 //! synced in batches, and freshened when a put finds one already there.
 
@@ -11,14 +12,13 @@ use rayon::prelude::*;
 
 use std::sync::atomic::Ordering;
 
-use super::{Source, Store, StreamFail, Written, STREAM_MIN};
+use super::{Store, Written};
 use crate::durability::{rename_into_place, sync_dir, sync_filesystem as syncfs, BATCH_SYNC};
 use crate::store::codec::{self, Codec, HEADER_LEN};
 use crate::store::error::StoreError;
 use crate::store::layout::TEMP_PREFIX;
 use crate::store::listing::{remove_if_stale, ObjectInfo};
 use crate::store::object_id::ObjectId;
-use crate::store::pack::MAX_PACKED_OBJECT;
 
 pub(super) fn is_lower_hex(b: u8) -> bool {
     b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
@@ -175,66 +175,23 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the object file: temp file in the fan-out directory, fsync (if enabled),
-    /// rename into place. Concurrent writers of the same id each use their own temp file;
-    /// the renames replace one complete, identical file with another.
+    /// Writes an encoded object (`header`, `payload`) as a loose file:
+    /// temp file in the fan-out directory, fsync (if enabled and not
+    /// batched), rename into place. Concurrent writers of the same id each
+    /// use their own temp file; the renames replace one complete, identical
+    /// file with another.
     ///
-    /// Only the rename is `durability`'s: the temp is created exclusively in a fan-out
-    /// directory made on first use, large contents are streamed into it, and the
-    /// directories are synced once per batch by [`Store::sync`], where
+    /// Only the rename is `durability`'s: the temp is created exclusively in
+    /// a fan-out directory made on first use, and the directories are
+    /// synced once per batch by [`Store::sync`], where
     /// `durability::atomic_write` would sync each write.
-    pub(super) fn write_object(
+    pub(super) fn write_loose(
         &self,
         id: &ObjectId,
         path: &Path,
-        bytes: &[u8],
-    ) -> Result<Written, StoreError> {
-        if bytes.len() > STREAM_MIN {
-            // Compressed as a stream, as `put_file` does, so both write the
-            // same file; and no compressed copy of a large object in memory.
-            let mut buf = Vec::new();
-            return match self.write_streamed(
-                id,
-                path,
-                Source::Bytes(bytes),
-                bytes.len() as u64,
-                &mut buf,
-            ) {
-                Ok(n) => Ok(Written::Loose(n)),
-                Err(StreamFail::Store(e)) => Err(e),
-                // Bytes in memory neither change nor fail to read.
-                Err(StreamFail::Changed | StreamFail::Source(_)) => Err(StoreError::io(
-                    "writing object",
-                    path,
-                    io::Error::other("content changed while being stored"),
-                )),
-            };
-        }
-        let compressed = codec::compress(bytes);
-        let (codec, payload) = match &compressed {
-            Some(z) => (Codec::Zstd, z.as_slice()),
-            None => (Codec::Raw, bytes),
-        };
-        let header = codec::header(codec, bytes.len() as u64);
-        self.write_encoded(id, path, bytes.len(), &header, payload)
-    }
-
-    /// Writes an object already encoded (`header` and `payload`) whose
-    /// content is `len` bytes: into the batch's pack when it is small
-    /// enough, else as a loose file. A pull writes the records it received
-    /// through this, as they came (docs/format.md: readers accept any
-    /// payload that decodes).
-    pub(super) fn write_encoded(
-        &self,
-        id: &ObjectId,
-        path: &Path,
-        len: usize,
         header: &[u8],
         payload: &[u8],
     ) -> Result<Written, StoreError> {
-        if len <= MAX_PACKED_OBJECT {
-            return Ok(Written::Packed(self.packs.append(*id, header, payload)?));
-        }
         let dir = path.parent().unwrap_or(&self.objects);
         let (mut file, temp) = self.create_temp(dir)?;
         let result = (|| {

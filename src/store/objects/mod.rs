@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime};
 
 use dashmap::DashMap;
 
-use super::codec::{self, HEADER_LEN};
+use super::codec::{self, Codec, HEADER_LEN};
 use super::error::StoreError;
 use super::layout::Layout;
 use super::listing::{ObjectInfo, KNOWN_OBJECT_TTL};
@@ -511,16 +511,6 @@ impl Store {
         }
     }
 
-    /// What closing the store must do: publish a pack still being written
-    /// (see the `Drop` impl).
-    pub fn publish_pending(&self) {
-        if self.packs.has_pending() {
-            if let Err(e) = self.sync() {
-                tracing::warn!(error = %e, "could not publish the last pack on close");
-            }
-        }
-    }
-
     /// Makes the renames of objects written since the last call durable by fsyncing the
     /// fan-out directories that received them. With `fsync` on, call this before appending
     /// a session entry that references new objects (write order: objects, then entries).
@@ -565,13 +555,23 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::sync`] if a pack is being written, else nothing: publishes
-    /// packs after writes that no session entry follows.
-    pub fn publish_packs(&self) -> Result<(), StoreError> {
+    /// [`Store::sync`] if a pack is being written, else nothing: makes a
+    /// pack durable and visible after writes that no session entry follows
+    /// (a scan of `@working`, closing the store). The store's one verb for
+    /// "make this batch durable and visible" is sync; this is it when there
+    /// is a batch.
+    pub fn sync_pending(&self) -> Result<(), StoreError> {
         if self.packs.has_pending() {
             self.sync()
         } else {
             Ok(())
+        }
+    }
+
+    /// [`Store::sync_pending`] where a failure can only be logged (closing).
+    fn sync_pending_on_close(&self) {
+        if let Err(e) = self.sync_pending() {
+            tracing::warn!(error = %e, "could not publish the last pack on close");
         }
     }
 
@@ -606,7 +606,7 @@ impl Drop for Store {
     /// (nothing references them yet, but the next process can dedup against
     /// them instead of writing them again).
     fn drop(&mut self) {
-        self.publish_pending();
+        self.sync_pending_on_close();
     }
 }
 
@@ -657,3 +657,65 @@ fn write_version(layout: &Layout, fsync: bool) -> Result<(), StoreError> {
 
 #[cfg(test)]
 mod tests;
+
+/// Where a new object goes: a small one into the batch's pack, a large one
+/// a loose file (loose.rs).
+impl Store {
+    /// Writes an object's bytes: a large one streamed into a loose file
+    /// (compressed as it goes, as `put_file` does), the rest compressed
+    /// and handed to [`Store::write_encoded`].
+    fn write_object(
+        &self,
+        id: &ObjectId,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<Written, StoreError> {
+        if bytes.len() > STREAM_MIN {
+            // Compressed as a stream, as `put_file` does, so both write the
+            // same file; and no compressed copy of a large object in memory.
+            let mut buf = Vec::new();
+            return match self.write_streamed(
+                id,
+                path,
+                Source::Bytes(bytes),
+                bytes.len() as u64,
+                &mut buf,
+            ) {
+                Ok(n) => Ok(Written::Loose(n)),
+                Err(StreamFail::Store(e)) => Err(e),
+                // Bytes in memory neither change nor fail to read.
+                Err(StreamFail::Changed | StreamFail::Source(_)) => Err(StoreError::io(
+                    "writing object",
+                    path,
+                    io::Error::other("content changed while being stored"),
+                )),
+            };
+        }
+        let compressed = codec::compress(bytes);
+        let (codec, payload) = match &compressed {
+            Some(z) => (Codec::Zstd, z.as_slice()),
+            None => (Codec::Raw, bytes),
+        };
+        let header = codec::header(codec, bytes.len() as u64);
+        self.write_encoded(id, path, bytes.len(), &header, payload)
+    }
+
+    /// Writes an object already encoded (`header` and `payload`) whose
+    /// content is `len` bytes: into the batch's pack when it is small
+    /// enough, else as a loose file. A pull writes the records it received
+    /// through this, as they came (docs/format.md: readers accept any
+    /// payload that decodes).
+    fn write_encoded(
+        &self,
+        id: &ObjectId,
+        path: &Path,
+        len: usize,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<Written, StoreError> {
+        if len <= MAX_PACKED_OBJECT {
+            return Ok(Written::Packed(self.packs.append(*id, header, payload)?));
+        }
+        self.write_loose(id, path, header, payload)
+    }
+}

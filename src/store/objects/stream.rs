@@ -150,7 +150,7 @@ impl Store {
     /// latest when it ends, sooner once it has grown that long) the payload
     /// is rewritten raw from a new pass. The pass whose bytes end up in the
     /// file must hash to `id`, or it is `Changed` and nothing is renamed
-    /// into place. Temp file and rename as in [`Store::write_object`].
+    /// into place. Temp file and rename as in [`Store::write_loose`].
     /// Returns the object file's size.
     pub(super) fn write_streamed(
         &self,
@@ -210,7 +210,7 @@ impl Store {
                     len
                 }
             };
-            // As in write_object: one syncfs in `sync` where there is one.
+            // As in write_loose: one syncfs in `sync` where there is one.
             if self.fsync && !BATCH_SYNC {
                 file.sync_all().map_err(store_err)?;
             }
