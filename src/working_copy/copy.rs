@@ -83,8 +83,8 @@ pub(super) struct SavedState {
 
 /// What a checkout writes and deletes, and what it was planned against.
 pub struct CheckoutPlan<'a> {
-    pub writes: &'a [(String, TreeEntry)],
-    pub deletes: &'a [String],
+    pub writes: &'a [(RepoPath, TreeEntry)],
+    pub deletes: &'a [RepoPath],
     /// The state the plan was made from: a path is only touched while it
     /// still holds this (docs/architecture.md rule 11).
     pub before: &'a FlatTree,
@@ -94,10 +94,10 @@ pub struct CheckoutPlan<'a> {
 #[derive(Default)]
 pub struct CheckoutOutcome {
     /// Written, sorted.
-    pub restored: Vec<String>,
+    pub restored: Vec<RepoPath>,
     /// Deleted, sorted.
-    pub deleted: Vec<String>,
-    pub failed: Vec<(String, CheckoutError)>,
+    pub deleted: Vec<RepoPath>,
+    pub failed: Vec<(RepoPath, CheckoutError)>,
 }
 
 impl Drop for WorkingCopy {
@@ -364,13 +364,9 @@ impl WorkingCopy {
         let mut out = CheckoutOutcome::default();
         let deletes_all = deletes;
         // Deepest first, so directories empty out before their parents.
-        let mut deletes: Vec<&String> = deletes.iter().collect();
-        deletes.sort_by(|a, b| {
-            b.matches('/')
-                .count()
-                .cmp(&a.matches('/').count())
-                .then(b.cmp(a))
-        });
+        let mut deletes: Vec<&RepoPath> = deletes.iter().collect();
+        let depth = |p: &RepoPath| p.as_str().matches('/').count();
+        deletes.sort_by(|a, b| depth(b).cmp(&depth(a)).then(b.cmp(a)));
         let unchanged = |path: &str| {
             if self.holds(path, before.get(path)) {
                 Ok(())
@@ -381,10 +377,11 @@ impl WorkingCopy {
             }
         };
         for path in deletes {
-            let deleted = unchanged(path).and_then(|()| checkout::delete_entry(&self.root, path));
+            let deleted = unchanged(path.as_str())
+                .and_then(|()| checkout::delete_entry(&self.root, path.as_str()));
             match deleted {
                 Ok(()) => {
-                    checkout::remove_empty_parents(&self.root, path);
+                    checkout::remove_empty_parents(&self.root, path.as_str());
                     out.deleted.push(path.clone());
                 }
                 Err(e) => {
@@ -396,17 +393,17 @@ impl WorkingCopy {
             progress(done, total);
         }
         for (path, entry) in writes {
-            let written = unchanged(path)
+            let written = unchanged(path.as_str())
                 .and_then(|()| {
                     store.get(&entry.id).map_err(|e| CheckoutError::Io {
-                        path: path.clone(),
+                        path: path.to_string(),
                         source: std::io::Error::other(e.to_string()),
                     })
                 })
                 .and_then(|content| {
                     // With a batch sync below, one syncfs covers every file.
                     let fsync_each = self.fsync && !durability::BATCH_SYNC;
-                    checkout::write_entry(&self.root, path, entry, &content, fsync_each)
+                    checkout::write_entry(&self.root, path.as_str(), entry, &content, fsync_each)
                 });
             match written {
                 Ok(()) => out.restored.push(path.clone()),
@@ -430,7 +427,7 @@ impl WorkingCopy {
             } else {
                 let mut dirs: BTreeSet<&str> = BTreeSet::new();
                 for p in writes.iter().map(|(p, _)| p).chain(deletes_all.iter()) {
-                    dirs.insert(p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
+                    dirs.insert(p.as_str().rsplit_once('/').map(|(d, _)| d).unwrap_or(""));
                 }
                 for d in dirs {
                     if let Err(err) = durability::sync_dir(&crate::repo_path::join(&self.root, d)) {

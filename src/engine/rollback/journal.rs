@@ -117,6 +117,7 @@ impl Engine {
                 tracing::warn!(path = %p, "restore journal names a path outside the project; ignored");
                 continue;
             };
+            let path = rel.clone();
             let rel = rel.as_str();
             let target = lookup(&self.store, &tree, rel)?.filter(|e| e.kind != EntryKind::Tree);
             if target.is_some_and(|e| !e.has_object()) {
@@ -135,8 +136,8 @@ impl Engine {
                 continue;
             }
             match target {
-                Some(e) => writes.push((rel.to_string(), e)),
-                None => deletes.push(rel.to_string()),
+                Some(e) => writes.push((path, e)),
+                None => deletes.push(path),
             }
         }
         let mut result = RestoreResult::default();

@@ -26,8 +26,8 @@ pub(crate) struct Plan {
     pub target: Option<ObjectId>,
     /// The working directory as scanned now.
     pub working: ObjectId,
-    pub writes: Vec<(String, TreeEntry)>,
-    pub deletes: Vec<String>,
+    pub writes: Vec<(RepoPath, TreeEntry)>,
+    pub deletes: Vec<RepoPath>,
     pub skipped: Vec<String>,
     /// Paths the target did not capture, left as they are (also in
     /// `skipped`).
@@ -57,8 +57,8 @@ impl Plan {
     pub fn preview_result(&self) -> RestoreResult {
         RestoreResult {
             preview: true,
-            restored: self.writes.iter().map(|(p, _)| result_path(p)).collect(),
-            deleted: RepoPath::all_recorded(self.deletes.clone()),
+            restored: self.writes.iter().map(|(p, _)| p.clone()).collect(),
+            deleted: self.deletes.clone(),
             skipped: RepoPath::all_recorded(self.skipped.clone()),
             not_captured: self.not_captured.clone(),
             dirty: RepoPath::all_recorded(self.dirty.clone()),
@@ -325,8 +325,8 @@ impl Engine {
                 }
             }
             match t {
-                Some(t) => plan.writes.push((path.to_string(), *t)),
-                None => plan.deletes.push(path.to_string()),
+                Some(t) => plan.writes.push((result_path(path), *t)),
+                None => plan.deletes.push(result_path(path)),
             }
             plan.expected_changes.insert(path.to_string(), t.copied());
         }
@@ -340,9 +340,9 @@ impl Engine {
         if !kept.is_empty() {
             let mut blocked = Vec::new();
             plan.writes.retain(|(p, _)| {
-                let hit = kept
-                    .iter()
-                    .any(|k| RepoPath::from_walk(k.clone()).is_prefix_of(p) && k != p);
+                let hit = kept.iter().any(|k| {
+                    RepoPath::from_walk(k.clone()).is_prefix_of(p.as_str()) && k != p.as_str()
+                });
                 if hit {
                     blocked.push(p.clone());
                 }
@@ -350,12 +350,12 @@ impl Engine {
             });
             for p in blocked {
                 // Left as the working directory has it.
-                plan.expected_changes.remove(&p);
+                plan.expected_changes.remove(p.as_str());
                 plan.conflicts.push(Conflict {
-                    path: result_path(&p),
+                    path: p.clone(),
                     reason: ConflictReason::InTheWay,
                 });
-                plan.skipped.push(p);
+                plan.skipped.push(p.into_string());
             }
         }
         plan.conflicts.sort();
@@ -456,7 +456,7 @@ impl Engine {
             self.git_now(plan.working)
         };
         let mut touched: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
-        touched.extend(plan.deletes.iter().map(String::as_str));
+        touched.extend(plan.deletes.iter().map(RepoPath::as_str));
         touched.sort();
         let record = UnrevertPoint {
             kind: Some(op.kind.as_str().to_string()),
@@ -501,8 +501,8 @@ impl Engine {
             unrevert_entry_id: entry_id.clone(),
             pre_rollback_tree_hash: plan.working.to_hex(),
             working_tree_hash: expected_tree.to_hex(),
-            writes: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
-            deletes: plan.deletes.clone(),
+            writes: plan.writes.iter().map(|(p, _)| p.to_string()).collect(),
+            deletes: plan.deletes.iter().map(RepoPath::to_string).collect(),
         };
         let journal_path = crate::store::Layout::session_journal(self.log.path());
         self.store.sync()?;
@@ -568,8 +568,8 @@ impl Engine {
     /// [`WorkingCopy::checkout`]: crate::working_copy::WorkingCopy::checkout
     pub(crate) fn apply(
         &mut self,
-        writes: &[(String, TreeEntry)],
-        deletes: &[String],
+        writes: &[(RepoPath, TreeEntry)],
+        deletes: &[RepoPath],
         before: &FlatTree,
         operation: &str,
         result: &mut RestoreResult,
@@ -587,7 +587,6 @@ impl Engine {
             });
         let mut failures = Vec::with_capacity(outcome.failed.len());
         for (path, err) in outcome.failed {
-            let path = RepoPath::from_walk(path);
             let reason = match err {
                 CheckoutError::Blocked { .. } => ConflictReason::InTheWay,
                 CheckoutError::Io { .. } => ConflictReason::Unwritable,
@@ -603,13 +602,9 @@ impl Engine {
             result.skipped.push(path.clone());
             failures.push(path);
         }
-        result
-            .deleted
-            .extend(RepoPath::all_recorded(outcome.deleted));
+        result.deleted.extend(outcome.deleted);
         result.deleted.sort();
-        result
-            .restored
-            .extend(RepoPath::all_recorded(outcome.restored));
+        result.restored.extend(outcome.restored);
         result.restored.sort();
         failures
     }

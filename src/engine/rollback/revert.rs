@@ -23,7 +23,6 @@ use crate::engine::api::{
 use crate::engine::query::files::{is_binary, MAX_DIFF_BYTES};
 use crate::engine::query::line_diff::{self, DiffBudget};
 use crate::engine::{result_path, tree_of, Engine, EngineError, Result};
-use crate::repo_path::RepoPath;
 use crate::session::EntryId;
 use crate::store::{
     classify, diff_trees, empty_tree_id, ChangeClass, EntryKind, ObjectId, TreeEntry,
@@ -367,8 +366,8 @@ pub(crate) fn revert(engine: &mut Engine, p: RevertParams) -> Result<RevertResul
     let mut result = RevertResult {
         preview,
         files,
-        restored: plan.writes.iter().map(|(p, _)| result_path(p)).collect(),
-        deleted: RepoPath::all_recorded(plan.deletes.clone()),
+        restored: plan.writes.iter().map(|(p, _)| p.clone()).collect(),
+        deleted: plan.deletes.clone(),
         failed: Vec::new(),
         unrevert_entry_id: None,
     };

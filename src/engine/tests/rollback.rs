@@ -312,8 +312,8 @@ fn apply_keeps_a_path_that_changed_after_the_plan() {
     t.write("y.txt", "also changed\n");
     let mut result = RestoreResult::default();
     let failed = e.apply(
-        &[("x.txt".to_string(), target)],
-        &["y.txt".to_string()],
+        &[(RepoPath::parse("x.txt").unwrap(), target)],
+        &[RepoPath::parse("y.txt").unwrap()],
         &before,
         "restore",
         &mut result,
@@ -329,7 +329,7 @@ fn apply_keeps_a_path_that_changed_after_the_plan() {
     let mut result = RestoreResult::default();
     assert!(e
         .apply(
-            &[("x.txt".to_string(), target)],
+            &[(RepoPath::parse("x.txt").unwrap(), target)],
             &[],
             &before,
             "restore",
