@@ -203,18 +203,81 @@ pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Res
     Ok(())
 }
 
+/// One line per file changed or left, but one line for a run of an agent's
+/// files in one directory that fared alike (Cline's script per event, Codex's
+/// two unchanged files).
 fn print_install_plan(plan: &Plan, unchanged: &str) {
-    for e in &plan.edits {
-        let what = if e.changes.is_empty() {
-            unchanged.to_owned()
-        } else if e.deletes() {
-            format!(
-                "{} (the file is empty now: removed it)",
-                e.changes.join("; ")
-            )
-        } else {
-            e.changes.join("; ")
+    let edits = &plan.edits;
+    let mut i = 0;
+    while i < edits.len() {
+        let e = &edits[i];
+        let alike = |x: &&install::Edit| {
+            x.agent == e.agent
+                && x.path.parent() == e.path.parent()
+                && x.changed() == e.changed()
+                && x.deletes() == e.deletes()
         };
-        println!("{}: {}: {what}", e.agent.name(), e.path.display());
+        let run = edits[i..].iter().take_while(alike).count();
+        let group = &edits[i..i + run];
+        let changes: Vec<&str> = group
+            .iter()
+            .flat_map(|x| x.changes.iter().map(String::as_str))
+            .collect();
+        let what = if changes.is_empty() {
+            unchanged.to_owned()
+        } else if e.deletes() && run > 1 {
+            format!("{} (removed the files)", merged(&changes))
+        } else if e.deletes() {
+            format!("{} (the file is empty now: removed it)", changes.join("; "))
+        } else {
+            merged(&changes)
+        };
+        let place = match (run, e.path.parent()) {
+            (1, _) | (_, None) => e.path.display().to_string(),
+            (_, Some(dir)) => {
+                let names: Vec<String> = group
+                    .iter()
+                    .filter_map(|x| x.path.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .collect();
+                format!("{}/{{{}}}", dir.display(), names.join(","))
+            }
+        };
+        println!("{}: {place}: {what}", e.agent.name());
+        i += run;
+    }
+}
+
+/// Changes that differ only in their last word, said once: "added hook
+/// TaskStart", "added hook TaskResume" → "added hooks TaskStart,
+/// TaskResume"; others joined with "; ".
+fn merged(changes: &[&str]) -> String {
+    let split: Vec<Option<(&str, &str)>> = changes.iter().map(|c| c.rsplit_once(' ')).collect();
+    match split.first() {
+        Some(Some((head, _)))
+            if changes.len() > 1 && split.iter().all(|x| x.is_some_and(|(h, _)| h == *head)) =>
+        {
+            let last: Vec<&str> = split.iter().flatten().map(|(_, w)| *w).collect();
+            format!("{head}s {}", last.join(", "))
+        }
+        _ => changes.join("; "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn changes_that_differ_in_their_last_word_are_said_once() {
+        assert_eq!(
+            merged(&["added hook TaskStart", "added hook TaskResume"]),
+            "added hooks TaskStart, TaskResume"
+        );
+        assert_eq!(merged(&["added hook TaskStart"]), "added hook TaskStart");
+        assert_eq!(
+            merged(&["added hooks Stop", "set [features] hooks = true"]),
+            "added hooks Stop; set [features] hooks = true"
+        );
     }
 }
