@@ -87,7 +87,7 @@ impl Agent {
 
     /// Whether `rewind install AGENT --mcp` registers the MCP server.
     pub fn mcp_installable(self) -> bool {
-        !matches!(self, Agent::Copilot | Agent::Droid | Agent::Cline)
+        !matches!(self, Agent::Cline)
     }
 
     /// Whether rewind can cut this agent's conversation at a checkpoint
