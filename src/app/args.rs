@@ -339,7 +339,8 @@ pub enum Command {
         /// instead of installing the hooks (Claude Code: ~/.claude.json or
         /// DIR/.mcp.json; Codex: config.toml, user only; Gemini CLI:
         /// settings.json; Droid: .factory/mcp.json; Copilot CLI:
-        /// ~/.copilot/mcp-config.json or DIR/.github/mcp.json; not Cline).
+        /// ~/.copilot/mcp-config.json or DIR/.github/mcp.json; Cline:
+        /// ~/.cline/data/settings/cline_mcp_settings.json, user only).
         #[arg(long)]
         mcp: bool,
     },

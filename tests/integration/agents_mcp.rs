@@ -11,8 +11,8 @@
 //! install rewind@rewind`) and through `rewind install claude-code
 //! --project --mcp`; Gemini CLI through `gemini extensions install
 //! clients/gemini-extension`; Codex through `rewind install codex --project`
-//! and `rewind install codex --mcp`; Qwen Code, OpenCode, Kilo, Droid and
-//! Copilot CLI through `rewind install AGENT --project` and `rewind install
+//! and `rewind install codex --mcp`; Qwen Code, OpenCode, Kilo, Droid,
+//! Copilot CLI and Cline through `rewind install AGENT --project` and `rewind install
 //! AGENT --mcp` (Droid's headless turns carry no turn numbers: it runs the
 //! first four turns, `check_mcp_session`). The plugin and the extension are
 //! uninstalled at the end: the agent's settings are as they were, and a new
@@ -545,4 +545,22 @@ fn copilot_cli_install_mcp() {
             [".github/mcp.json", ".copilot/mcp-config.json"],
         );
     }
+}
+
+/// Cline with `rewind install cline --project` (hooks) and `rewind install
+/// cline --mcp` (the user's `~/.cline/data/settings/cline_mcp_settings.json`:
+/// Cline reads no project's MCP servers). Its first turn is `cline --json`,
+/// the others its ACP mode: both start the server.
+#[test]
+fn cline_install_mcp() {
+    if !agent_installed("cline") {
+        return;
+    }
+    let setup = |root: &Path| {
+        format!(
+            "rewind install cline --project '{}' && rewind install cline --mcp",
+            root.display()
+        )
+    };
+    mcp_scenario("cline", setup, "rewind__restore", |_, _| {});
 }

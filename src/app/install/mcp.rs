@@ -5,9 +5,10 @@
 //! Codex (`[mcp_servers.rewind]` in `$CODEX_HOME/config.toml`), Qwen Code
 //! (`mcpServers` in `.qwen/settings.json`), OpenCode and Kilo (`mcp` in
 //! their config, install/opencode.rs), Droid (`mcpServers` in
-//! `.factory/mcp.json`) and Copilot CLI (`mcpServers` in
-//! `$COPILOT_HOME/mcp-config.json`; a project's `.github/mcp.json`), merged
-//! with what is there. The entry is ours when its command is a binary named
+//! `.factory/mcp.json`), Copilot CLI (`mcpServers` in
+//! `$COPILOT_HOME/mcp-config.json`; a project's `.github/mcp.json`) and
+//! Cline (`mcpServers` in `~/.cline/data/settings/cline_mcp_settings.json`,
+//! user only), merged with what is there. The entry is ours when its command is a binary named
 //! `rewind` and its arguments are `["mcp"]`, so uninstall needs no record;
 //! a `rewind` server that is not ours is refused, never replaced.
 
@@ -65,6 +66,25 @@ fn copilot_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     })
 }
 
+/// Cline 3.0.65 reads `~/.cline/data/settings/cline_mcp_settings.json`
+/// (`$CLINE_DIR` for `~/.cline`; `$CLINE_DATA_DIR` and
+/// `$CLINE_MCP_SETTINGS_PATH` move it, and are not followed here); no
+/// project's file.
+fn cline_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    match scope {
+        Scope::User => Ok(match &paths.cline_dir {
+            Some(d) => d.join("data/settings/cline_mcp_settings.json"),
+            None => paths
+                .home()?
+                .join(".cline/data/settings/cline_mcp_settings.json"),
+        }),
+        Scope::Project(_) => bail!(
+            "Cline: it reads no project's MCP servers; \
+             run `rewind install cline --mcp` without --project"
+        ),
+    }
+}
+
 fn codex_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     match scope {
         Scope::User => Ok(paths.codex_home()?.join("config.toml")),
@@ -82,8 +102,13 @@ fn utf8(bin: &Path) -> Result<&str> {
         .ok_or_else(|| anyhow!("the binary path {} is not UTF-8", bin.display()))
 }
 
-/// The JSON entry's (command, args), if it has that shape.
+/// The JSON entry's (command, args), if it has that shape (Cline's: in
+/// its `transport`).
 fn json_server(v: &Json) -> Option<(&str, Vec<&str>)> {
+    let v = match v.get("transport") {
+        Some(t @ Json::Object(_)) => t,
+        _ => v,
+    };
     let command = v.get("command")?.as_str()?;
     let args = match v.get("args") {
         None => Vec::new(),
@@ -104,6 +129,9 @@ enum Shape {
     /// `"type": "local"` and `"tools": ["*"]`, as `copilot mcp add` writes
     /// it (Copilot CLI 1.0.102).
     CopilotLocal,
+    /// All of it inside `"transport": {"type": "stdio", …}`, as `cline mcp
+    /// add --yes` writes it (Cline 3.0.65).
+    ClineTransport,
 }
 
 /// Install (`bin: Some`) or remove our entry in a JSON file's `mcpServers`.
@@ -138,11 +166,19 @@ fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, shape: Shape) -> Resu
                     Shape::Plain => {}
                     Shape::Stdio => entry.push(("type".to_owned(), Json::str("stdio"))),
                     Shape::CopilotLocal => entry.push(("type".to_owned(), Json::str("local"))),
+                    Shape::ClineTransport => {}
                 }
                 entry.push(("command".to_owned(), Json::str(bin)));
                 entry.push(("args".to_owned(), Json::Array(vec![Json::str("mcp")])));
-                if let Shape::CopilotLocal = shape {
-                    entry.push(("tools".to_owned(), Json::Array(vec![Json::str("*")])));
+                match shape {
+                    Shape::CopilotLocal => {
+                        entry.push(("tools".to_owned(), Json::Array(vec![Json::str("*")])));
+                    }
+                    Shape::ClineTransport => {
+                        entry.insert(0, ("type".to_owned(), Json::str("stdio")));
+                        entry = vec![("transport".to_owned(), Json::Object(entry))];
+                    }
+                    Shape::Plain | Shape::Stdio => {}
                 }
                 if root.get("mcpServers").is_none() {
                     root.insert("mcpServers", Json::object());
@@ -293,6 +329,12 @@ fn codex_edit(file: &Path, bin: Option<&str>) -> Result<Edit> {
     }
 }
 
+/// Whether rewind registers its MCP server in a project's file for
+/// `agent` (`--project`): all but Codex and Cline (refused by [`plan`]).
+pub fn has_project_file(agent: Agent) -> bool {
+    !matches!(agent, Agent::Codex | Agent::Cline)
+}
+
 /// Plan registering (`bin: Some`) or removing (`None`) the MCP server for
 /// `agents` in `scope`.
 pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) -> Result<Plan> {
@@ -318,7 +360,12 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
                 Shape::CopilotLocal,
             )?,
             Agent::Droid => json_edit(agent, &droid_file(&scope, paths)?, bin, Shape::Stdio)?,
-            Agent::Cline => bail!("Cline: rewind install --mcp is not supported yet"),
+            Agent::Cline => json_edit(
+                agent,
+                &cline_file(&scope, paths)?,
+                bin,
+                Shape::ClineTransport,
+            )?,
         });
     }
     // No record in installed.json: our entries are known by their content.

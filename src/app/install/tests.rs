@@ -436,10 +436,7 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     let claude = e.root.join("home/.claude.json");
     write(&claude, CLAUDE_FOREIGN);
 
-    let all: Vec<Agent> = Agent::ALL
-        .into_iter()
-        .filter(|a| a.mcp_installable())
-        .collect();
+    let all: Vec<Agent> = Agent::ALL.to_vec();
     let plan = mcp(&e, &all, &Scope::User, true);
     assert!(plan.edits.iter().all(|x| x.changed()), "{plan:?}");
     let g: serde_json::Value = serde_json::from_str(&read(&gemini)).expect("gemini json");
@@ -817,5 +814,43 @@ fn cline_gets_a_hook_file_per_event() {
         .apply()
         .unwrap();
     assert!(e.root.join("cline-home/hooks/TaskComplete").exists());
-    assert!(mcp::plan(&[Agent::Cline], &e.project(), Some(bin), &e.paths).is_err());
+}
+
+#[test]
+fn cline_mcp_server_goes_into_cline_mcp_settings_json() {
+    let foreign = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"transport\": {\n        \"type\": \"stdio\",\n        \"command\": \"other-server\",\n        \"args\": []\n      }\n    }\n  }\n}\n";
+    let ours = serde_json::json!({"transport": {"type": "stdio", "command": BIN, "args": ["mcp"]}});
+    user_mcp_file_keeps_other_servers(
+        Agent::Cline,
+        ".cline/data/settings/cline_mcp_settings.json",
+        foreign,
+        ours,
+    );
+    // $CLINE_DIR/data/settings/… when it is set; no project's file.
+    let e = env();
+    let mut paths = e.paths.clone();
+    paths.cline_dir = Some(e.root.join("cline-home"));
+    let bin = Path::new(BIN);
+    mcp::plan(&[Agent::Cline], &Scope::User, Some(bin), &paths)
+        .unwrap()
+        .apply()
+        .unwrap();
+    assert!(e
+        .root
+        .join("cline-home/data/settings/cline_mcp_settings.json")
+        .exists());
+    let err =
+        mcp::plan(&[Agent::Cline], &e.project(), Some(bin), &e.paths).expect_err("cline project");
+    assert!(format!("{err:#}").contains("without --project"), "{err:#}");
+    assert!(!mcp::has_project_file(Agent::Cline) && !mcp::has_project_file(Agent::Codex));
+    // Ours in Cline's shape is known as ours; someone else's is refused.
+    let file = e
+        .root
+        .join("home/.cline/data/settings/cline_mcp_settings.json");
+    let theirs = "{\"mcpServers\": {\"rewind\": {\"transport\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"rewind-mcp\"]}}}}";
+    write(&file, theirs);
+    let err =
+        mcp::plan(&[Agent::Cline], &Scope::User, Some(bin), &e.paths).expect_err("foreign server");
+    assert!(format!("{err:#}").contains("did not write"), "{err:#}");
+    assert_eq!(read(&file), theirs);
 }
