@@ -338,7 +338,9 @@ pub enum Command {
         /// Register `rewind mcp` as the agent's MCP server `rewind`
         /// instead of installing the hooks (Claude Code: ~/.claude.json or
         /// DIR/.mcp.json; Codex: config.toml, user only; Gemini CLI:
-        /// settings.json).
+        /// settings.json; Droid: .factory/mcp.json; Copilot CLI:
+        /// ~/.copilot/mcp-config.json or DIR/.github/mcp.json; Cline:
+        /// ~/.cline/data/settings/cline_mcp_settings.json, user only).
         #[arg(long)]
         mcp: bool,
     },

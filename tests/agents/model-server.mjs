@@ -196,8 +196,11 @@ function analyzeChat(body) {
   }
   const tools = Object.keys(toolDefs);
   // MCP tools Qwen Code defers: named in a reminder, called through its
-  // `tool_call` after a `tool_search`.
-  const deferred = [...new Set(JSON.stringify(body.messages || []).match(/mcp__[A-Za-z0-9_]+/g) || [])].filter((n) => !tools.includes(n));
+  // `tool_call` after a `tool_search`. Droid's (`SERVER___TOOL`): named in
+  // its "Deferred tools:" reminder, loaded with ToolSearch.
+  const said = JSON.stringify(body.messages || []);
+  const droidSaid = (body.messages || []).map((m) => textOf(m.content)).join('\n');
+  const deferred = [...new Set([...(said.match(/mcp__[A-Za-z0-9_]+/g) || []), ...(droidSaid.match(/\b[A-Za-z0-9-]+___[A-Za-z0-9_]+/g) || [])])].filter((n) => !tools.includes(n));
   return { turn, results, tools, toolDefs, deferred };
 }
 
@@ -261,11 +264,12 @@ function shq(s) {
 // For codex, input may be a string (freeform/custom tool) and the result
 // carries {custom:true}.
 // An MCP tool of the server `rewind` as the agent names it (Claude
-// `mcp__rewind__T` or, from a plugin, `mcp__plugin_rewind_rewind__T`; Codex
-// and Gemini their own spellings): the offered tool whose name ends with T
+// `mcp__rewind__T` or, from a plugin, `mcp__plugin_rewind_rewind__T`; Droid
+// `rewind___T`; Copilot CLI `rewind-T`; Codex and Gemini their own
+// spellings): the offered tool whose name ends with T
 // and mentions rewind, else T itself.
 function mcpToolName(offered, tool) {
-  const ends = offered.filter((n) => n === tool || n.endsWith(`__${tool}`) || n.endsWith(`_${tool}`) || n.endsWith(`.${tool}`));
+  const ends = offered.filter((n) => n === tool || n.endsWith(`__${tool}`) || n.endsWith(`_${tool}`) || n.endsWith(`.${tool}`) || n.endsWith(`-${tool}`));
   return ends.find((n) => n.includes('rewind')) || ends[0] || tool;
 }
 
@@ -308,7 +312,8 @@ function translate(call, agent, info, project) {
     return { toolSearch: { query: 'rewind checkpoints restore undo', limit: 20 } };
   }
   if (call.op === 'mcp-load') {
-    // Claude Code: load rewind's deferred MCP tools (what a model does first).
+    // Claude Code and Droid: load rewind's deferred MCP tools (what a
+    // model does first).
     const names = (info.deferred || []).filter((n) => n.includes('rewind'));
     if (info.tools.includes('tool_search')) return { name: 'tool_search', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };
     return { name: 'ToolSearch', input: { query: `select:${names.join(',')}`, max_results: Math.max(names.length, 1) } };

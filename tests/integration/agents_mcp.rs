@@ -11,7 +11,10 @@
 //! install rewind@rewind`) and through `rewind install claude-code
 //! --project --mcp`; Gemini CLI through `gemini extensions install
 //! clients/gemini-extension`; Codex through `rewind install codex --project`
-//! and `rewind install codex --mcp`. The plugin and the extension are
+//! and `rewind install codex --mcp`; Qwen Code, OpenCode, Kilo, Droid,
+//! Copilot CLI and Cline through `rewind install AGENT --project` and `rewind install
+//! AGENT --mcp` (Droid's headless turns carry no turn numbers: it runs the
+//! first four turns, `check_mcp_session`). The plugin and the extension are
 //! uninstalled at the end: the agent's settings are as they were, and a new
 //! session records nothing. The plugin's slash commands run as typed
 //! (tests/agents/scenarios/commands.json).
@@ -86,8 +89,13 @@ fn results(summary: &Value, turn: usize) -> Vec<String> {
 /// What tests/agents/scenarios/mcp.json must show beyond its per-turn file
 /// checks (which run-agent makes: a.txt and b.txt back after turn 3,
 /// nothing written in turn 4, c.txt gone after turn 5).
-fn check_mcp_session(agent: &str, summary: &Value, home: &Path, project: &Path) {
-    for turn in 3..=5 {
+///
+/// `turns`: 5, or 4 for Droid, whose headless turns carry no turn numbers
+/// (`droid exec` fires no prompt hook, tests/integration/agents_e2e.rs
+/// `droid`): all its checkpoints are turn 0, and the `undo` of turn 5
+/// would undo the whole session.
+fn check_mcp_session(agent: &str, summary: &Value, home: &Path, project: &Path, turns: usize) {
+    for turn in 3..=turns {
         let calls = summary["turns"][turn - 1]["model_requests"].to_string();
         for tool in match turn {
             5 => &["undo"][..],
@@ -119,14 +127,40 @@ fn check_mcp_session(agent: &str, summary: &Value, home: &Path, project: &Path) 
         "{agent}: turn 4 stale token: {r4:?}"
     );
     // Turn 5: undo of turn 4 (it created c.txt), confirmed.
-    let r5 = results(summary, 5);
-    assert!(executed(&r5[r5.len() - 1]), "{agent}: turn 5 undo: {r5:?}");
+    if turns >= 5 {
+        let r5 = results(summary, 5);
+        assert!(executed(&r5[r5.len() - 1]), "{agent}: turn 5 undo: {r5:?}");
+    }
     // The hooks recorded one session with every turn; nothing failed.
-    assert_eq!(turn_sessions(home).len(), 1, "{agent}");
+    let sessions = if turns >= 5 {
+        turn_sessions(home).len()
+    } else {
+        // Droid 0.215.0 also starts a session that records nothing but
+        // its baseline.
+        store_state(home)
+            .keys()
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .filter(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .contains("\"kind\":\"turn\"")
+            })
+            .count()
+    };
+    assert_eq!(sessions, 1, "{agent}");
     let status = rewind(home, project, &["status"]);
     assert!(status.contains("no failures recorded"), "{agent}: {status}");
     let log = rewind(home, project, &["log"]);
-    assert!(log.contains("turn   5"), "{agent}: {log}");
+    if turns >= 5 {
+        assert!(log.contains("turn   5"), "{agent}: {log}");
+    } else {
+        // A turn's end per run: `* ID turn N turn ...`.
+        let ends = log
+            .lines()
+            .filter(|l| l.split_whitespace().nth(4) == Some("turn"))
+            .count();
+        assert_eq!(ends, turns, "{agent}: {log}");
+    }
 }
 
 /// Every file in the store's session directories, with its size: what a
@@ -222,7 +256,7 @@ fn claude_code_plugin_mcp_then_uninstall() {
         calls.contains("mcp__plugin_rewind_rewind__restore"),
         "the plugin's MCP server: {calls}"
     );
-    check_mcp_session("claude", &summary, home.path(), &root);
+    check_mcp_session("claude", &summary, home.path(), &root, 5);
     // Claude Code 2.1.331 leaves `enabledPlugins` and
     // `extraKnownMarketplaces` behind, empty, in the user's settings.
     check_uninstalled(
@@ -292,6 +326,17 @@ fn mcp_scenario(
     called: &str,
     after: impl FnOnce(&Path, &Path),
 ) {
+    mcp_scenario_turns(agent, 5, setup, called, after)
+}
+
+/// [`mcp_scenario`] with its first `turns` turns (see [`check_mcp_session`]).
+fn mcp_scenario_turns(
+    agent: &str,
+    turns: u32,
+    setup: impl FnOnce(&Path) -> String,
+    called: &str,
+    after: impl FnOnce(&Path, &Path),
+) {
     let project = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -307,12 +352,12 @@ fn mcp_scenario(
         out.path(),
         home.path(),
         "mcp.json",
-        5,
+        turns,
         &["--setup-cmd", &setup],
     );
     let calls = summary["turns"][2]["model_requests"].to_string();
     assert!(calls.contains(called), "{setup}: {calls}");
-    check_mcp_session(agent, &summary, home.path(), &root);
+    check_mcp_session(agent, &summary, home.path(), &root, turns as usize);
     after(home.path(), &root);
 }
 
@@ -382,7 +427,7 @@ fn gemini_cli_extension_mcp_then_uninstall() {
     );
     let calls = summary["turns"][2]["model_requests"].to_string();
     assert!(calls.contains("mcp_rewind_restore"), "{calls}");
-    check_mcp_session("gemini", &summary, home.path(), &root);
+    check_mcp_session("gemini", &summary, home.path(), &root, 5);
     check_uninstalled("gemini", &summary, home.path(), &root, out.path(), &[]);
 }
 
@@ -435,4 +480,87 @@ fn kilo_install_mcp() {
     if agent_installed("kilo") {
         plugin_agent_install_mcp("kilo", ".kilo/kilo.json", ".kilo/plugins/rewind.js");
     }
+}
+
+/// Droid or Copilot CLI with `rewind install AGENT --project` (hooks) and
+/// `--mcp`, into the project's MCP file (`--project`) or the user's;
+/// uninstalling the MCP server leaves no file of ours.
+fn hooks_agent_install_mcp(
+    agent: &str,
+    rewind_agent: &str,
+    turns: u32,
+    called: &str,
+    files: [&str; 2],
+) {
+    for (scope, file) in ["project", "user"].into_iter().zip(files) {
+        let setup = |root: &Path| {
+            let hooks = format!(
+                "rewind install {rewind_agent} --project '{}'",
+                root.display()
+            );
+            let mcp = match scope {
+                "project" => format!(
+                    "rewind install {rewind_agent} --mcp --project '{}'",
+                    root.display()
+                ),
+                _ => format!("rewind install {rewind_agent} --mcp"),
+            };
+            format!("{hooks} && {mcp}")
+        };
+        mcp_scenario_turns(agent, turns, setup, called, |home, root| {
+            if scope == "project" {
+                let project_arg = root.to_str().unwrap();
+                rewind(
+                    home,
+                    root,
+                    &["uninstall", rewind_agent, "--mcp", "--project", project_arg],
+                );
+                assert!(!root.join(file).exists(), "{agent}: {file}");
+            }
+        });
+    }
+}
+
+#[test]
+fn droid_install_mcp() {
+    if agent_installed("droid") {
+        hooks_agent_install_mcp(
+            "droid",
+            "droid",
+            4,
+            "rewind___restore",
+            [".factory/mcp.json", ".factory/mcp.json"],
+        );
+    }
+}
+
+#[test]
+fn copilot_cli_install_mcp() {
+    if agent_installed("copilot") {
+        hooks_agent_install_mcp(
+            "copilot",
+            "copilot",
+            5,
+            "rewind-restore",
+            [".github/mcp.json", ".copilot/mcp-config.json"],
+        );
+    }
+}
+
+/// Cline with `rewind install cline --project` (hooks) and `rewind install
+/// cline --mcp` (the user's `~/.cline/data/settings/cline_mcp_settings.json`:
+/// Cline reads no project's MCP servers). Its first turn is `cline --json`,
+/// the others its ACP mode: both start the server.
+#[test]
+fn cline_install_mcp() {
+    if !agent_installed("cline") {
+        return;
+    }
+    let setup = |root: &Path| {
+        format!(
+            "rewind install cline --project '{}' && rewind install cline --mcp",
+            root.display()
+        )
+    };
+    mcp_scenario("cline", setup, "rewind__restore", |_, _| {});
 }

@@ -171,9 +171,9 @@ pub fn install_mcp(
 ) -> Result<()> {
     let bin = hook_binary(bin)?;
     let mut agents = agent.agents_to_install()?;
-    if matches!(agent, AgentChoice::All) {
-        // `all`: the agents rewind registers its MCP server with.
-        agents.retain(|a| a.mcp_installable());
+    if matches!(agent, AgentChoice::All) && project.is_some() {
+        // `all --project`: the agents that read a project's MCP servers.
+        agents.retain(|a| install::mcp::has_project_file(*a));
     }
     let plan = install::mcp::plan(
         &agents,
@@ -194,7 +194,11 @@ pub fn install_mcp(
 pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Result<()> {
     let paths = install::Paths::from_env();
     let plan = if mcp {
-        install::mcp::plan(&agent.agents(), &install_scope(project), None, &paths)?
+        let mut agents = agent.agents();
+        if matches!(agent, AgentChoice::All) && project.is_some() {
+            agents.retain(|a| install::mcp::has_project_file(*a));
+        }
+        install::mcp::plan(&agents, &install_scope(project), None, &paths)?
     } else {
         install::plan_uninstall(&agent.agents(), &install_scope(project), &paths)?
     };

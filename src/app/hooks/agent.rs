@@ -85,11 +85,6 @@ impl Agent {
         }
     }
 
-    /// Whether `rewind install AGENT --mcp` registers the MCP server.
-    pub fn mcp_installable(self) -> bool {
-        !matches!(self, Agent::Copilot | Agent::Droid | Agent::Cline)
-    }
-
     /// Whether rewind can cut this agent's conversation at a checkpoint
     /// (docs/agents.md "Restoring the conversation"); the others' transcripts
     /// are not read.

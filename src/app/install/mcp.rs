@@ -1,9 +1,14 @@
 //! `rewind install AGENT --mcp` / `rewind uninstall AGENT --mcp`: register
 //! `rewind mcp` as the MCP server `rewind` of Claude Code (`mcpServers` in
 //! `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`; a project's
-//! `.mcp.json`), Gemini CLI (`mcpServers` in `.gemini/settings.json`) and
-//! Codex (`[mcp_servers.rewind]` in `$CODEX_HOME/config.toml`), merged with
-//! what is there. The entry is ours when its command is a binary named
+//! `.mcp.json`), Gemini CLI (`mcpServers` in `.gemini/settings.json`),
+//! Codex (`[mcp_servers.rewind]` in `$CODEX_HOME/config.toml`), Qwen Code
+//! (`mcpServers` in `.qwen/settings.json`), OpenCode and Kilo (`mcp` in
+//! their config, install/opencode.rs), Droid (`mcpServers` in
+//! `.factory/mcp.json`), Copilot CLI (`mcpServers` in
+//! `$COPILOT_HOME/mcp-config.json`; a project's `.github/mcp.json`) and
+//! Cline (`mcpServers` in `~/.cline/data/settings/cline_mcp_settings.json`,
+//! user only), merged with what is there. The entry is ours when its command is a binary named
 //! `rewind` and its arguments are `["mcp"]`, so uninstall needs no record;
 //! a `rewind` server that is not ours is refused, never replaced.
 
@@ -38,6 +43,48 @@ fn gemini_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     super::gemini::settings_file(scope, paths)
 }
 
+/// Droid 0.215.0 reads `~/.factory/mcp.json` and, in a project, the git
+/// root's (else the working directory's) `.factory/mcp.json`.
+fn droid_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    Ok(match scope {
+        Scope::Project(dir) => dir.join(".factory/mcp.json"),
+        Scope::User => paths.home()?.join(".factory/mcp.json"),
+    })
+}
+
+/// Copilot CLI 1.0.102 reads `$COPILOT_HOME/mcp-config.json` (default
+/// `~/.copilot`) and, in a trusted folder, the workspace's `.mcp.json` and
+/// `.github/mcp.json`: the latter, beside its hooks in `.github/hooks/`,
+/// and not Claude Code's `.mcp.json`.
+fn copilot_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    Ok(match scope {
+        Scope::Project(dir) => dir.join(".github/mcp.json"),
+        Scope::User => match &paths.copilot_home {
+            Some(d) => d.join("mcp-config.json"),
+            None => paths.home()?.join(".copilot/mcp-config.json"),
+        },
+    })
+}
+
+/// Cline 3.0.65 reads `~/.cline/data/settings/cline_mcp_settings.json`
+/// (`$CLINE_DIR` for `~/.cline`; `$CLINE_DATA_DIR` and
+/// `$CLINE_MCP_SETTINGS_PATH` move it, and are not followed here); no
+/// project's file.
+fn cline_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
+    match scope {
+        Scope::User => Ok(match &paths.cline_dir {
+            Some(d) => d.join("data/settings/cline_mcp_settings.json"),
+            None => paths
+                .home()?
+                .join(".cline/data/settings/cline_mcp_settings.json"),
+        }),
+        Scope::Project(_) => bail!(
+            "Cline: it reads no project's MCP servers; \
+             run `rewind install cline --mcp` without --project"
+        ),
+    }
+}
+
 fn codex_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     match scope {
         Scope::User => Ok(paths.codex_home()?.join("config.toml")),
@@ -55,8 +102,13 @@ fn utf8(bin: &Path) -> Result<&str> {
         .ok_or_else(|| anyhow!("the binary path {} is not UTF-8", bin.display()))
 }
 
-/// The JSON entry's (command, args), if it has that shape.
+/// The JSON entry's (command, args), if it has that shape (Cline's: in
+/// its `transport`).
 fn json_server(v: &Json) -> Option<(&str, Vec<&str>)> {
+    let v = match v.get("transport") {
+        Some(t @ Json::Object(_)) => t,
+        _ => v,
+    };
     let command = v.get("command")?.as_str()?;
     let args = match v.get("args") {
         None => Vec::new(),
@@ -66,8 +118,24 @@ fn json_server(v: &Json) -> Option<(&str, Vec<&str>)> {
     Some((command, args))
 }
 
+/// What an agent's JSON `mcpServers.rewind` holds besides `command` and
+/// `args`.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Nothing (Gemini CLI, Qwen Code).
+    Plain,
+    /// `"type": "stdio"` (Claude Code; Droid, as `droid mcp add` writes it).
+    Stdio,
+    /// `"type": "local"` and `"tools": ["*"]`, as `copilot mcp add` writes
+    /// it (Copilot CLI 1.0.102).
+    CopilotLocal,
+    /// All of it inside `"transport": {"type": "stdio", …}`, as `cline mcp
+    /// add --yes` writes it (Cline 3.0.65).
+    ClineTransport,
+}
+
 /// Install (`bin: Some`) or remove our entry in a JSON file's `mcpServers`.
-fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, claude: bool) -> Result<Edit> {
+fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, shape: Shape) -> Result<Edit> {
     let loaded = load(file)?;
     if bin.is_none() && loaded.text.is_none() {
         return Ok(loaded.edit(agent, Action::Keep, Vec::new()));
@@ -94,11 +162,24 @@ fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, claude: bool) -> Resu
         Some(bin) => {
             if ours.as_deref() != Some(bin) {
                 let mut entry = Vec::new();
-                if claude {
-                    entry.push(("type".to_owned(), Json::str("stdio")));
+                match shape {
+                    Shape::Plain => {}
+                    Shape::Stdio => entry.push(("type".to_owned(), Json::str("stdio"))),
+                    Shape::CopilotLocal => entry.push(("type".to_owned(), Json::str("local"))),
+                    Shape::ClineTransport => {}
                 }
                 entry.push(("command".to_owned(), Json::str(bin)));
                 entry.push(("args".to_owned(), Json::Array(vec![Json::str("mcp")])));
+                match shape {
+                    Shape::CopilotLocal => {
+                        entry.push(("tools".to_owned(), Json::Array(vec![Json::str("*")])));
+                    }
+                    Shape::ClineTransport => {
+                        entry.insert(0, ("type".to_owned(), Json::str("stdio")));
+                        entry = vec![("transport".to_owned(), Json::Object(entry))];
+                    }
+                    Shape::Plain | Shape::Stdio => {}
+                }
                 if root.get("mcpServers").is_none() {
                     root.insert("mcpServers", Json::object());
                 }
@@ -248,6 +329,12 @@ fn codex_edit(file: &Path, bin: Option<&str>) -> Result<Edit> {
     }
 }
 
+/// Whether rewind registers its MCP server in a project's file for
+/// `agent` (`--project`): all but Codex and Cline (refused by [`plan`]).
+pub fn has_project_file(agent: Agent) -> bool {
+    !matches!(agent, Agent::Codex | Agent::Cline)
+}
+
 /// Plan registering (`bin: Some`) or removing (`None`) the MCP server for
 /// `agents` in `scope`.
 pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) -> Result<Plan> {
@@ -256,20 +343,29 @@ pub fn plan(agents: &[Agent], scope: &Scope, bin: Option<&Path>, paths: &Paths) 
     let mut edits = Vec::new();
     for &agent in agents {
         edits.push(match agent {
-            Agent::ClaudeCode => json_edit(agent, &claude_file(&scope, paths)?, bin, true)?,
-            Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, false)?,
+            Agent::ClaudeCode => json_edit(agent, &claude_file(&scope, paths)?, bin, Shape::Stdio)?,
+            Agent::Gemini => json_edit(agent, &gemini_file(&scope, paths)?, bin, Shape::Plain)?,
             Agent::Codex => codex_edit(&codex_file(&scope, paths)?, bin)?,
             Agent::OpenCode | Agent::Kilo => super::opencode::mcp(agent, &scope, paths, bin)?,
             Agent::Qwen => json_edit(
                 agent,
                 &super::qwen::settings_file(&scope, paths)?,
                 bin,
-                false,
+                Shape::Plain,
             )?,
-            // Not run with Copilot CLI here yet: not offered.
-            Agent::Copilot => bail!("Copilot CLI: rewind install --mcp is not supported yet"),
-            Agent::Droid => bail!("Droid: rewind install --mcp is not supported yet"),
-            Agent::Cline => bail!("Cline: rewind install --mcp is not supported yet"),
+            Agent::Copilot => json_edit(
+                agent,
+                &copilot_file(&scope, paths)?,
+                bin,
+                Shape::CopilotLocal,
+            )?,
+            Agent::Droid => json_edit(agent, &droid_file(&scope, paths)?, bin, Shape::Stdio)?,
+            Agent::Cline => json_edit(
+                agent,
+                &cline_file(&scope, paths)?,
+                bin,
+                Shape::ClineTransport,
+            )?,
         });
     }
     // No record in installed.json: our entries are known by their content.

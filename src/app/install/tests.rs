@@ -436,10 +436,7 @@ fn mcp_registration_keeps_foreign_entries_and_uninstall_restores_the_files() {
     let claude = e.root.join("home/.claude.json");
     write(&claude, CLAUDE_FOREIGN);
 
-    let all: Vec<Agent> = Agent::ALL
-        .into_iter()
-        .filter(|a| a.mcp_installable())
-        .collect();
+    let all: Vec<Agent> = Agent::ALL.to_vec();
     let plan = mcp(&e, &all, &Scope::User, true);
     assert!(plan.edits.iter().all(|x| x.changed()), "{plan:?}");
     let g: serde_json::Value = serde_json::from_str(&read(&gemini)).expect("gemini json");
@@ -672,14 +669,88 @@ fn copilot_gets_a_hook_file_of_its_own() {
     assert!(err.to_string().contains("did not write"), "{err}");
     e.uninstall(&[Agent::Copilot], &e.project());
     assert_eq!(read(&file), foreign);
-    // --mcp is not offered for it.
-    assert!(mcp::plan(
-        &[Agent::Copilot],
-        &e.project(),
-        Some(Path::new(BIN)),
-        &e.paths
-    )
-    .is_err());
+}
+
+/// Droid's `.factory/mcp.json` and Copilot CLI's `mcp-config.json` /
+/// `.github/mcp.json`, each as the agent's own `mcp add` writes it (Droid
+/// 0.215.0, Copilot CLI 1.0.102), beside the user's servers; `file` is
+/// the agent's user file in `home/`.
+fn user_mcp_file_keeps_other_servers(
+    agent: Agent,
+    file: &str,
+    foreign: &str,
+    ours: serde_json::Value,
+) {
+    let e = env();
+    let file = e.root.join("home").join(file);
+    write(&file, foreign);
+    let plan = mcp(&e, &[agent], &Scope::User, true);
+    assert!(plan.edits[0].changed(), "{plan:?}");
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert_eq!(v["mcpServers"]["rewind"], ours, "{agent}");
+    assert!(v["mcpServers"]["other"].is_object(), "{agent}: {v}");
+    assert!(!mcp(&e, &[agent], &Scope::User, true).edits[0].changed());
+    let un = mcp(&e, &[agent], &Scope::User, false);
+    assert!(un.edits[0].changed(), "{un:?}");
+    assert_eq!(read(&file), foreign, "{agent}");
+    // Uninstalled twice: nothing to do.
+    assert!(!mcp(&e, &[agent], &Scope::User, false).edits[0].changed());
+}
+
+#[test]
+fn droid_mcp_server_goes_into_factory_mcp_json() {
+    let foreign = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"type\": \"stdio\",\n      \"command\": \"other-server\",\n      \"args\": [],\n      \"disabled\": false\n    }\n  }\n}\n";
+    let ours = serde_json::json!({"type": "stdio", "command": BIN, "args": ["mcp"]});
+    user_mcp_file_keeps_other_servers(Agent::Droid, ".factory/mcp.json", foreign, ours.clone());
+    // A project's: created, then removed again.
+    let e = env();
+    mcp(&e, &[Agent::Droid], &e.project(), true);
+    let file = e.root.join("project/.factory/mcp.json");
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert_eq!(v["mcpServers"]["rewind"], ours);
+    let un = mcp(&e, &[Agent::Droid], &e.project(), false);
+    assert!(un.edits[0].deletes(), "{un:?}");
+    assert!(!file.exists());
+}
+
+#[test]
+fn copilot_mcp_server_goes_into_mcp_config_json() {
+    let foreign = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"tools\": [\n        \"*\"\n      ],\n      \"type\": \"local\",\n      \"command\": \"other-server\",\n      \"args\": []\n    }\n  }\n}\n";
+    let ours =
+        serde_json::json!({"type": "local", "command": BIN, "args": ["mcp"], "tools": ["*"]});
+    user_mcp_file_keeps_other_servers(
+        Agent::Copilot,
+        ".copilot/mcp-config.json",
+        foreign,
+        ours.clone(),
+    );
+    // $COPILOT_HOME/mcp-config.json when it is set.
+    let e = env();
+    let mut paths = e.paths.clone();
+    paths.copilot_home = Some(e.root.join("copilot-home"));
+    let bin = Path::new(BIN);
+    mcp::plan(&[Agent::Copilot], &Scope::User, Some(bin), &paths)
+        .unwrap()
+        .apply()
+        .unwrap();
+    assert!(e.root.join("copilot-home/mcp-config.json").exists());
+    assert!(!e.root.join("home/.copilot").exists());
+    // A project's: .github/mcp.json (not Claude Code's .mcp.json), created
+    // and removed again; a foreign `rewind` there is refused.
+    mcp(&e, &[Agent::Copilot], &e.project(), true);
+    let file = e.root.join("project/.github/mcp.json");
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).expect("json");
+    assert_eq!(v["mcpServers"]["rewind"], ours);
+    assert!(!e.root.join("project/.mcp.json").exists());
+    let un = mcp(&e, &[Agent::Copilot], &e.project(), false);
+    assert!(un.edits[0].deletes(), "{un:?}");
+    assert!(!file.exists());
+    let theirs = "{\"mcpServers\": {\"rewind\": {\"type\": \"local\", \"command\": \"npx\", \"args\": [\"rewind-mcp\"]}}}";
+    write(&file, theirs);
+    let err = mcp::plan(&[Agent::Copilot], &e.project(), Some(bin), &e.paths)
+        .expect_err("foreign server");
+    assert!(format!("{err:#}").contains("did not write"), "{err:#}");
+    assert_eq!(read(&file), theirs);
 }
 
 #[test]
@@ -743,5 +814,43 @@ fn cline_gets_a_hook_file_per_event() {
         .apply()
         .unwrap();
     assert!(e.root.join("cline-home/hooks/TaskComplete").exists());
-    assert!(mcp::plan(&[Agent::Cline], &e.project(), Some(bin), &e.paths).is_err());
+}
+
+#[test]
+fn cline_mcp_server_goes_into_cline_mcp_settings_json() {
+    let foreign = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"transport\": {\n        \"type\": \"stdio\",\n        \"command\": \"other-server\",\n        \"args\": []\n      }\n    }\n  }\n}\n";
+    let ours = serde_json::json!({"transport": {"type": "stdio", "command": BIN, "args": ["mcp"]}});
+    user_mcp_file_keeps_other_servers(
+        Agent::Cline,
+        ".cline/data/settings/cline_mcp_settings.json",
+        foreign,
+        ours,
+    );
+    // $CLINE_DIR/data/settings/… when it is set; no project's file.
+    let e = env();
+    let mut paths = e.paths.clone();
+    paths.cline_dir = Some(e.root.join("cline-home"));
+    let bin = Path::new(BIN);
+    mcp::plan(&[Agent::Cline], &Scope::User, Some(bin), &paths)
+        .unwrap()
+        .apply()
+        .unwrap();
+    assert!(e
+        .root
+        .join("cline-home/data/settings/cline_mcp_settings.json")
+        .exists());
+    let err =
+        mcp::plan(&[Agent::Cline], &e.project(), Some(bin), &e.paths).expect_err("cline project");
+    assert!(format!("{err:#}").contains("without --project"), "{err:#}");
+    assert!(!mcp::has_project_file(Agent::Cline) && !mcp::has_project_file(Agent::Codex));
+    // Ours in Cline's shape is known as ours; someone else's is refused.
+    let file = e
+        .root
+        .join("home/.cline/data/settings/cline_mcp_settings.json");
+    let theirs = "{\"mcpServers\": {\"rewind\": {\"transport\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"rewind-mcp\"]}}}}";
+    write(&file, theirs);
+    let err =
+        mcp::plan(&[Agent::Cline], &Scope::User, Some(bin), &e.paths).expect_err("foreign server");
+    assert!(format!("{err:#}").contains("did not write"), "{err:#}");
+    assert_eq!(read(&file), theirs);
 }
