@@ -162,6 +162,19 @@ pub fn install(agent: AgentChoice, project: Option<PathBuf>, bin: Option<PathBuf
     Ok(())
 }
 
+/// The agents `--mcp` edits: with `all --project`, those that read a
+/// project's MCP servers (Codex and Cline have no project file).
+fn mcp_agents(
+    choice: AgentChoice,
+    mut agents: Vec<Agent>,
+    project: &Option<PathBuf>,
+) -> Vec<Agent> {
+    if matches!(choice, AgentChoice::All) && project.is_some() {
+        agents.retain(|a| install::mcp::has_project_file(*a));
+    }
+    agents
+}
+
 /// `rewind install AGENT --mcp`: register `rewind mcp` as the agent's MCP
 /// server.
 pub fn install_mcp(
@@ -170,11 +183,7 @@ pub fn install_mcp(
     bin: Option<PathBuf>,
 ) -> Result<()> {
     let bin = hook_binary(bin)?;
-    let mut agents = agent.agents_to_install()?;
-    if matches!(agent, AgentChoice::All) && project.is_some() {
-        // `all --project`: the agents that read a project's MCP servers.
-        agents.retain(|a| install::mcp::has_project_file(*a));
-    }
+    let agents = mcp_agents(agent, agent.agents_to_install()?, &project);
     let plan = install::mcp::plan(
         &agents,
         &install_scope(project),
@@ -194,10 +203,7 @@ pub fn install_mcp(
 pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Result<()> {
     let paths = install::Paths::from_env();
     let plan = if mcp {
-        let mut agents = agent.agents();
-        if matches!(agent, AgentChoice::All) && project.is_some() {
-            agents.retain(|a| install::mcp::has_project_file(*a));
-        }
+        let agents = mcp_agents(agent, agent.agents(), &project);
         install::mcp::plan(&agents, &install_scope(project), None, &paths)?
     } else {
         install::plan_uninstall(&agent.agents(), &install_scope(project), &paths)?

@@ -29,10 +29,7 @@ const TIMEOUT: u64 = 60;
 pub fn settings_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {
         Scope::Project(dir) => dir.join(".claude/settings.json"),
-        Scope::User => match &paths.claude_config_dir {
-            Some(d) => d.join("settings.json"),
-            None => paths.home()?.join(".claude/settings.json"),
-        },
+        Scope::User => paths.claude_dir()?.join("settings.json"),
     })
 }
 

@@ -39,10 +39,7 @@ const MARKER: &str =
 fn hooks_dir(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {
         Scope::Project(dir) => dir.join(".clinerules/hooks"),
-        Scope::User => match &paths.cline_dir {
-            Some(d) => d.join("hooks"),
-            None => paths.home()?.join(".cline/hooks"),
-        },
+        Scope::User => paths.cline_dir()?.join("hooks"),
     })
 }
 

@@ -25,10 +25,7 @@ const TIMEOUT: u64 = 60;
 pub fn hooks_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {
         Scope::Project(dir) => dir.join(".github/hooks/rewind.json"),
-        Scope::User => match &paths.copilot_home {
-            Some(d) => d.join("hooks/rewind.json"),
-            None => paths.home()?.join(".copilot/hooks/rewind.json"),
-        },
+        Scope::User => paths.copilot_home()?.join("hooks/rewind.json"),
     })
 }
 

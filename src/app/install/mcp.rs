@@ -59,10 +59,7 @@ fn droid_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
 fn copilot_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     Ok(match scope {
         Scope::Project(dir) => dir.join(".github/mcp.json"),
-        Scope::User => match &paths.copilot_home {
-            Some(d) => d.join("mcp-config.json"),
-            None => paths.home()?.join(".copilot/mcp-config.json"),
-        },
+        Scope::User => paths.copilot_home()?.join("mcp-config.json"),
     })
 }
 
@@ -72,12 +69,9 @@ fn copilot_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
 /// project's file.
 fn cline_file(scope: &Scope, paths: &Paths) -> Result<PathBuf> {
     match scope {
-        Scope::User => Ok(match &paths.cline_dir {
-            Some(d) => d.join("data/settings/cline_mcp_settings.json"),
-            None => paths
-                .home()?
-                .join(".cline/data/settings/cline_mcp_settings.json"),
-        }),
+        Scope::User => Ok(paths
+            .cline_dir()?
+            .join("data/settings/cline_mcp_settings.json")),
         Scope::Project(_) => bail!(
             "Cline: it reads no project's MCP servers; \
              run `rewind install cline --mcp` without --project"

@@ -101,11 +101,33 @@ impl Paths {
             .ok_or_else(|| anyhow!("HOME is not set; cannot find the user's settings"))
     }
 
-    fn codex_home(&self) -> Result<PathBuf> {
-        match &self.codex_home {
+    /// An agent's own directory: the one its variable names when set, else
+    /// `~/DOT`.
+    fn agent_dir(&self, set: &Option<PathBuf>, dot: &str) -> Result<PathBuf> {
+        match set {
             Some(p) => Ok(p.clone()),
-            None => Ok(self.home()?.join(".codex")),
+            None => Ok(self.home()?.join(dot)),
         }
+    }
+
+    /// `$CODEX_HOME`, else `~/.codex`.
+    fn codex_home(&self) -> Result<PathBuf> {
+        self.agent_dir(&self.codex_home, ".codex")
+    }
+
+    /// `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    fn claude_dir(&self) -> Result<PathBuf> {
+        self.agent_dir(&self.claude_config_dir, ".claude")
+    }
+
+    /// `$COPILOT_HOME`, else `~/.copilot`.
+    fn copilot_home(&self) -> Result<PathBuf> {
+        self.agent_dir(&self.copilot_home, ".copilot")
+    }
+
+    /// `$CLINE_DIR`, else `~/.cline`.
+    fn cline_dir(&self) -> Result<PathBuf> {
+        self.agent_dir(&self.cline_dir, ".cline")
     }
 
     fn state_file(&self) -> PathBuf {
