@@ -64,3 +64,14 @@ export async function closeUi(ui, tmp) {
   if (ui?.server) ui.server.kill();
   fs.rmSync(tmp, { recursive: true, force: true });
 }
+
+/** The session's checkpoints (`list_checkpoints`, scope all) through the page's API. */
+export async function listCheckpoints(ui) {
+  const r = await fetch(new URL('/api/rpc', ui.origin), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-rewind-token': ui.secret },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'list_checkpoints', params: { scope: 'all' } }),
+  });
+  if (r.status !== 200) throw new Error(`list_checkpoints: HTTP ${r.status}`);
+  return (await r.json()).result.checkpoints;
+}

@@ -9,9 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { openUi, closeUi } from '../lib/browser.mjs';
+import { openUi, closeUi, listCheckpoints } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -26,37 +25,13 @@ const at = ['--cwd', project, '--store', store];
 let ui;
 let server;
 let url;
-let origin;
-let secret;
 let page;
 
 function cli(...args) {
   return execFileSync(bin, [...args, ...at], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-function api(urlPath, payload) {
-  return new Promise((resolve, reject) => {
-    const u = new URL(urlPath, origin);
-    const body = JSON.stringify(payload);
-    const req = http.request({
-      method: 'POST', host: '127.0.0.1', port: u.port, path: u.pathname,
-      headers: { 'content-type': 'application/json', 'x-rewind-token': secret },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(Buffer.concat(chunks).toString()) }));
-    });
-    req.on('error', reject);
-    req.write(body);
-    req.end();
-  });
-}
-
-async function checkpoints() {
-  const r = await api('/api/rpc', { jsonrpc: '2.0', id: 1, method: 'list_checkpoints', params: { scope: 'all' } });
-  assert.equal(r.status, 200);
-  return r.json.result.checkpoints;
-}
+const checkpoints = () => listCheckpoints(ui);
 
 before(async () => {
   fs.mkdirSync(path.join(project, 'src'), { recursive: true });
@@ -69,7 +44,7 @@ before(async () => {
   execFileSync(bin, ['run', ...at, '--', process.execPath, script], { env, stdio: 'pipe' });
 
   ui = await openUi(bin, [...at], env, { profile: 'rewind-ui-cp-chromium-', viewport: { width: 1400, height: 860 } });
-  ({ server, url, origin, secret, page } = ui);
+  ({ server, url, page } = ui);
 });
 
 after(() => closeUi(ui, tmp));

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openUi, closeUi } from '../lib/browser.mjs';
+import { openUi, closeUi, listCheckpoints } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -29,8 +29,6 @@ const transcript = path.join(transcripts, `${sid}.jsonl`);
 let ui;
 let server;
 let url;
-let origin;
-let secret;
 let page;
 
 const line = (kind, uuid, text) => `${JSON.stringify({ type: kind, uuid, sessionId: sid, message: { content: text } })}\n`;
@@ -41,15 +39,7 @@ function hook(event, extra = {}) {
   execFileSync(bin, ['hook', '--agent', 'claude-code'], { env, cwd: project, input: JSON.stringify(payload), stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
-async function checkpoints() {
-  const r = await fetch(new URL('/api/rpc', origin), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-rewind-token': secret },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'list_checkpoints', params: { scope: 'all' } }),
-  });
-  assert.equal(r.status, 200);
-  return (await r.json()).result.checkpoints;
-}
+const checkpoints = () => listCheckpoints(ui);
 
 before(async () => {
   fs.mkdirSync(project, { recursive: true });
@@ -72,7 +62,7 @@ before(async () => {
   hook('Stop');
 
   ui = await openUi(bin, ['--cwd', project], env, { profile: 'rewind-ui-conv-chromium-', viewport: { width: 1400, height: 860 } });
-  ({ server, url, origin, secret, page } = ui);
+  ({ server, url, page } = ui);
 });
 
 after(() => closeUi(ui, tmp));

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { openUi, closeUi } from '../lib/browser.mjs';
+import { openUi, closeUi, listCheckpoints } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -134,13 +134,7 @@ function request(method, urlPath, headers = {}) {
   });
 }
 
-async function checkpoints() {
-  return page.evaluate(async (s) => {
-    const r = await fetch('/api/rpc', { method: 'POST', headers: { 'content-type': 'application/json', 'x-rewind-token': s },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'list_checkpoints', params: { scope: 'all' } }) });
-    return (await r.json()).result.checkpoints;
-  }, secret);
-}
+const checkpoints = () => listCheckpoints(ui);
 
 async function clipboard() {
   return page.evaluate(() => navigator.clipboard.readText());
