@@ -2,10 +2,15 @@
 //! why a payload gives none ([`PayloadError`]): what both payload readers,
 //! the agents' hooks (`payload.rs`) and rewind's OpenCode/Kilo plugin
 //! (`plugin_payload.rs`), make of what they read. Re-exported from
-//! `payload.rs`, where it used to live.
+//! `payload.rs`, where it used to live. And one event handed over to be
+//! recorded ([`Delivery`]), with the project it is for ([`project_dir`]).
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::agent::Agent;
 
 /// One hook event, as rewind sees it: parsed once, where the hook reads
 /// it, and handed to the hook server as it is (docs/architecture.md
@@ -50,4 +55,55 @@ pub enum PayloadError {
     NotJson(#[from] serde_json::Error),
     #[error("the hook payload has no {0}")]
     Missing(&'static str),
+}
+
+/// One event to record, as a hook process hands it over.
+pub struct Delivery<'a> {
+    pub agent: Agent,
+    /// The payload, parsed where the hook read it (the only parse).
+    pub event: &'a HookEvent,
+    /// The project as the hook process found it (its environment names it:
+    /// [`project_dir`]); `None`: find it here.
+    pub project: Option<PathBuf>,
+    /// The hook process's own id for this event: an event delivered twice
+    /// (to a server that answered too late, then by the hook alone) is
+    /// recorded once.
+    pub event_id: Option<String>,
+    /// The store to record in: the hook server's own (`rewind server run
+    /// --store`); `None`: the project's default store.
+    pub store: Option<PathBuf>,
+}
+
+impl<'a> Delivery<'a> {
+    /// An event handled by the hook process itself.
+    pub fn one_shot(agent: Agent, event: &'a HookEvent) -> Delivery<'a> {
+        Delivery {
+            agent,
+            event,
+            project: None,
+            event_id: None,
+            store: None,
+        }
+    }
+}
+
+/// The project: the directory the agent was started in, which Claude Code
+/// and Gemini CLI pass to hooks (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`)
+/// and which stays the same when a shell tool `cd`s elsewhere; else the
+/// payload's `cwd` (Codex passes no such variable; OpenCode's plugin puts
+/// its project `directory` there).
+pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
+    let var = match agent {
+        Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
+        Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
+        Agent::Qwen => Some("QWEN_PROJECT_DIR"),
+        Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
+        Agent::Droid => Some("FACTORY_PROJECT_DIR"),
+        // Cline's payload names its workspace root, where the hook runs.
+        Agent::Codex | Agent::OpenCode | Agent::Kilo | Agent::Cline => None,
+    };
+    var.and_then(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(&event.cwd))
 }

@@ -9,7 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use rewind::engine::default_store_dir;
 use rewind::store::{Home, Layout};
+
+use super::agent::Agent;
+use super::error::HookError;
+use super::event::{project_dir, Delivery};
+use super::payload::PayloadError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
@@ -82,6 +88,62 @@ fn read(path: &PathBuf) -> Vec<Failure> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// Record why an event was not recorded, in the store of the project the
+/// event would have been recorded in (the one `rewind status` in that
+/// project reads), else in rewind's home.
+pub fn record_failure(d: &Delivery<'_>, err: &HookError) {
+    tracing::warn!(%err, agent = d.agent.name(), "hook event not recorded");
+    // The same project and store `handle` uses: the agent's project
+    // directory, not the directory a shell tool `cd`ed into.
+    let project = d
+        .project
+        .clone()
+        .unwrap_or_else(|| project_dir(d.agent, d.event));
+    let store = d.store.clone().or_else(|| {
+        project
+            .canonicalize()
+            .ok()
+            .map(|root| default_store_dir(&root))
+    });
+    write_failure(
+        d.agent,
+        store.map(|s| Layout::new(&s)).as_ref(),
+        &d.event.name,
+        Some(project.display().to_string()),
+        err,
+    );
+}
+
+/// Record a payload that did not parse: no project is known, so it goes to
+/// rewind's home.
+pub fn record_unparsed(agent: Agent, err: &PayloadError) {
+    tracing::warn!(%err, agent = agent.name(), "hook event not recorded");
+    write_failure(agent, None, "?", None, err);
+}
+
+fn write_failure(
+    agent: Agent,
+    store: Option<&Layout>,
+    event: &str,
+    project: Option<String>,
+    err: &dyn std::fmt::Display,
+) {
+    let failure = Failure {
+        time: now_rfc3339(),
+        agent: agent.name().to_string(),
+        event: event.to_string(),
+        project,
+        error: err.to_string(),
+    };
+    record(store, &Home::from_env(), &failure);
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

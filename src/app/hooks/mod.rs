@@ -9,63 +9,31 @@
 
 pub mod agent;
 mod cline_payload;
+mod error;
 pub mod event;
 pub mod failures;
 pub mod payload;
 mod plugin_payload;
 pub mod sessions;
 pub mod tools;
+mod work;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::app::conversation::{capture, Moment};
+use crate::app::conversation::capture;
+pub use error::HookError;
+pub use event::{project_dir, Delivery};
+pub use failures::{record_failure, record_unparsed};
 pub use payload::Agent;
 pub use payload::HookEvent;
-use payload::Step;
-use rewind::engine::api::{SnapshotKind, SnapshotParams, ToolInfo};
-use rewind::engine::{default_store_dir, EngineConfig, EngineError, ResumeMode, Warm};
-use rewind::repo_path::RepoPath;
+use rewind::engine::api::SnapshotParams;
+use rewind::engine::{default_store_dir, EngineConfig, ResumeMode, Warm};
 use rewind::session::EntryId;
-use rewind::store::{Home, Layout};
+use rewind::store::Layout;
 use sessions::{AgentSession, Sessions};
-use tools::ToolEffect;
-
-#[derive(Debug, thiserror::Error)]
-pub enum HookError {
-    #[error("the project directory {path} is not usable: {source}")]
-    Project {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("unreadable agent session record {}: {source}", path.display())]
-    BadRecord {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-    #[error("another hook of this project kept running for {0} s; this event was not recorded")]
-    Busy(u64),
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-}
-
-impl HookError {
-    fn io(action: &'static str, path: &Path, source: std::io::Error) -> HookError {
-        HookError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
+pub use work::needs_work;
+use work::{work_of, Work};
 
 /// What one event did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -79,42 +47,6 @@ pub struct Recorded {
 /// How long a hook waits for the session file's lock (a sidecar or a
 /// terminal command holding it) before it gives up.
 const SESSION_WAIT: Duration = Duration::from_secs(10);
-
-/// One event to record, as a hook process hands it over.
-pub struct Delivery<'a> {
-    pub agent: Agent,
-    /// The payload, parsed where the hook read it (the only parse).
-    pub event: &'a HookEvent,
-    /// The project as the hook process found it (its environment names it:
-    /// [`project_dir`]); `None`: find it here.
-    pub project: Option<PathBuf>,
-    /// The hook process's own id for this event: an event delivered twice
-    /// (to a server that answered too late, then by the hook alone) is
-    /// recorded once.
-    pub event_id: Option<String>,
-    /// The store to record in: the hook server's own (`rewind server run
-    /// --store`); `None`: the project's default store.
-    pub store: Option<PathBuf>,
-}
-
-impl<'a> Delivery<'a> {
-    /// An event handled by the hook process itself.
-    pub fn one_shot(agent: Agent, event: &'a HookEvent) -> Delivery<'a> {
-        Delivery {
-            agent,
-            event,
-            project: None,
-            event_id: None,
-            store: None,
-        }
-    }
-}
-
-/// Whether an event needs the engine at all (read-only tools and events
-/// rewind ignores do not).
-pub fn needs_work(agent: Agent, event: &HookEvent) -> bool {
-    work_of(agent, event).is_some()
-}
 
 /// Handle one event; the caller records a failure and exits 0 either way.
 /// `warm` is the hook server's: the working copy and store kept from the
@@ -221,12 +153,7 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     if fork_parent.is_none() {
         session.fork_parent = None;
     }
-    let moment = match &work {
-        Work::Open => None,
-        Work::Prompt(text) => Some(Moment::Prompt(text)),
-        Work::Tool { .. } => Some(Moment::Tool),
-        Work::TurnEnd => Some(Moment::TurnEnd),
-    };
+    let moment = work.moment();
     let read_start = std::time::Instant::now();
     let conversation = moment.and_then(|m| {
         let prev = engine.last_conversation(agent.name(), &event.session_id);
@@ -246,39 +173,7 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
         appended = conversation.as_ref().map_or(0, |c| c.appended.len()),
         "conversation read"
     );
-    let params = match work {
-        Work::Open => None,
-        Work::Prompt(text) => {
-            session.turn += 1;
-            Some(SnapshotParams {
-                kind: Some(SnapshotKind::Message),
-                // Cline's turn start names no prompt: no label rather than
-                // an empty one.
-                label: (!text.trim().is_empty()).then(|| short_label(&text)),
-                turn_index: Some(session.turn),
-                // Every turn's start and end are in the log, changed or
-                // not: they are what a person looks for in `rewind log`.
-                force: Some(true),
-                ..Default::default()
-            })
-        }
-        Work::Tool { name, input, paths } => Some(SnapshotParams {
-            kind: Some(SnapshotKind::Tool),
-            paths: paths.and_then(|p| relative_paths(&[&root, &project], &cwd, &p)),
-            tool: Some(ToolInfo {
-                name,
-                input: Some(tools::recorded_input(&input)),
-            }),
-            turn_index: Some(session.turn),
-            ..Default::default()
-        }),
-        Work::TurnEnd => Some(SnapshotParams {
-            kind: Some(SnapshotKind::Turn),
-            turn_index: Some(session.turn),
-            force: Some(true),
-            ..Default::default()
-        }),
-    };
+    let params = work.snapshot_params(&mut session.turn, &[&root, &project], &cwd);
     // The event's id goes with its checkpoint: an event handed over again
     // (its server killed after recording it, before noting so in the agent
     // session's record) returns that checkpoint instead of a second one.
@@ -330,161 +225,12 @@ pub fn handle(d: &Delivery<'_>, warm: Option<&mut Option<Warm>>) -> Result<Recor
     })
 }
 
-/// What an event asks of the engine; `None`: nothing at all (not even
-/// opening the session), as for read-only tools and events rewind ignores.
-enum Work {
-    Open,
-    Prompt(String),
-    Tool {
-        name: String,
-        input: serde_json::Value,
-        /// Known paths (the fast path), or `None` for a full snapshot.
-        paths: Option<Vec<String>>,
-    },
-    TurnEnd,
-}
-
-fn work_of(agent: Agent, event: &HookEvent) -> Option<Work> {
-    match &event.step {
-        Step::SessionStart => Some(Work::Open),
-        Step::Prompt(text) => Some(Work::Prompt(text.clone())),
-        Step::BeforeTool { tool, input } | Step::AfterTool { tool, input } => {
-            let paths = match tools::effect(agent, tool, input) {
-                ToolEffect::ReadOnly => return None,
-                ToolEffect::Files(p) => Some(p),
-                ToolEffect::Anything => None,
-            };
-            Some(Work::Tool {
-                name: tool.clone(),
-                input: input.clone(),
-                paths,
-            })
-        }
-        Step::TurnEnd => Some(Work::TurnEnd),
-        Step::SessionEnd | Step::Other => None,
-    }
-}
-
-/// A prompt as a checkpoint label: its first line, at most 80 characters.
-fn short_label(prompt: &str) -> String {
-    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let line = line.trim();
-    match line.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_string(),
-    }
-}
-
-/// The project: the directory the agent was started in, which Claude Code
-/// and Gemini CLI pass to hooks (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`)
-/// and which stays the same when a shell tool `cd`s elsewhere; else the
-/// payload's `cwd` (Codex passes no such variable; OpenCode's plugin puts
-/// its project `directory` there).
-pub fn project_dir(agent: Agent, event: &HookEvent) -> PathBuf {
-    let var = match agent {
-        Agent::ClaudeCode => Some("CLAUDE_PROJECT_DIR"),
-        Agent::Gemini => Some("GEMINI_PROJECT_DIR"),
-        Agent::Qwen => Some("QWEN_PROJECT_DIR"),
-        Agent::Copilot => Some("COPILOT_PROJECT_DIR"),
-        Agent::Droid => Some("FACTORY_PROJECT_DIR"),
-        // Cline's payload names its workspace root, where the hook runs.
-        Agent::Codex | Agent::OpenCode | Agent::Kilo | Agent::Cline => None,
-    };
-    var.and_then(std::env::var_os)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(&event.cwd))
-}
-
-/// The agent's paths relative to the project root (given canonical and as
-/// the agent spells it); `None` (a full snapshot) when one is outside the
-/// project or not plain.
-fn relative_paths(roots: &[&Path], cwd: &Path, paths: &[String]) -> Option<Vec<RepoPath>> {
-    paths
-        .iter()
-        .map(|p| {
-            let p = Path::new(p);
-            let abs = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                cwd.join(p)
-            };
-            if abs
-                .components()
-                .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-            {
-                return None;
-            }
-            let rel = roots.iter().find_map(|r| abs.strip_prefix(r).ok())?;
-            let rel = rel.to_str()?;
-            // A path RepoPath refuses makes the snapshot scan everything.
-            RepoPath::parse(rel).ok()
-        })
-        .collect()
-}
-
 /// `rewind hook` without a server: handle the event on stdin; record any
 /// failure; never fail.
 pub fn run(d: &Delivery<'_>) {
     if let Err(err) = handle(d, None) {
         record_failure(d, &err);
     }
-}
-
-/// Record why an event was not recorded, in the store of the project the
-/// event would have been recorded in (the one `rewind status` in that
-/// project reads), else in rewind's home.
-pub fn record_failure(d: &Delivery<'_>, err: &HookError) {
-    tracing::warn!(%err, agent = d.agent.name(), "hook event not recorded");
-    // The same project and store `handle` uses: the agent's project
-    // directory, not the directory a shell tool `cd`ed into.
-    let project = d
-        .project
-        .clone()
-        .unwrap_or_else(|| project_dir(d.agent, d.event));
-    let store = d.store.clone().or_else(|| {
-        project
-            .canonicalize()
-            .ok()
-            .map(|root| default_store_dir(&root))
-    });
-    write_failure(
-        d.agent,
-        store.map(|s| Layout::new(&s)).as_ref(),
-        &d.event.name,
-        Some(project.display().to_string()),
-        err,
-    );
-}
-
-/// Record a payload that did not parse: no project is known, so it goes to
-/// rewind's home.
-pub fn record_unparsed(agent: Agent, err: &payload::PayloadError) {
-    tracing::warn!(%err, agent = agent.name(), "hook event not recorded");
-    write_failure(agent, None, "?", None, err);
-}
-
-fn write_failure(
-    agent: Agent,
-    store: Option<&Layout>,
-    event: &str,
-    project: Option<String>,
-    err: &dyn std::fmt::Display,
-) {
-    let failure = failures::Failure {
-        time: now_rfc3339(),
-        agent: agent.name().to_string(),
-        event: event.to_string(),
-        project,
-        error: err.to_string(),
-    };
-    failures::record(store, &Home::from_env(), &failure);
-}
-
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -582,39 +328,5 @@ mod tests {
     fn checkpoints_of_kind(session: &str, kind: &str) -> usize {
         let field = format!(r#""kind":"{kind}""#);
         session.lines().filter(|l| l.contains(&field)).count()
-    }
-
-    #[test]
-    fn labels_are_the_first_line_cut_at_80_characters() {
-        assert_eq!(short_label("\n  fix the bug \nmore"), "fix the bug");
-        let long = "é".repeat(100);
-        assert_eq!(short_label(&long), format!("{}…", "é".repeat(80)));
-    }
-
-    #[test]
-    fn agent_paths_become_project_paths_or_a_full_snapshot() {
-        let roots = [Path::new("/real/p"), Path::new("/link/p")];
-        let cwd = Path::new("/real/p");
-        let rel = |p: &[&str]| {
-            let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
-            relative_paths(&roots, cwd, &p)
-        };
-        assert_eq!(
-            rel(&["/real/p/a.txt", "b/c.txt", "/link/p/d"]),
-            Some(
-                ["a.txt", "b/c.txt", "d"]
-                    .map(|p| RepoPath::parse(p).unwrap())
-                    .to_vec()
-            )
-        );
-        assert_eq!(rel(&["/elsewhere/x"]), None);
-        assert_eq!(rel(&["../x"]), None);
-        assert_eq!(rel(&["/real/p"]), None);
-        // A tool run in a subdirectory (a shell that `cd`ed).
-        let p = vec!["x.txt".to_string()];
-        assert_eq!(
-            relative_paths(&roots, Path::new("/real/p/sub"), &p),
-            Some(vec![RepoPath::parse("sub/x.txt").unwrap()])
-        );
     }
 }
