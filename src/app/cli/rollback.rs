@@ -274,45 +274,82 @@ fn restore_from(
     conv: ConversationOpts,
     fork: Option<std::result::Result<Prepared, Refused>>,
 ) -> Result<()> {
-    let mut restored = None;
     if let Some(line) = target_entry_id
         .as_ref()
         .and_then(|id| plan::checkpoint_line(&view, id))
     {
         say(&conv, &format!("to {line}"));
     }
-    if !conv.conversation_only {
-        let files = repo_paths(&files)?;
-        let on_conflict: OnConflict = confirm.on_conflict.into();
-        let op = json!({
-            "command": "restore",
-            "targetEntryId": target_entry_id.as_ref().map(EntryId::as_str),
-            "treeHash": tree_hash.map(|t| t.to_hex()),
-            "files": files.as_ref().map(|f| f.iter().map(|p| p.as_str()).collect::<Vec<_>>()),
-            "onConflict": format!("{on_conflict:?}"),
-            "git": git,
-        });
-        let run = move |e: &mut Engine, preview: bool| {
-            e.restore_files(RestoreFilesParams {
-                target_entry_id: target_entry_id.clone(),
-                tree_hash,
-                files: files.clone(),
-                preview: Some(preview),
-                on_conflict: Some(on_conflict),
-                hunks: None,
-                git: Some(git),
+    let files = match conv.conversation_only {
+        true => None,
+        false => {
+            let files = repo_paths(&files)?;
+            let on_conflict: OnConflict = confirm.on_conflict.into();
+            let op = json!({
+                "command": "restore",
+                "targetEntryId": target_entry_id.as_ref().map(EntryId::as_str),
+                "treeHash": tree_hash.map(|t| t.to_hex()),
+                "files": files.as_ref().map(|f| f.iter().map(|p| p.as_str()).collect::<Vec<_>>()),
+                "onConflict": format!("{on_conflict:?}"),
+                "git": git,
+            });
+            let run = move |e: &mut Engine, preview: bool| {
+                e.restore_files(RestoreFilesParams {
+                    target_entry_id: target_entry_id.clone(),
+                    tree_hash,
+                    files: files.clone(),
+                    preview: Some(preview),
+                    on_conflict: Some(on_conflict),
+                    hunks: None,
+                    git: Some(git),
+                })
+            };
+            Some(FilesPart {
+                what: "The restore",
+                op,
+                run,
             })
-        };
-        match plan_then_write(config, view, "The restore", op, &confirm, conv.json, run)? {
-            // Declined: nothing at all is written, the conversation neither.
-            Outcome::Declined => return Ok(()),
-            Outcome::NothingToDo => {}
-            Outcome::Done(done) => restored = Some(done),
         }
-    } else {
-        drop(view);
-    }
-    finish(fork, restored, &at, &conv)
+    };
+    files_then_conversation(&at, config, view, files, &confirm, &conv, fork)
+}
+
+/// The files' part of a restore or undo: what the plan is called, the
+/// operation its confirmation token binds, and what plans (`true`: preview)
+/// and writes it.
+struct FilesPart<R> {
+    what: &'static str,
+    op: Value,
+    run: R,
+}
+
+/// The files' part in two steps ([`plan_then_write`]; `None`: the
+/// conversation alone was asked for), then the conversation's fork. A
+/// declined plan writes nothing at all, the conversation neither.
+fn files_then_conversation<R>(
+    at: &Location,
+    config: EngineConfig,
+    view: Engine,
+    files: Option<FilesPart<R>>,
+    confirm: &Confirm,
+    conv: &ConversationOpts,
+    fork: Option<std::result::Result<Prepared, Refused>>,
+) -> Result<()>
+where
+    R: Fn(&mut Engine, bool) -> Result<RestoreResult, EngineError>,
+{
+    let restored = match files {
+        None => {
+            drop(view);
+            None
+        }
+        Some(f) => match plan_then_write(config, view, f.what, f.op, confirm, conv.json, f.run)? {
+            Outcome::Declined => return Ok(()),
+            Outcome::NothingToDo => None,
+            Outcome::Done(done) => Some(done),
+        },
+    };
+    finish(fork, restored, at, conv)
 }
 
 /// Write the conversation's fork (when asked for) and say how to continue
@@ -466,30 +503,30 @@ pub fn undo(
         }
         false => None,
     };
-    let mut restored = None;
-    if !conv.conversation_only {
-        let on_conflict: OnConflict = confirm.on_conflict.into();
-        let op = json!({
-            "command": "undo",
-            "entryId": entry.as_ref().map(EntryId::as_str),
-            "onConflict": format!("{on_conflict:?}"),
-            "git": git,
-        });
-        let run = move |e: &mut Engine, preview: bool| {
-            e.undo(UndoParams {
-                entry_id: entry.clone(),
-                on_conflict: Some(on_conflict),
-                preview: Some(preview),
-                git: Some(git),
+    let files = match conv.conversation_only {
+        true => None,
+        false => {
+            let on_conflict: OnConflict = confirm.on_conflict.into();
+            let op = json!({
+                "command": "undo",
+                "entryId": entry.as_ref().map(EntryId::as_str),
+                "onConflict": format!("{on_conflict:?}"),
+                "git": git,
+            });
+            let run = move |e: &mut Engine, preview: bool| {
+                e.undo(UndoParams {
+                    entry_id: entry.clone(),
+                    on_conflict: Some(on_conflict),
+                    preview: Some(preview),
+                    git: Some(git),
+                })
+            };
+            Some(FilesPart {
+                what: "Undo",
+                op,
+                run,
             })
-        };
-        match plan_then_write(config, view, "Undo", op, &confirm, conv.json, run)? {
-            Outcome::Declined => return Ok(()),
-            Outcome::NothingToDo => {}
-            Outcome::Done(done) => restored = Some(done),
         }
-    } else {
-        drop(view);
-    }
-    finish(fork, restored, &at, &conv)
+    };
+    files_then_conversation(&at, config, view, files, &confirm, &conv, fork)
 }
