@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::app::hooks::agent::Agent;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -460,23 +461,42 @@ impl ConversationOpts {
     }
 }
 
-/// Which agent `rewind install` / `rewind uninstall` is for.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+/// Which agent `rewind install` / `rewind uninstall` is for: one of the
+/// agents (their names are [`Agent`]'s own), or all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentChoice {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    #[value(name = "opencode")]
-    OpenCode,
-    Kilo,
-    #[value(name = "qwen-code")]
-    Qwen,
-    Copilot,
-    Droid,
-    Cline,
+    One(Agent),
     /// install: every agent whose command is on PATH; uninstall: every
     /// agent.
     All,
+}
+
+/// Every choice, in [`Agent::ALL`]'s order, then `all`.
+static AGENT_CHOICES: std::sync::LazyLock<Vec<AgentChoice>> = std::sync::LazyLock::new(|| {
+    Agent::ALL
+        .into_iter()
+        .map(AgentChoice::One)
+        .chain(std::iter::once(AgentChoice::All))
+        .collect()
+});
+
+/// Written by hand so that the agents are listed once, in [`Agent`]: a
+/// derive would need each of them again as a variant here.
+impl clap::ValueEnum for AgentChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &AGENT_CHOICES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            // The name alone: the agents' doc comments are for the code.
+            AgentChoice::One(agent) => Some(clap::builder::PossibleValue::new(agent.name())),
+            AgentChoice::All => Some(
+                clap::builder::PossibleValue::new("all")
+                    .help("install: every agent whose command is on PATH; uninstall: every agent"),
+            ),
+        }
+    }
 }
 
 /// `rewind restore --on-conflict` and `rewind undo --on-conflict`.
@@ -550,4 +570,26 @@ pub enum ServerAction {
         #[arg(long)]
         idle_minutes: Option<f64>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    /// Each agent is chosen by the name it has everywhere else (`rewind hook
+    /// --agent`, the store), and `all` by its own.
+    #[test]
+    fn an_agent_is_chosen_by_its_one_name() {
+        for agent in Agent::ALL {
+            assert_eq!(
+                AgentChoice::from_str(agent.name(), false),
+                Ok(AgentChoice::One(agent))
+            );
+            let hook_name = agent.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(hook_name.as_deref(), Some(agent.name()));
+        }
+        assert_eq!(AgentChoice::from_str("all", false), Ok(AgentChoice::All));
+        assert!(AgentChoice::from_str("vim", false).is_err());
+    }
 }

@@ -51,15 +51,7 @@ pub fn hook(agent: &str, plugin: bool) {
 impl AgentChoice {
     pub(crate) fn agents(self) -> Vec<Agent> {
         match self {
-            AgentChoice::ClaudeCode => vec![Agent::ClaudeCode],
-            AgentChoice::Codex => vec![Agent::Codex],
-            AgentChoice::Gemini => vec![Agent::Gemini],
-            AgentChoice::OpenCode => vec![Agent::OpenCode],
-            AgentChoice::Kilo => vec![Agent::Kilo],
-            AgentChoice::Qwen => vec![Agent::Qwen],
-            AgentChoice::Copilot => vec![Agent::Copilot],
-            AgentChoice::Droid => vec![Agent::Droid],
-            AgentChoice::Cline => vec![Agent::Cline],
+            AgentChoice::One(agent) => vec![agent],
             AgentChoice::All => Agent::ALL.to_vec(),
         }
     }
