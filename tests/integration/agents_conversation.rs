@@ -22,35 +22,19 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::agents_e2e::{
-    agents_dir, agents_installed, path_with_rewind, rewind, tree, turn_sessions, StopServer,
+    agents_dir, agents_installed, passed, path_with_rewind, rewind, run_agent, tree, turn_sessions,
+    StopServer,
 };
 use crate::common;
 
 /// The harness, with rewind's hooks (`rewind install --project`).
-fn drive(root: &Path, out: &Path, home: &Path, extra: &[&str]) -> Value {
-    let result = Command::new("node")
-        .arg(agents_dir().join("run-agent.mjs"))
-        .args(["--timeout", "120", "--no-hooks"])
-        .arg("--project")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
+fn drive(agent: &str, root: &Path, out: &Path, home: &Path, extra: &[&str]) -> Value {
+    let result = run_agent(agent, root, out, home)
         .args(extra)
-        .env("REWIND_HOME", home)
         .env("REWIND_SERVER", "1")
-        .env("REWIND_SERVER_IDLE_SECS", "300")
-        .env("PATH", path_with_rewind())
-        .env_remove("REWIND_BIN")
         .output()
         .unwrap();
-    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
-    assert!(
-        result.status.success(),
-        "{extra:?}: {}\n{}",
-        serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        String::from_utf8_lossy(&result.stderr)
-    );
-    summary
+    passed(&format!("{agent} {extra:?}"), &result)
 }
 
 fn entries(session: &Path) -> Vec<Value> {
@@ -267,17 +251,11 @@ fn conversation(agent: &str, rewind_agent: &str, resume: Resume) {
         project: &root,
     };
     drive(
+        agent,
         &root,
         &run_dir,
         home.path(),
-        &[
-            "--agent",
-            agent,
-            "--turns",
-            "3",
-            "--save-turns",
-            turns_dir.to_str().unwrap(),
-        ],
+        &["--turns", "3", "--save-turns", turns_dir.to_str().unwrap()],
     );
     let session = {
         let s = turn_sessions(home.path());
@@ -335,12 +313,11 @@ fn conversation(agent: &str, rewind_agent: &str, resume: Resume) {
     let bodies = match resume {
         Resume::Headless => {
             drive(
+                agent,
                 &root,
                 &run_dir,
                 home.path(),
                 &[
-                    "--agent",
-                    agent,
                     "--turns",
                     "4",
                     "--dump",

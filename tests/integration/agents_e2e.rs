@@ -43,6 +43,42 @@ pub(crate) fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
 }
 
+/// tests/agents/run-agent.mjs for `agent` in `project` (its output under
+/// `out`), without hook settings of its own (the project has rewind's, or
+/// the plugin brings them): rewind's store in `home`, this build's `rewind`
+/// first on PATH and never another through REWIND_BIN. The caller adds
+/// what its run needs.
+pub(crate) fn run_agent(agent: &str, project: &Path, out: &Path, home: &Path) -> Command {
+    let mut driver = Command::new("node");
+    driver
+        .arg(agents_dir().join("run-agent.mjs"))
+        .args(["--agent", agent, "--timeout", "120", "--no-hooks"])
+        .arg("--project")
+        .arg(project)
+        .arg("--out")
+        .arg(out)
+        .env("REWIND_HOME", home)
+        // A server outliving the test is stopped by `StopServer`; this
+        // bounds it if the test dies first.
+        .env("REWIND_SERVER_IDLE_SECS", "300")
+        .env("PATH", path_with_rewind())
+        .env_remove("REWIND_BIN");
+    driver
+}
+
+/// The harness's JSON summary of a run that must have passed (`what`
+/// names the run when it did not).
+pub(crate) fn passed(what: &str, result: &std::process::Output) -> Value {
+    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
+    assert!(
+        result.status.success(),
+        "{what} failed: {}\n{}",
+        serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    summary
+}
+
 /// How rewind gets into the agent: `rewind install --project` (the
 /// settings files), the agent's own plugin or extension, or both.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -234,38 +270,19 @@ pub(crate) fn run(agent: &str, rewind_agent: &str, server: bool, how: How) -> Re
         home: home.path(),
         project: &root,
     };
-    let mut driver = Command::new("node");
-    driver.arg(agents_dir().join("run-agent.mjs"));
+    let mut driver = run_agent(agent, &root, &out.path().join("run"), home.path());
     if how != How::Settings {
         // The agent's own install: `claude plugin marketplace add` +
         // `plugin install`, or `gemini extensions install`.
         driver.arg("--install-plugin").arg(plugin_source(agent));
     }
     let result = driver
-        .args(["--agent", agent, "--turns", "3", "--timeout", "120"])
-        .arg("--project")
-        .arg(&root)
-        .arg("--out")
-        .arg(out.path().join("run"))
-        .arg("--save-turns")
+        .args(["--turns", "3", "--save-turns"])
         .arg(&turns_dir)
-        .arg("--no-hooks")
-        .env("REWIND_HOME", home.path())
         .env("REWIND_SERVER", if server { "1" } else { "0" })
-        // A server outliving the test is stopped below; this bounds it if
-        // the test dies first.
-        .env("REWIND_SERVER_IDLE_SECS", "300")
-        .env("PATH", path_with_rewind())
-        .env_remove("REWIND_BIN")
         .output()
         .unwrap();
-    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
-    assert!(
-        result.status.success(),
-        "{agent} run failed: {}\n{}",
-        serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        String::from_utf8_lossy(&result.stderr)
-    );
+    passed(&format!("{agent} run"), &result);
     eprintln!(
         "{agent}: 3 turns in {:.1} s ({}, {how:?})",
         started.elapsed().as_secs_f64(),
@@ -521,26 +538,15 @@ fn installed_then_uninstalled(agent: &str, rewind_agent: &str, files: &[&str]) {
         home: home.path(),
         project: root,
     };
-    let result = Command::new("node")
-        .arg(agents_dir().join("run-agent.mjs"))
-        .args([
-            "--agent",
-            agent,
-            "--turns",
-            "1",
-            "--timeout",
-            "120",
-            "--no-hooks",
-        ])
-        .arg("--project")
-        .arg(root)
-        .arg("--out")
-        .arg(out.path().join("after-uninstall"))
-        .env("REWIND_HOME", home.path())
-        .env("PATH", path_with_rewind())
-        .env_remove("REWIND_BIN")
-        .output()
-        .unwrap();
+    let result = run_agent(
+        agent,
+        root,
+        &out.path().join("after-uninstall"),
+        home.path(),
+    )
+    .args(["--turns", "1"])
+    .output()
+    .unwrap();
     assert!(
         result.status.success(),
         "{agent} after uninstall: {}\n{}",
@@ -638,27 +644,9 @@ fn droid() {
         project: &root,
     };
     let drive = |turns: &str, out_dir: &str| {
-        let result = Command::new("node")
-            .arg(agents_dir().join("run-agent.mjs"))
-            .args([
-                "--agent",
-                "droid",
-                "--turns",
-                turns,
-                "--timeout",
-                "120",
-                "--no-hooks",
-            ])
-            .arg("--project")
-            .arg(&root)
-            .arg("--out")
-            .arg(out.path().join(out_dir))
-            .arg("--save-turns")
+        let result = run_agent("droid", &root, &out.path().join(out_dir), home.path())
+            .args(["--turns", turns, "--save-turns"])
             .arg(&turns_dir)
-            .env("REWIND_HOME", home.path())
-            .env("REWIND_SERVER_IDLE_SECS", "300")
-            .env("PATH", path_with_rewind())
-            .env_remove("REWIND_BIN")
             .output()
             .unwrap();
         assert!(

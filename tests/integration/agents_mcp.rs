@@ -23,12 +23,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 use crate::agents_e2e::{
-    agent_installed, agents_dir, agents_installed, path_with_rewind, plugin_source, rewind,
+    agent_installed, agents_dir, agents_installed, passed, plugin_source, rewind, run_agent,
     turn_sessions, StopServer,
 };
 
@@ -44,31 +43,15 @@ fn drive(
     extra: &[&str],
 ) -> Value {
     let started = std::time::Instant::now();
-    let result = Command::new("node")
-        .arg(agents_dir().join("run-agent.mjs"))
-        .args(["--agent", agent, "--timeout", "120", "--no-hooks"])
+    let result = run_agent(agent, project, out, home)
         .arg("--turns")
         .arg(turns.to_string())
         .arg("--script")
         .arg(agents_dir().join("scenarios").join(script))
-        .arg("--project")
-        .arg(project)
-        .arg("--out")
-        .arg(out)
         .args(extra)
-        .env("REWIND_HOME", home)
-        .env("REWIND_SERVER_IDLE_SECS", "300")
-        .env("PATH", path_with_rewind())
-        .env_remove("REWIND_BIN")
         .output()
         .unwrap();
-    let summary: Value = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
-    assert!(
-        result.status.success(),
-        "{agent} {script} failed: {}\n{}",
-        serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        String::from_utf8_lossy(&result.stderr)
-    );
+    let summary = passed(&format!("{agent} {script}"), &result);
     eprintln!(
         "{agent}: {script}, {turns} turns in {:.1} s",
         started.elapsed().as_secs_f64()
