@@ -216,7 +216,10 @@ pub enum Command {
     /// 0 and prints nothing, so it never breaks the agent (failures are
     /// shown by `rewind status`).
     Hook {
-        /// claude-code, codex, gemini, opencode, kilo, qwen-code, copilot or droid.
+        /// The agent, named as `rewind install --help` lists them (claude-code,
+        /// codex, gemini, …). A string, not a choice: a name this build does
+        /// not know is recorded as a failure (`rewind status`), never refused
+        /// to the agent.
         #[arg(long)]
         agent: String,
         /// Run by rewind's Claude Code plugin or Gemini CLI extension: stand

@@ -411,6 +411,10 @@ fn a_hook_never_breaks_the_agent_and_failures_show_in_status() {
     assert!(status.contains("not JSON"), "{status}");
     assert!(status.contains("has no session_id"), "{status}");
     assert!(status.contains("codex Stop"), "{status}");
+    assert!(
+        status.contains("rewind hook --agent no-such-agent: no such agent (this rewind knows claude-code, codex"),
+        "{status}"
+    );
     // After the failures the next event records normally.
     assert_eq!(p.hook("codex", &stop), (0, String::new()));
     let snaps = snapshots(&p.store_sessions()[0]);

@@ -29,8 +29,7 @@ pub fn hook(agent: &str, plugin: bool) {
         name => Agent::from_name(name),
     };
     let Some(agent) = known else {
-        tracing::warn!(agent, "rewind hook: unknown agent; event not recorded");
-        return;
+        return crate::app::hooks::failures::record_unknown_agent(agent);
     };
     if let Err(err) = read {
         tracing::warn!(%err, "rewind hook: could not read the payload");

@@ -123,6 +123,28 @@ pub fn record_unparsed(agent: Agent, err: &PayloadError) {
     write_failure(agent, None, "?", None, err);
 }
 
+/// Record a hook run for an agent this build does not know (a typo in
+/// settings written by hand, or settings of a newer rewind): no payload is
+/// read, so it goes to rewind's home, under the name as given.
+pub fn record_unknown_agent(name: &str) {
+    tracing::warn!(
+        agent = name,
+        "rewind hook: unknown agent; event not recorded"
+    );
+    let known: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+    let failure = Failure {
+        time: now_rfc3339(),
+        agent: name.to_string(),
+        event: "?".to_string(),
+        project: None,
+        error: format!(
+            "rewind hook --agent {name}: no such agent (this rewind knows {})",
+            known.join(", ")
+        ),
+    };
+    record(None, &Home::from_env(), &failure);
+}
+
 fn write_failure(
     agent: Agent,
     store: Option<&Layout>,
