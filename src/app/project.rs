@@ -169,9 +169,16 @@ pub(crate) fn open_or_start(at: &Location, watch: bool) -> Result<Engine> {
     }
 }
 
-/// Open the session for writing (a running sidecar holding it refuses us).
-pub(crate) fn open_for_writing(at: &Location) -> Result<Engine> {
-    let config = locate(at)?;
+/// The session `config` names, locked for a confirmed write (a restore,
+/// undo or revert the person saw planned on a read-only view). Opened as
+/// MCP's and the page's writes are (`ResumeMode::Continue`): the edits
+/// made since its last entry are not recorded as an `outside` snapshot
+/// first, which would make them the recorded state and change the plan
+/// (files the plan keeps as changed since would no longer be); the write's
+/// pre-restore snapshot records them before any file is touched
+/// (docs/architecture.md rule 1).
+pub(crate) fn open_to_confirm(mut config: EngineConfig) -> Result<Engine> {
+    config.resume = ResumeMode::Continue;
     match Engine::open(config) {
         Ok((engine, _)) => Ok(engine),
         Err(e) if e.is_locked() => bail!(

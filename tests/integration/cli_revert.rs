@@ -175,3 +175,123 @@ fn restore_patch_takes_back_the_hunks_answered_yes() {
         b"1\nTWO\n3\n4\nFIVE\n6\n7\nEIGHT\n9\n"
     );
 }
+
+/// Runs `rewind ARGS` in a pseudo-terminal (Python's standard library:
+/// the command asks only when its stdin is a terminal); once its output
+/// shows `prompt`, writes `content` to the project's `file` (an agent still
+/// at work while the person reads the plan) and answers `y`. Its exit code
+/// and everything it printed.
+fn answer_after_a_change(
+    fx: &Fixture,
+    args: &[&str],
+    prompt: &str,
+    file: &str,
+    content: &str,
+) -> (i32, String) {
+    const DRIVER: &str = r#"
+import os, pty, select, sys, time
+prompt, path, content = sys.argv[1].encode(), sys.argv[2], sys.argv[3]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[4], sys.argv[4:])
+out, answered, deadline = b"", False, time.time() + 60
+while time.time() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.1)
+    if ready:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    if not answered and prompt in out:
+        with open(path, "w") as f:
+            f.write(content)
+        os.write(fd, b"y\n")
+        answered = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let project = fx.project.path().to_str().unwrap();
+    let out = Command::new("python3")
+        .args(["-c", DRIVER, prompt])
+        .arg(fx.project.path().join(file))
+        .arg(content)
+        .arg(bin())
+        .args(args)
+        .args(["--cwd", project])
+        .args(["--store", fx.store.path().to_str().unwrap()])
+        .current_dir(fx.project.path())
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// What the person said yes to is what is written, or nothing: a file the
+/// revert writes changed while its plan was on screen. The old revert
+/// recorded the change and wrote conflict markers into it that no plan
+/// had shown; now it writes nothing and shows the plan as it is now.
+#[test]
+fn a_revert_writes_what_its_plan_showed_or_nothing() {
+    let (fx, _) = three_turns();
+    let changed = "1\nTWO\n3\n4\nFIVE!\n6\n7\nEIGHT\n9\n";
+    let (code, out) = answer_after_a_change(
+        &fx,
+        &["revert", "2", "--on-conflict", "markers"],
+        "Proceed?",
+        "f.txt",
+        changed,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("clean    write  f.txt"),
+        "the plan shown: {out}"
+    );
+    assert!(out.contains("planned again now"), "{out}");
+    assert!(
+        out.contains(
+            "nothing was written: the files or the session changed since the plan was shown"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        fx.read("f.txt").as_deref(),
+        Some(changed.as_bytes()),
+        "the change made meanwhile is kept"
+    );
+    assert!(
+        fx.project.path().join("added.txt").exists(),
+        "nothing deleted"
+    );
+}
+
+/// The same for a restore, which confirmed this way before the revert did.
+#[test]
+fn a_restore_writes_what_its_plan_showed_or_nothing() {
+    let (fx, ids) = three_turns();
+    let changed = "changed while the plan was on screen\n";
+    let (code, out) =
+        answer_after_a_change(&fx, &["restore", &ids[0]], "Proceed?", "f.txt", changed);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("planned again now"), "{out}");
+    assert_eq!(fx.read("f.txt").as_deref(), Some(changed.as_bytes()));
+    // Asked again with nothing changing, it is done.
+    let (code, out) =
+        answer_after_a_change(&fx, &["restore", &ids[0]], "Proceed?", "other.txt", "x\n");
+    assert_eq!(
+        code, 1,
+        "a file written while the plan shows counts too: {out}"
+    );
+    let (code, out, err) = cli(&fx, &["restore", &ids[0], "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        fx.read("f.txt").as_deref(),
+        Some(&b"1\nTWO\n3\n4\n5\n6\n7\n8\n9\n"[..])
+    );
+}

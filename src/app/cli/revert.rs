@@ -5,14 +5,16 @@
 
 use std::io::{BufRead, Write};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
+use serde_json::json;
 
 use super::rollback::{leaf_of, print_done};
 use super::{ask, print_written, repo_paths};
 use crate::app::args::{Location, RevertConflictMode};
 use crate::app::plan::revert_plan_text;
 use crate::app::points::path_checkpoints;
-use crate::app::project::{locate, open_for_writing};
+use crate::app::project::{locate, open_to_confirm};
+use crate::app::two_step::{self, Step};
 use rewind::engine::api::{
     CheckpointKind, FileBlameParams, FileDiffParams, HunkRef, HunkSelection, Point, RangeParams,
     RestoreFilesParams, RevertOnConflict, RevertParams, RevertStatus,
@@ -70,18 +72,32 @@ pub fn revert(
     yes: bool,
 ) -> Result<()> {
     // The preview from a read-only view: nothing is appended until the
-    // person says yes.
-    let mut view = Engine::open_read_only(locate(&at)?)?;
+    // person says yes; then the session is opened for writing and the
+    // revert done only if it still does what was shown (app/two_step.rs,
+    // as restore and undo confirm).
+    let config = locate(&at)?;
+    let mut view = Engine::open_read_only(config.clone())?;
     let (entry_id, to_entry_id) = resolve_range(&view, &entry, to)?;
     let files = repo_paths(&files)?;
-    let params = |preview: bool| RevertParams {
-        entry_id: entry_id.clone(),
-        to_entry_id: to_entry_id.clone(),
-        files: files.clone(),
-        preview: Some(preview),
-        on_conflict: Some(on_conflict.into()),
+    let on_conflict: RevertOnConflict = on_conflict.into();
+    let op = json!({
+        "command": "revert",
+        "entryId": entry_id.as_str(),
+        "toEntryId": to_entry_id.as_ref().map(EntryId::as_str),
+        "files": files.as_ref().map(|f| f.iter().map(RepoPath::as_str).collect::<Vec<_>>()),
+        "onConflict": format!("{on_conflict:?}"),
+    });
+    let run = |e: &mut Engine, preview: bool| {
+        e.revert(RevertParams {
+            entry_id: entry_id.clone(),
+            to_entry_id: to_entry_id.clone(),
+            files: files.clone(),
+            preview: Some(preview),
+            on_conflict: Some(on_conflict),
+        })
     };
-    let plan = view.revert(params(true))?;
+    let shown = two_step::plan(&mut view, &op, &run).map_err(|e| anyhow!("{e}"))?;
+    let plan = &shown.plan;
     match &to_entry_id {
         Some(to) if *to != entry_id => println!("Reverting checkpoints {entry_id}..{to}:"),
         _ => println!("Reverting checkpoint {entry_id}:"),
@@ -92,13 +108,13 @@ pub fn revert(
             println!("  {line}");
         }
     }
-    print!("{}", revert_plan_text(&plan, true));
+    print!("{}", revert_plan_text(plan, true));
     let conflicts = plan
         .files
         .iter()
         .filter(|f| f.status == RevertStatus::Conflict)
         .count();
-    if conflicts > 0 && on_conflict == RevertConflictMode::Abort {
+    if conflicts > 0 && on_conflict == RevertOnConflict::Abort {
         bail!(
             "{conflicts} file(s) conflict with later changes; nothing written \
              (--on-conflict skip writes the rest, markers writes conflict markers)"
@@ -117,15 +133,28 @@ pub fn revert(
         return Ok(());
     }
     drop(view);
-    let mut engine = open_for_writing(&at)?;
-    let done = engine.revert(params(false))?;
-    print_written(
-        done.restored.len(),
-        done.deleted.len(),
-        done.unrevert_entry_id.as_ref(),
-        &done.failed,
-    );
-    Ok(())
+    let mut engine = open_to_confirm(config)?;
+    match two_step::two_step(&mut engine, op, Some(&shown.token), run)
+        .map_err(|e| anyhow!("{e}"))?
+    {
+        Step::Done(done) => {
+            print_written(
+                done.restored.len(),
+                done.deleted.len(),
+                done.unrevert_entry_id.as_ref(),
+                &done.failed,
+            );
+            Ok(())
+        }
+        Step::Plan { plan: now, .. } => {
+            println!("The revert, planned again now:");
+            print!("{}", revert_plan_text(&now, true));
+            bail!(
+                "nothing was written: the files or the session changed since the plan was shown \
+                 (run the command again to see the new plan)"
+            )
+        }
+    }
 }
 
 pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()> {
@@ -167,7 +196,8 @@ pub fn blame(at: Location, file: String, at_entry: Option<String>) -> Result<()>
 /// stdin: y, n, a = this and the rest of the file, d = none of the rest of
 /// the file, q = stop asking), then restore the chosen hunks.
 pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -> Result<()> {
-    let mut view = Engine::open_read_only(locate(&at)?)?;
+    let config = locate(&at)?;
+    let mut view = Engine::open_read_only(config.clone())?;
     let target = match target {
         Some(t) => EntryId::from_input(t),
         None => leaf_of(&view)?,
@@ -265,19 +295,51 @@ pub fn restore_patch(at: Location, target: Option<String>, files: Vec<String>) -
         println!("Nothing chosen; nothing written.");
         return Ok(());
     }
+    // The answers were the confirmation; what is written is what they
+    // chose from, or nothing: planned on the view now, written only if the
+    // files and the session are still as they were (app/two_step.rs).
+    let files = (!whole.is_empty()).then_some(whole);
+    let hunks = (!selections.is_empty()).then_some(selections);
+    let op = json!({
+        "command": "restore -p",
+        "targetEntryId": target.as_str(),
+        "files": files.as_ref().map(|f| f.iter().map(RepoPath::as_str).collect::<Vec<_>>()),
+        "hunks": hunks.as_ref().map(|h| {
+            h.iter()
+                .map(|s| json!({
+                    "path": s.path.as_str(),
+                    "hunks": s.hunks.iter().map(|r| json!([r.index, r.hash])).collect::<Vec<_>>(),
+                }))
+                .collect::<Vec<_>>()
+        }),
+    });
+    let run = |e: &mut Engine, preview: bool| {
+        e.restore_files(RestoreFilesParams {
+            target_entry_id: Some(target.clone()),
+            files: files.clone(),
+            hunks: hunks.clone(),
+            preview: Some(preview),
+            // Changes since the last checkpoint are kept in the
+            // pre-restore snapshot.
+            on_conflict: Some(rewind::engine::api::OnConflict::Overwrite),
+            ..Default::default()
+        })
+    };
+    let shown = two_step::plan(&mut view, &op, &run).map_err(|e| anyhow!("{e}"))?;
     drop(view);
-    let mut engine = open_for_writing(&at)?;
-    let done = engine.restore_files(RestoreFilesParams {
-        target_entry_id: Some(target),
-        files: (!whole.is_empty()).then_some(whole),
-        hunks: (!selections.is_empty()).then_some(selections),
-        // The answers were the confirmation; changes since the last
-        // checkpoint are kept in the pre-restore snapshot.
-        on_conflict: Some(rewind::engine::api::OnConflict::Overwrite),
-        ..Default::default()
-    })?;
-    print_done(&done);
-    Ok(())
+    let mut engine = open_to_confirm(config)?;
+    match two_step::two_step(&mut engine, op, Some(&shown.token), run)
+        .map_err(|e| anyhow!("{e}"))?
+    {
+        Step::Done(done) => {
+            print_done(&done);
+            Ok(())
+        }
+        Step::Plan { .. } => bail!(
+            "nothing was written: the files or the session changed while you chose \
+             (run the command again to choose from the hunks as they are now)"
+        ),
+    }
 }
 
 fn selection(path: &RepoPath, hunks: Vec<HunkRef>) -> HunkSelection {

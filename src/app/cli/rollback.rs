@@ -13,7 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use rewind::engine::api::{
     CheckpointKind, OnConflict, RestoreFilesParams, RestoreResult, UndoParams,
 };
-use rewind::engine::{Engine, EngineConfig, EngineError, ResumeMode};
+use rewind::engine::{Engine, EngineConfig, EngineError};
 use rewind::session::EntryId;
 use rewind::sidecar::convert::to_json;
 use rewind::store::{Layout, ObjectId};
@@ -24,7 +24,7 @@ use crate::app::args::{Confirm, ConflictMode, ConversationOpts, Location};
 use crate::app::conversation::fork::{self, agent_title, shell_line, Fork, Prepared, Refused};
 use crate::app::plan;
 use crate::app::points::{self, before_last_turn, path_checkpoints};
-use crate::app::project::{locate, project_and_store};
+use crate::app::project::{locate, open_to_confirm, project_and_store};
 use crate::app::two_step::{self, Step};
 
 /// The exit status of a restore whose conversation part was refused (the
@@ -100,7 +100,7 @@ fn plan_then_write(
         });
     }
     drop(view);
-    let mut engine = open_to_write(config)?;
+    let mut engine = open_to_confirm(config)?;
     match two_step::two_step(&mut engine, op, Some(&shown.token), &run)
         .map_err(|e| anyhow!("{e}"))?
     {
@@ -122,24 +122,6 @@ fn plan_then_write(
                  (run the command again to see the new plan)"
             )
         }
-    }
-}
-
-/// The session `config` names, locked for the confirmed write. Opened as
-/// MCP's and the page's writes are (`ResumeMode::Continue`): the edits made
-/// since its last entry are not recorded as an `outside` snapshot first,
-/// which would make them the recorded state and change the plan (files the
-/// plan keeps as changed since would no longer be); the restore's
-/// pre-restore snapshot records them before any file is touched
-/// (docs/architecture.md rule 1).
-fn open_to_write(mut config: EngineConfig) -> Result<Engine> {
-    config.resume = ResumeMode::Continue;
-    match Engine::open(config) {
-        Ok((engine, _)) => Ok(engine),
-        Err(e) if e.is_locked() => bail!(
-            "{e}: a sidecar is running on this session; ask it (restore_files / undo) or stop it first"
-        ),
-        Err(e) => Err(e.into()),
     }
 }
 
