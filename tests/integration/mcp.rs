@@ -80,10 +80,21 @@ fn restore_writes_only_with_a_token_that_still_matches() {
     let list = mcp.call("list_checkpoints", json!({}));
     let baseline = list["structuredContent"]["initialEntryId"].clone();
 
-    // The plan writes nothing.
+    // The plan writes nothing, and names where it goes as the terminal
+    // does: the checkpoint, with what a person called it.
+    let label = mcp.call("label", json!({"entryId": baseline, "label": "the start"}));
+    assert_eq!(label["isError"], false, "{label}");
     let plan = mcp.call("restore", json!({"target": baseline}));
     let s = &plan["structuredContent"];
     assert_eq!(s["executed"], false);
+    let text = plan["content"][1]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "It goes to checkpoint {}",
+            baseline.as_str().unwrap()
+        )) && text.contains("[the start]"),
+        "{text}"
+    );
     assert_eq!(s["files"], json!([{"path": "a.txt", "action": "write"}]));
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).unwrap(),

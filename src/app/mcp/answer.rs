@@ -192,6 +192,22 @@ pub(super) fn two_step<T: Outcome>(
     Ok(r)
 }
 
+/// An answer that names the checkpoint it goes to, as the terminal does
+/// above its plans: its kind and turn, and the label and note a person
+/// gave it (what they will recognise it by). After the answer's own text,
+/// which says first whether anything was done.
+pub(super) fn naming_target(
+    mut r: CallToolResult,
+    engine: &Engine,
+    at: Option<&EntryId>,
+) -> CallToolResult {
+    if let Some(line) = at.and_then(|id| crate::app::plan::checkpoint_line(engine, id)) {
+        r.content
+            .push(ContentBlock::text(format!("It goes to {line}.")));
+    }
+    r
+}
+
 /// A confirmed restore or undo answered with the conversation forked at
 /// `at` too (docs/agents.md "Restoring the conversation"): the command
 /// that continues it, or why there is none. Nothing for a plan.

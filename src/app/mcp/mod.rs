@@ -516,6 +516,7 @@ impl RewindMcp {
             let files: Option<Vec<RepoPath>> =
                 FromWire::from_wire(args.files).map_err(mcp_error)?;
             let on_conflict = FromWire::from_wire(args.on_conflict).map_err(mcp_error)?;
+            let target = target_entry_id.clone();
             let conversation = args
                 .conversation
                 .unwrap_or(files.is_none())
@@ -538,6 +539,7 @@ impl RewindMcp {
                     })
                 },
             )?;
+            let r = naming_target(r, engine, target.as_ref());
             Ok(with_conversation(r, engine, conversation.as_ref()))
         })
         .await
