@@ -22,13 +22,13 @@ use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
 use super::state::Pushed;
 use super::upload::upload_objects;
 use super::{keys, Remote};
-use crate::session::{now_iso, SessionLog};
+use crate::session::{now_iso, SessionId, SessionLog};
 use crate::store::{empty_tree_id, EntryKind, ObjectId, Store};
 
 /// What one push did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PushReport {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Objects uploaded, in how many packs, and their packed bytes.
     pub objects: u64,
     pub packs: u64,
@@ -81,14 +81,13 @@ pub fn push_session(
     let file = &file[..whole];
     let log = SessionLog::open_read_only(session_file)?;
     let header = log.header().clone();
-    let session_id = header.id.clone();
-    if !keys::is_safe_component(&session_id) {
-        return Err(RemoteError::Damaged {
-            session: session_id,
-            what: "its id".into(),
-            reason: "not a name a remote key can hold".into(),
-        });
-    }
+    // The header is where the id enters: typed here, it names keys and
+    // state files below unchecked.
+    let session_id = SessionId::parse(&header.id).map_err(|_| RemoteError::Damaged {
+        session: header.id.clone(),
+        what: "its id".into(),
+        reason: "not a name a remote key can hold".into(),
+    })?;
     let mut pushed = remote.state.pushed(&session_id)?;
     if !pushed.is_prefix_of(file) {
         pushed = Default::default();
@@ -96,7 +95,15 @@ pub fn push_session(
     let mut report = PushReport {
         session_id: session_id.clone(),
         file_bytes: whole as u64,
-        ..Default::default()
+        objects: 0,
+        packs: 0,
+        packed_bytes: 0,
+        log_bytes: 0,
+        requests: 0,
+        bytes_up: 0,
+        up_to_date: false,
+        chunks_resent: 0,
+        manifest_resent: false,
     };
     let nothing_new = pushed.bytes() == whole as u64 && pushed.manifest_written;
     if nothing_new && check == Check::WhenSending {
@@ -169,7 +176,7 @@ pub fn push_session(
         chunks: pushed.chunks.clone(),
     };
     let bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| RemoteError::Damaged {
-        session: session_id.clone(),
+        session: session_id.to_string(),
         what: "its manifest".into(),
         reason: e.to_string(),
     })?;
@@ -187,7 +194,7 @@ pub fn push_session(
 /// not among them; a missing manifest is written again by the push.
 fn resend_missing(
     remote: &Remote,
-    session_id: &str,
+    session_id: &SessionId,
     file: &[u8],
     pushed: &mut Pushed,
     report: &mut PushReport,
@@ -218,7 +225,7 @@ fn resend_missing(
     }
     if report.chunks_resent > 0 || report.manifest_resent {
         tracing::warn!(
-            session = session_id,
+            session = %session_id,
             chunks = report.chunks_resent,
             manifest = report.manifest_resent,
             "the remote had lost part of this session (a remote gc?): sent again"

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use super::config::RemoteSpec;
 use super::error::RemoteError;
 use super::push::{push_session, Check};
-use super::state::write_file;
+use super::state::{write_file, Pushed};
 use super::Remote;
-use crate::session::now_iso;
+use crate::session::{now_iso, SessionId};
 use crate::store::{Layout, Store};
 
 /// How often the pusher looks without being woken.
@@ -236,7 +236,13 @@ pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteE
             continue;
         };
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        let pushed = state.pushed(&session_id)?;
+        // The file's name is where its id enters. One that is no session id
+        // was never pushed (a push refuses it), so all of it is behind; its
+        // name is shown as text, and names no state file.
+        let pushed = match SessionId::parse(&session_id) {
+            Ok(id) => state.pushed(&id)?,
+            Err(_) => Pushed::default(),
+        };
         // A pulled session's lines came from the remote: they are there,
         // under the writer that pushed them, whether or not this store
         // wrote a manifest of its own for them yet.
