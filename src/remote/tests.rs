@@ -17,12 +17,12 @@ pub(super) struct Side {
     pub(super) remote: Remote,
 }
 
-/// A store of its own with `url` as its remote.
 /// A test's session id, typed as a command line's would be.
 pub(super) fn typed_id(text: &str) -> SessionId {
     SessionId::parse(text).unwrap()
 }
 
+/// A store of its own with `url` as its remote.
 pub(super) fn side(url: &str) -> Side {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("store"), false).unwrap();
