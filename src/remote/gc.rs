@@ -27,7 +27,7 @@ use super::index::RemoteIndex;
 use super::manifest::Manifest;
 use super::Remote;
 use super::{keys, limits};
-use crate::session::parse_copy;
+use crate::session::{parse_copy, SessionId};
 use crate::store::{decode_record, EntryKind, ObjectId, Tree};
 
 /// What to keep: the local gc's rules (a session is kept when any rule
@@ -45,7 +45,7 @@ pub struct RemoteGcParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RemoteGcReport {
     pub sessions: usize,
-    pub sessions_removed: Vec<String>,
+    pub sessions_removed: Vec<SessionId>,
     pub packs: usize,
     /// Packs found unreferenced and marked, deleted (marked by an earlier
     /// gc), and unmarked (referenced again).
@@ -60,7 +60,7 @@ pub struct RemoteGcReport {
 }
 
 struct RemoteSession {
-    id: String,
+    id: SessionId,
     updated: String,
     manifests: Vec<object_store::path::Path>,
     chunks: Vec<object_store::path::Path>,
@@ -178,7 +178,7 @@ pub fn run(remote: &Remote, p: &RemoteGcParams) -> Result<RemoteGcReport, Remote
 /// pushed, whether it is protected, and the trees its entries name (every
 /// copy's, each chunk fetched once and verified).
 fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
-    let mut by_id: BTreeMap<String, RemoteSession> = BTreeMap::new();
+    let mut by_id: BTreeMap<SessionId, RemoteSession> = BTreeMap::new();
     // Only keys rewind writes, named as it names them, are ever counted
     // here, and so ever deleted: anything else under `sessions/` is left.
     for listed in remote.backend.list(&keys::sessions_dir())? {
@@ -188,7 +188,13 @@ fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
         ) {
             (Some((id, _)), _) => (id, true),
             (None, Some(id)) => (id, false),
-            (None, None) => continue,
+            // A listing is the remote's word: a key that is not one rewind
+            // writes (a junk or hostile name) is neither counted nor deleted,
+            // and said so, since nothing else would show it.
+            (None, None) => {
+                tracing::warn!(key = %crate::printable::printable(listed.key.as_ref()), "a key under sessions/ that is not rewind's is left alone");
+                continue;
+            }
         };
         let s = by_id.entry(id.clone()).or_insert_with(|| RemoteSession {
             id,
@@ -208,7 +214,7 @@ fn read_sessions(remote: &Remote) -> Result<Vec<RemoteSession>, RemoteError> {
     for s in by_id.values_mut() {
         for key in &s.manifests {
             let damaged = |reason: String| RemoteError::Damaged {
-                session: s.id.clone(),
+                session: s.id.to_string(),
                 what: format!("manifest {key}"),
                 reason,
             };

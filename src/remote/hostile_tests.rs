@@ -11,7 +11,7 @@ use super::gc::{run as remote_gc, RemoteGcParams};
 use super::index::RemoteIndex;
 use super::keys;
 use super::push::Check;
-use super::tests::{checkpoint, side, tree, Side};
+use super::tests::{checkpoint, side, tree, typed_id, Side};
 use super::*;
 use crate::session::{Header, SessionLog};
 use crate::store::{
@@ -41,7 +41,7 @@ fn plant_session(remote: &Remote, session: &str, writer: &str, bytes: &[u8]) {
     let hash = ObjectId::of(bytes).to_hex();
     remote
         .backend
-        .put(&keys::chunk(session, &hash), bytes.to_vec())
+        .put(&keys::chunk(&typed_id(session), &hash), bytes.to_vec())
         .unwrap();
     let manifest = serde_json::json!({
         "format": 1, "sessionId": session, "writer": writer, "cwd": "/elsewhere",
@@ -51,7 +51,7 @@ fn plant_session(remote: &Remote, session: &str, writer: &str, bytes: &[u8]) {
     remote
         .backend
         .put(
-            &keys::manifest(session, writer),
+            &keys::manifest(&typed_id(session), writer),
             serde_json::to_vec(&manifest).unwrap(),
         )
         .unwrap();
@@ -140,7 +140,7 @@ fn a_header_never_names_a_local_file() {
             }
         });
         plant_session(&a.remote, id, "0123456789abcdef", &bytes);
-        let err = pull_session(&b.store, &b.remote, id).unwrap_err();
+        let err = pull_session(&b.store, &b.remote, &typed_id(id)).unwrap_err();
         assert!(
             matches!(err, RemoteError::Damaged { .. }),
             "{id}: refused as damaged: {err}"
@@ -150,7 +150,7 @@ fn a_header_never_names_a_local_file() {
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
     // The id asked for is checked before anything is fetched.
-    let err = pull_session(&b.store, &b.remote, "../x").unwrap_err();
+    let err = requested_session(&b.remote, "../x").unwrap_err();
     assert!(matches!(err, RemoteError::NoSuchSession { .. }), "{err}");
 }
 
@@ -166,7 +166,7 @@ fn a_pulled_session_gets_a_file_named_by_its_id_and_a_pulled_mark() {
     let (a_file, log) = session_with(&a, Header::new("/a"), &[ta]);
     let id = log.header().id.clone();
     push_session(&a.store, &a.remote, &a_file, Check::Remote).unwrap();
-    let r = pull_session(&b.store, &b.remote, &id).unwrap();
+    let r = pull_session(&b.store, &b.remote, &typed_id(&id)).unwrap();
     assert!(r.created);
     assert_eq!(
         r.session_file.file_name(),
@@ -223,7 +223,7 @@ fn a_tree_naming_git_is_refused_by_a_pull() {
             &std::fs::read(&file).unwrap(),
         );
 
-        let err = pull_session(&b.store, &b.remote, &id).unwrap_err();
+        let err = pull_session(&b.store, &b.remote, &typed_id(&id)).unwrap_err();
         assert!(err.to_string().contains(name), "{name}: {err}");
         assert!(
             session_files(&b.store).is_empty(),
@@ -253,7 +253,7 @@ fn a_push_after_remote_gc_removed_the_session_sends_it_again() {
     let r = push_session(&a.store, &a.remote, &file, Check::Remote).unwrap();
     assert_eq!((r.chunks_resent, r.manifest_resent), (2, true), "{r:?}");
     let b = side(&url);
-    pull_session(&b.store, &b.remote, &id).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&id)).unwrap();
 
     // The background pusher's kind of push checks too once it sends.
     std::fs::remove_dir_all(remote_dir.path().join("sessions").join(&id)).unwrap();
@@ -261,7 +261,7 @@ fn a_push_after_remote_gc_removed_the_session_sends_it_again() {
     let r = push_session(&a.store, &a.remote, &file, Check::WhenSending).unwrap();
     assert_eq!((r.chunks_resent, r.manifest_resent), (2, true), "{r:?}");
     let c = side(&url);
-    pull_session(&c.store, &c.remote, &id).unwrap();
+    pull_session(&c.store, &c.remote, &typed_id(&id)).unwrap();
 }
 
 /// The remote's packs, each with whether it is marked and what it holds.
@@ -332,7 +332,7 @@ fn a_push_never_counts_on_a_marked_pack_through_a_tree_it_skips() {
     );
     delete_pack(&a.remote, &blob_pack);
     let b = side(&url);
-    pull_session(&b.store, &b.remote, &id).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&id)).unwrap();
 }
 
 /// Item 4, in a loop: two stores push sessions that come back to earlier
@@ -476,7 +476,7 @@ fn claimed_sizes_are_bounded_before_anything_is_fetched() {
     let (file, log) = session_with(&a, Header::new("/a"), &[t]);
     let id = log.header().id.clone();
     push_session(&a.store, &a.remote, &file, Check::Remote).unwrap();
-    let key = keys::manifest(&id, a.remote.writer());
+    let key = keys::manifest(&typed_id(&id), a.remote.writer());
     let manifest = a.remote.backend.get(&key, u64::MAX).unwrap().unwrap();
     let mut m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     let chunk = m["chunks"][0].clone();
@@ -499,7 +499,7 @@ fn claimed_sizes_are_bounded_before_anything_is_fetched() {
             .unwrap();
         // 4,000 copies of a small chunk are within the bound: read, and
         // then refused as a session it is not.
-        match pull_session(&b.store, &b.remote, &id) {
+        match pull_session(&b.store, &b.remote, &typed_id(&id)) {
             Err(RemoteError::Damaged { .. } | RemoteError::Session(_)) => {}
             other => panic!("{claim}: {other:?}"),
         }
@@ -532,6 +532,6 @@ fn the_background_push_sends_again_what_a_remote_gc_removed_and_says_so() {
         "{said}"
     );
     let b = side(&url);
-    pull_session(&b.store, &b.remote, &id).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&id)).unwrap();
     drop(file);
 }

@@ -16,6 +16,9 @@
 
 use object_store::path::Path;
 
+pub use crate::session::is_safe_component;
+use crate::session::SessionId;
+
 const PACKS: &str = "packs";
 const SESSIONS: &str = "sessions";
 const CHUNKS: &str = "chunks";
@@ -43,50 +46,50 @@ pub fn sessions_dir() -> Path {
     Path::from(SESSIONS)
 }
 
-pub fn chunk(session: &str, hash: &str) -> Path {
+pub fn chunk(session: &SessionId, hash: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{CHUNKS}/{hash}.jsonl"))
 }
 
 /// Everything of one session: its chunks and manifests.
-pub fn session_dir(session: &str) -> Path {
+pub fn session_dir(session: &SessionId) -> Path {
     Path::from(format!("{SESSIONS}/{session}"))
 }
 
-pub fn manifests_dir(session: &str) -> Path {
+pub fn manifests_dir(session: &SessionId) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{MANIFESTS}"))
 }
 
-pub fn manifest(session: &str, writer: &str) -> Path {
+pub fn manifest(session: &SessionId, writer: &str) -> Path {
     Path::from(format!("{SESSIONS}/{session}/{MANIFESTS}/{writer}.json"))
 }
 
 /// The session id and writer a manifest's key names, when it is one
-/// rewind writes (both of the id grammar).
-pub fn parse_manifest_key(key: &Path) -> Option<(String, String)> {
+/// rewind writes (both of the id grammar). A listing is a remote's bytes:
+/// anything else under `sessions/` is not rewind's, and callers skip it.
+pub fn parse_manifest_key(key: &Path) -> Option<(SessionId, String)> {
     let parts: Vec<_> = key.parts().collect();
     let [s, session, m, file] = &parts[..] else {
         return None;
     };
     let writer = file.as_ref().strip_suffix(".json")?;
-    (s.as_ref() == SESSIONS
-        && m.as_ref() == MANIFESTS
-        && is_safe_component(session.as_ref())
-        && is_safe_component(writer))
-    .then(|| (session.as_ref().to_owned(), writer.to_owned()))
+    if s.as_ref() != SESSIONS || m.as_ref() != MANIFESTS || !is_safe_component(writer) {
+        return None;
+    }
+    let session = SessionId::parse(session.as_ref()).ok()?;
+    Some((session, writer.to_owned()))
 }
 
 /// The session id a chunk's key names, when it is one rewind writes.
-pub fn parse_chunk_key(key: &Path) -> Option<String> {
+pub fn parse_chunk_key(key: &Path) -> Option<SessionId> {
     let parts: Vec<_> = key.parts().collect();
     let [s, session, c, file] = &parts[..] else {
         return None;
     };
     let hash = file.as_ref().strip_suffix(".jsonl")?;
-    (s.as_ref() == SESSIONS
-        && c.as_ref() == CHUNKS
-        && is_safe_component(session.as_ref())
-        && is_hash(hash))
-    .then(|| session.as_ref().to_owned())
+    if s.as_ref() != SESSIONS || c.as_ref() != CHUNKS || !is_hash(hash) {
+        return None;
+    }
+    SessionId::parse(session.as_ref()).ok()
 }
 
 /// What a key under `packs/` is.
@@ -120,11 +123,27 @@ pub fn is_hash(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// A session id or writer id as it may appear in a key: the characters an
-/// entry id may have, minus '/' and anything a URL would escape.
-pub fn is_safe_component(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 64
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_keys_type_their_session_id_or_are_not_rewinds() {
+        let id = SessionId::parse("4f0e-77aa").unwrap();
+        let m = manifest(&id, "0123456789abcdef");
+        assert_eq!(
+            parse_manifest_key(&m),
+            Some((id.clone(), "0123456789abcdef".to_owned()))
+        );
+        let c = chunk(&id, &"a".repeat(32));
+        assert_eq!(parse_chunk_key(&c), Some(id));
+        // Names a hostile remote could list: none is typed, so none names a
+        // file, a state or a key of rewind's.
+        for junk in ["..", "a.b", "a%20b", "é", &"x".repeat(65)] {
+            let m = Path::from(format!("sessions/{junk}/manifests/0123456789abcdef.json"));
+            assert_eq!(parse_manifest_key(&m), None, "{junk}");
+            let c = Path::from(format!("sessions/{junk}/chunks/{}.jsonl", "a".repeat(32)));
+            assert_eq!(parse_chunk_key(&c), None, "{junk}");
+        }
+    }
 }

@@ -5,12 +5,12 @@ use super::error::RemoteError;
 use super::manifest::Manifest;
 use super::{keys, limits, Remote};
 use crate::printable::printable;
-use crate::session::canonical_iso;
+use crate::session::{canonical_iso, SessionId};
 
 /// One copy of a session on the remote.
 #[derive(Clone, Debug)]
 pub struct RemoteCopy {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub writer: String,
     pub cwd: String,
     pub updated: String,
@@ -27,6 +27,11 @@ pub fn list_sessions(remote: &Remote) -> Result<Vec<RemoteCopy>, RemoteError> {
     let mut out = Vec::new();
     for listed in remote.backend.list(&keys::sessions_dir())? {
         if keys::parse_manifest_key(&listed.key).is_none() {
+            // Chunks are listed too; a key that is neither is not rewind's
+            // (a junk or hostile name): left out of the listing, and said so.
+            if keys::parse_chunk_key(&listed.key).is_none() {
+                tracing::warn!(key = %printable(listed.key.as_ref()), "a key under sessions/ that is not rewind's is left out");
+            }
             continue;
         }
         let bytes = match remote.backend.get(&listed.key, limits::MAX_MANIFEST_BYTES) {

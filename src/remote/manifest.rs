@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{keys, limits};
 use crate::printable::printable;
+use crate::session::SessionId;
 
 pub const MANIFEST_FORMAT: u32 = 1;
 
@@ -20,7 +21,8 @@ pub struct Chunk {
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     pub format: u32,
-    pub session_id: String,
+    /// Typed as it is read: a manifest naming no session id does not read.
+    pub session_id: SessionId,
     /// The store that wrote it (`remote/writer`).
     pub writer: String,
     /// The project directory on the writer's machine.
@@ -40,7 +42,7 @@ impl Manifest {
     /// The manifest stored under `key` (`sessions/<id>/manifests/<writer>.json`),
     /// checked as everything from a remote is: its session id and writer
     /// must be the ones its key names and of the id grammar
-    /// ([`keys::is_safe_component`]), its chunks named as rewind names them,
+    /// ([`SessionId`]), its chunks named as rewind names them,
     /// their lengths summing to `bytes` within
     /// [`limits::MAX_SESSION_BYTES`]. `Err` says why it is not one.
     pub fn parse(key: &object_store::path::Path, bytes: &[u8]) -> Result<Manifest, String> {
@@ -55,7 +57,7 @@ impl Manifest {
         if m.session_id != session || m.writer != writer {
             return Err(format!(
                 "it names session {} and writer {}, its key another",
-                printable(&m.session_id),
+                m.session_id,
                 printable(&m.writer)
             ));
         }
@@ -78,5 +80,32 @@ impl Manifest {
             return Err(format!("a session of {reason}"));
         }
         Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(session: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "format": 1, "sessionId": session, "writer": "0123456789abcdef", "cwd": "/p",
+            "updated": "2020-01-01T00:00:00.000Z", "entries": 0, "leaf": null,
+            "bytes": 0, "chunks": [],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_manifest_types_its_session_id_and_writes_it_back_as_read() {
+        let key = object_store::path::Path::from("sessions/s-1/manifests/0123456789abcdef.json");
+        let m = Manifest::parse(&key, &body("s-1")).unwrap();
+        assert_eq!(m.session_id, "s-1");
+        let again: serde_json::Value = serde_json::to_value(&m).unwrap();
+        assert_eq!(again["sessionId"], "s-1");
+        // An id that cannot be typed does not read, whatever its key.
+        for bad in ["../s-1", "s.1", ""] {
+            assert!(Manifest::parse(&key, &body(bad)).is_err(), "{bad:?}");
+        }
     }
 }

@@ -37,7 +37,7 @@ pub use config::RemoteSpec;
 pub use error::RemoteError;
 pub use limits::REMOTE_PACK_BYTES;
 pub use list::{list_sessions, RemoteCopy};
-pub use pull::{pull_session, PullReport};
+pub use pull::{pull_session, requested_session, PullReport};
 pub use push::{push_session, Check as PushCheck, PushReport};
 pub use pusher::{behind, last_error, last_resent, Behind, Pusher};
 

@@ -16,14 +16,14 @@ use super::{keys, limits, Remote};
 use crate::printable::printable;
 use crate::session::records::{Navigation, Record};
 use crate::session::{
-    canonical_iso, now_iso, parse_copy, Entry, EntryId, Header, SessionIndex, SessionLog,
+    canonical_iso, now_iso, parse_copy, Entry, EntryId, Header, SessionId, SessionIndex, SessionLog,
 };
 use crate::store::{empty_tree_id, EntryKind, IndexEntry, Layout, ObjectId, Store, Tree};
 
 /// What one pull did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PullReport {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub session_file: PathBuf,
     /// The session file was made by this pull (it was not in the store).
     pub created: bool,
@@ -47,13 +47,10 @@ struct Copy {
 pub fn pull_session(
     store: &Store,
     remote: &Remote,
-    session_id: &str,
+    session_id: &SessionId,
 ) -> Result<PullReport, RemoteError> {
     let requests_before = remote.backend.traffic.requests();
     let down_before = remote.backend.traffic.bytes_down();
-    if !keys::is_safe_component(session_id) {
-        return Err(no_such(remote, session_id));
-    }
     let local_file = find_local(store.layout(), session_id)?;
     let local_bytes = match &local_file {
         Some(p) => Some(fs::read(p).map_err(|e| RemoteError::io("reading", p, e))?),
@@ -73,7 +70,7 @@ pub fn pull_session(
     let base_index: SessionIndex = match (&local_file, &local_bytes, base_copy) {
         (Some(path), Some(bytes), _) => parse_copy(path, bytes)?.1,
         (_, _, Some(i)) => copies[i].index.clone(),
-        _ => return Err(no_such(remote, session_id)),
+        _ => return Err(no_such(remote, session_id.as_str())),
     };
 
     // Entries the base lacks, each copy's in its own order (parents first).
@@ -90,7 +87,7 @@ pub fn pull_session(
             if let Some(p) = &e.parent_id {
                 if !have.contains(p) {
                     return Err(RemoteError::Damaged {
-                        session: session_id.to_owned(),
+                        session: session_id.to_string(),
                         what: format!("the copy of writer {}", copy.manifest.writer),
                         reason: format!("entry {} names a parent {} it does not hold", e.id, p),
                     });
@@ -114,8 +111,14 @@ pub fn pull_session(
         }
     }
     let mut report = PullReport {
-        session_id: session_id.to_owned(),
-        ..Default::default()
+        session_id: session_id.clone(),
+        session_file: PathBuf::new(),
+        created: false,
+        entries_added: 0,
+        objects: 0,
+        packs: 0,
+        requests: 0,
+        bytes_down: 0,
     };
     if !roots.is_empty() {
         let _writing = store.writer_guard()?;
@@ -134,14 +137,14 @@ pub fn pull_session(
             let copy = &copies[i];
             let stamp =
                 canonical_iso(&copy.header.timestamp).ok_or_else(|| RemoteError::Damaged {
-                    session: session_id.to_owned(),
+                    session: session_id.to_string(),
                     what: format!("the copy of writer {}", copy.manifest.writer),
                     reason: format!(
                         "its header's timestamp {} is not a time",
                         printable(&copy.header.timestamp)
                     ),
                 })?;
-            let path = store.layout().new_session_file(&stamp, session_id);
+            let path = store.layout().new_session_file(&stamp, session_id.as_str());
             mark_pulled(store.layout(), session_id, remote)?;
             create_new_file(&path, &copy.bytes)?;
             // Its chunks are this store's first lines: a push sends only what follows.
@@ -155,7 +158,7 @@ pub fn pull_session(
             report.created = true;
             path
         }
-        (None, None) => return Err(no_such(remote, session_id)),
+        (None, None) => return Err(no_such(remote, session_id.as_str())),
     };
     if !added.is_empty() {
         let (mut log, _) = SessionLog::open(&path, store.fsync())?;
@@ -207,8 +210,12 @@ fn create_new_file(path: &Path, bytes: &[u8]) -> Result<(), RemoteError> {
 
 /// Records that `session_id` came from `remote` (`remote/.pulled/`), before
 /// its file appears: commands that take the newest session pass it by.
-fn mark_pulled(layout: &Layout, session_id: &str, remote: &Remote) -> Result<(), RemoteError> {
-    let marker = layout.pulled_marker(session_id);
+fn mark_pulled(
+    layout: &Layout,
+    session_id: &SessionId,
+    remote: &Remote,
+) -> Result<(), RemoteError> {
+    let marker = layout.pulled_marker(session_id.as_str());
     let body = serde_json::json!({ "url": remote.backend.url(), "pulledAt": now_iso() });
     write_file(&marker, body.to_string().as_bytes())
 }
@@ -220,10 +227,17 @@ fn no_such(remote: &Remote, session: &str) -> RemoteError {
     }
 }
 
+/// The session a command line names, typed where it enters: text that is
+/// no session id names none on any remote, and says so as a pull of a
+/// missing one does.
+pub fn requested_session(remote: &Remote, text: &str) -> Result<SessionId, RemoteError> {
+    SessionId::parse(text).map_err(|_| no_such(remote, text))
+}
+
 /// The session file of `session_id` among the store's own.
 pub(super) fn find_local(
     layout: &Layout,
-    session_id: &str,
+    session_id: &SessionId,
 ) -> Result<Option<PathBuf>, RemoteError> {
     let dir = layout.sessions_dir();
 
@@ -234,7 +248,7 @@ pub(super) fn find_local(
     };
     for entry in entries {
         let entry = entry.map_err(|e| RemoteError::io("listing", &dir, e))?;
-        if Layout::session_id_of(&entry.path()) == Some(session_id) {
+        if Layout::session_id_of(&entry.path()) == Some(session_id.as_str()) {
             return Ok(Some(entry.path()));
         }
     }
@@ -245,7 +259,7 @@ pub(super) fn find_local(
 /// A chunk this store's file already begins with is read from the file.
 fn fetch_copies(
     remote: &Remote,
-    session_id: &str,
+    session_id: &SessionId,
     local: Option<&[u8]>,
 ) -> Result<Vec<Copy>, RemoteError> {
     let pushed = remote.state.pushed(session_id)?;
@@ -261,7 +275,7 @@ fn fetch_copies(
         }
     }
     let damaged = |what: String, reason: String| RemoteError::Damaged {
-        session: session_id.to_owned(),
+        session: session_id.to_string(),
         what,
         reason,
     };
@@ -274,7 +288,7 @@ fn fetch_copies(
         };
         let manifest = Manifest::parse(&l.key, &bytes)
             .map_err(|reason| damaged(format!("manifest {}", printable(l.key.as_ref())), reason))?;
-        if manifest.session_id != session_id {
+        if manifest.session_id != *session_id {
             return Err(damaged(
                 format!("manifest {}", printable(l.key.as_ref())),
                 "it is another session's".into(),
@@ -284,7 +298,7 @@ fn fetch_copies(
         let (header, index) = parse_copy(Path::new(&l.key.to_string()), &file)?;
         // The header must name the session asked for: a copy that says it
         // is another would be merged into, or named after, that one.
-        if header.id != session_id {
+        if header.id != session_id.as_str() {
             return Err(damaged(
                 format!("the copy of writer {}", manifest.writer),
                 format!("its header names session {}", printable(&header.id)),
@@ -298,7 +312,7 @@ fn fetch_copies(
         });
     }
     if copies.is_empty() {
-        return Err(no_such(remote, session_id));
+        return Err(no_such(remote, session_id.as_str()));
     }
     Ok(copies)
 }
@@ -308,12 +322,12 @@ fn fetch_copies(
 /// against its name and length.
 pub(super) fn assemble(
     remote: &Remote,
-    session_id: &str,
+    session_id: &SessionId,
     manifest: &Manifest,
     known: &mut HashMap<String, Vec<u8>>,
 ) -> Result<Vec<u8>, RemoteError> {
     let damaged = |what: String, reason: String| RemoteError::Damaged {
-        session: session_id.to_owned(),
+        session: session_id.to_string(),
         what,
         reason,
     };
@@ -370,7 +384,7 @@ pub(super) fn assemble(
 fn fetch_closure(
     store: &Store,
     remote: &Remote,
-    session_id: &str,
+    session_id: &SessionId,
     roots: Vec<(ObjectId, EntryId)>,
     report: &mut PullReport,
 ) -> Result<(), RemoteError> {
@@ -405,7 +419,7 @@ fn fetch_closure(
             }
         }
         let fail = |id: &ObjectId, entry: &EntryId, problem: String| RemoteError::Object {
-            session: session_id.to_owned(),
+            session: session_id.to_string(),
             checkpoint: entry.to_string(),
             object: id.to_hex(),
             problem,

@@ -13,8 +13,7 @@
 //! finds the packs that arrived in the remote's indexes and sends only the rest.
 
 use std::collections::HashSet;
-use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::RemoteError;
 use super::index::RemoteIndex;
@@ -22,13 +21,13 @@ use super::manifest::{Chunk, Manifest, MANIFEST_FORMAT};
 use super::state::Pushed;
 use super::upload::upload_objects;
 use super::{keys, Remote};
-use crate::session::{now_iso, SessionLog};
+use crate::session::{now_iso, FollowStats, FollowedLog, SessionId};
 use crate::store::{empty_tree_id, EntryKind, ObjectId, Store};
 
 /// What one push did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PushReport {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Objects uploaded, in how many packs, and their packed bytes.
     pub objects: u64,
     pub packs: u64,
@@ -63,6 +62,67 @@ pub enum Check {
     WhenSending,
 }
 
+/// A session file as a push reads it, kept between pushes by the
+/// background pusher so each reads only the lines appended since the last
+/// ([`FollowedLog`]), and checks only the chunks it has not checked against
+/// this file yet. Every entry's trees are still walked on each push that
+/// sends something (see [`missing_closure`]): only reading is incremental.
+#[derive(Debug)]
+pub struct PushSource {
+    path: PathBuf,
+    log: Option<FollowedLog>,
+    /// Chunks found to be the file's first bytes, in the file's read
+    /// `generation` (a file read whole again is checked again).
+    verified: Vec<Chunk>,
+    generation: u64,
+}
+
+impl PushSource {
+    /// The session file at `path`; nothing is read before the first push.
+    pub fn new(path: &Path) -> PushSource {
+        PushSource {
+            path: path.to_path_buf(),
+            log: None,
+            verified: Vec::new(),
+            generation: 0,
+        }
+    }
+
+    /// What reading the file has cost so far (nothing before the first push).
+    pub fn stats(&self) -> FollowStats {
+        self.log
+            .as_ref()
+            .map(FollowedLog::stats)
+            .unwrap_or_default()
+    }
+
+    /// Whether the file still begins with `pushed`'s chunks ([`Pushed::is_prefix_of`]),
+    /// reading only the chunks not found there before.
+    fn begins_with(
+        log: &mut FollowedLog,
+        verified: &mut Vec<Chunk>,
+        pushed: &Pushed,
+    ) -> Result<bool, RemoteError> {
+        let known = verified
+            .iter()
+            .zip(&pushed.chunks)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let mut at: u64 = pushed.chunks[..known].iter().map(|c| c.bytes).sum();
+        for c in &pushed.chunks[known..] {
+            let Some(end) = at.checked_add(c.bytes).filter(|&e| e <= log.len()) else {
+                return Ok(false);
+            };
+            if ObjectId::of(&log.read_range(at, end)?).to_hex() != c.hash {
+                return Ok(false);
+            }
+            at = end;
+        }
+        verified.clone_from(&pushed.chunks);
+        Ok(true)
+    }
+}
+
 /// Pushes the session in `session_file` (a file of `store`'s or one it
 /// serves) to `remote`.
 pub fn push_session(
@@ -71,32 +131,64 @@ pub fn push_session(
     session_file: &Path,
     check: Check,
 ) -> Result<PushReport, RemoteError> {
+    push_source(store, remote, &mut PushSource::new(session_file), check)
+}
+
+/// [`push_session`] of a file followed between pushes.
+pub fn push_source(
+    store: &Store,
+    remote: &Remote,
+    source: &mut PushSource,
+    check: Check,
+) -> Result<PushReport, RemoteError> {
     let requests_before = remote.backend.traffic.requests();
     let up_before = remote.backend.traffic.bytes_up();
-    // The bytes first, then the entries: a line appended in between is
-    // read as an entry (its objects pushed) but not pushed as a line, never
-    // the other way round.
-    let file = fs::read(session_file).map_err(|e| RemoteError::io("reading", session_file, e))?;
-    let whole = file.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
-    let file = &file[..whole];
-    let log = SessionLog::open_read_only(session_file)?;
-    let header = log.header().clone();
-    let session_id = header.id.clone();
-    if !keys::is_safe_component(&session_id) {
-        return Err(RemoteError::Damaged {
-            session: session_id,
-            what: "its id".into(),
-            reason: "not a name a remote key can hold".into(),
-        });
+    // The lines and the entries come from one read: every line pushed has
+    // its entry's objects pushed with it (or before). A look that fails
+    // lets go of what was read: the next reads the file whole.
+    let PushSource {
+        path,
+        log,
+        verified,
+        generation,
+    } = source;
+    let followed = match log.take() {
+        Some(mut followed) => {
+            followed.refresh()?;
+            followed
+        }
+        None => FollowedLog::open(path)?,
+    };
+    let log = log.insert(followed);
+    if log.generation() != *generation {
+        *generation = log.generation();
+        verified.clear();
     }
+    let whole = log.len() as usize;
+    let header = log.header().clone();
+    // The header is where the id enters: typed here, it names keys and
+    // state files below unchecked.
+    let session_id = SessionId::parse(&header.id).map_err(|_| RemoteError::Damaged {
+        session: header.id.clone(),
+        what: "its id".into(),
+        reason: "not a name a remote key can hold".into(),
+    })?;
     let mut pushed = remote.state.pushed(&session_id)?;
-    if !pushed.is_prefix_of(file) {
+    if !PushSource::begins_with(log, verified, &pushed)? {
         pushed = Default::default();
     }
     let mut report = PushReport {
         session_id: session_id.clone(),
         file_bytes: whole as u64,
-        ..Default::default()
+        objects: 0,
+        packs: 0,
+        packed_bytes: 0,
+        log_bytes: 0,
+        requests: 0,
+        bytes_up: 0,
+        up_to_date: false,
+        chunks_resent: 0,
+        manifest_resent: false,
     };
     let nothing_new = pushed.bytes() == whole as u64 && pushed.manifest_written;
     if nothing_new && check == Check::WhenSending {
@@ -107,7 +199,7 @@ pub fn push_session(
     // may have removed the session since (docs/remote.md "gc on the
     // remote"). Chunks are sent again from the file, which begins with them.
     if !pushed.chunks.is_empty() {
-        resend_missing(remote, &session_id, file, &mut pushed, &mut report)?;
+        resend_missing(remote, &session_id, log, &mut pushed, &mut report)?;
     }
     if pushed.bytes() == whole as u64 && pushed.manifest_written {
         report.up_to_date = true;
@@ -142,16 +234,19 @@ pub fn push_session(
     // 2. The new lines, as one chunk.
     let from = pushed.bytes() as usize;
     if from < whole {
-        let piece = &file[from..];
-        let hash = ObjectId::of(piece).to_hex();
+        let piece = log.read_range(from as u64, whole as u64)?;
+        let hash = ObjectId::of(&piece).to_hex();
         remote
             .backend
-            .put(&keys::chunk(&session_id, &hash), piece.to_vec())?;
+            .put(&keys::chunk(&session_id, &hash), piece.clone())?;
         report.log_bytes = piece.len() as u64;
         pushed.chunks.push(Chunk {
             hash,
             bytes: piece.len() as u64,
         });
+        // Made of the file's bytes, after chunks found to be its first:
+        // the next push need not read them again to know the file begins so.
+        verified.clone_from(&pushed.chunks);
         pushed.manifest_written = false;
         remote.state.save_pushed(&session_id, &pushed)?;
     }
@@ -163,13 +258,13 @@ pub fn push_session(
         writer: remote.writer.clone(),
         cwd: header.cwd.clone(),
         updated: now_iso(),
-        entries: count_lines(file).saturating_sub(1),
-        leaf: leaf_of(file),
+        entries: (log.lines() as usize).saturating_sub(1),
+        leaf: leaf_of(log.last_line()),
         bytes: whole as u64,
         chunks: pushed.chunks.clone(),
     };
     let bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| RemoteError::Damaged {
-        session: session_id.clone(),
+        session: session_id.to_string(),
         what: "its manifest".into(),
         reason: e.to_string(),
     })?;
@@ -187,8 +282,8 @@ pub fn push_session(
 /// not among them; a missing manifest is written again by the push.
 fn resend_missing(
     remote: &Remote,
-    session_id: &str,
-    file: &[u8],
+    session_id: &SessionId,
+    log: &mut FollowedLog,
     pushed: &mut Pushed,
     report: &mut PushReport,
 ) -> Result<(), RemoteError> {
@@ -198,14 +293,14 @@ fn resend_missing(
         .into_iter()
         .map(|l| l.key.to_string())
         .collect();
-    let mut at = 0usize;
+    let mut at = 0u64;
     for c in &pushed.chunks {
         // `is_prefix_of` held: the file has every chunk's bytes.
-        let n = c.bytes as usize;
+        let n = c.bytes;
         let key = keys::chunk(session_id, &c.hash);
         if !there.contains(key.as_ref()) {
-            let piece = file.get(at..at + n).unwrap_or_default();
-            remote.backend.put(&key, piece.to_vec())?;
+            let piece = log.read_range(at, at + n)?;
+            remote.backend.put(&key, piece)?;
             report.chunks_resent += 1;
         }
         at += n;
@@ -218,7 +313,7 @@ fn resend_missing(
     }
     if report.chunks_resent > 0 || report.manifest_resent {
         tracing::warn!(
-            session = session_id,
+            session = %session_id,
             chunks = report.chunks_resent,
             manifest = report.manifest_resent,
             "the remote had lost part of this session (a remote gc?): sent again"
@@ -227,15 +322,10 @@ fn resend_missing(
     Ok(())
 }
 
-fn count_lines(file: &[u8]) -> usize {
-    file.iter().filter(|&&b| b == b'\n').count()
-}
-
 /// The id of the last line's entry (pi's leaf rule), if it has one.
-fn leaf_of(file: &[u8]) -> Option<String> {
-    let body = file.strip_suffix(b"\n")?;
-    let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
-    let v: serde_json::Value = serde_json::from_slice(&body[start..]).ok()?;
+fn leaf_of(last_line: &[u8]) -> Option<String> {
+    let body = last_line.strip_suffix(b"\n")?;
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     if v.get("type").and_then(|t| t.as_str()) == Some("session") {
         return None;
     }

@@ -6,8 +6,13 @@
 //!
 //! Its queue is the store itself: what a session file holds beyond what
 //! `remote/<name>/sessions/<id>.json` says was pushed. So it is bounded by
-//! the sessions, costs no memory, and survives any restart: the next
-//! pusher of the store finds the same difference and sends it.
+//! the sessions and survives any restart: the next pusher of the store
+//! finds the same difference and sends it.
+//!
+//! Between wakes it keeps what it read of the last few session files it
+//! pushed ([`PushSource`]), so a wake reads only the lines appended since
+//! (a file replaced or shortened is read whole again). What a push walks
+//! is not cut down: every entry's trees, as a push from the command line.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use super::config::RemoteSpec;
 use super::error::RemoteError;
-use super::push::{push_session, Check};
-use super::state::write_file;
+use super::push::{push_source, Check, PushSource};
+use super::state::{write_file, Pushed};
 use super::Remote;
-use crate::session::now_iso;
+use crate::session::{now_iso, SessionId};
 use crate::store::{Layout, Store};
 
 /// How often the pusher looks without being woken.
@@ -30,6 +35,9 @@ const POLL: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const ERROR_FILE: &str = "last-error.json";
 const RESENT_FILE: &str = "last-resent.json";
+/// How many session files the pusher keeps what it read of: those being
+/// recorded into now. Another that grows is read whole once, then followed.
+const FOLLOWED: usize = 8;
 
 struct Shared {
     woken: Mutex<bool>,
@@ -108,6 +116,7 @@ fn run(root: &Path, spec: RemoteSpec, shared: &Shared) {
     let layout = Layout::new(root);
     let mut open: Option<(Store, Remote)> = None;
     let mut pushed: HashMap<PathBuf, u64> = HashMap::new();
+    let mut followed = Followed::default();
     let mut backoff: Option<Duration> = None;
     loop {
         if !shared.stop.load(Ordering::Acquire) {
@@ -126,10 +135,11 @@ fn run(root: &Path, spec: RemoteSpec, shared: &Shared) {
             let Some((store, remote)) = &open else {
                 return Ok(());
             };
-            round(store, remote, &mut pushed)
+            round(store, remote, &mut pushed, &mut followed)
         }))
         .unwrap_or_else(|_| {
             open = None;
+            followed = Followed::default();
             Err(RemoteError::Backend {
                 url: spec.url.clone(),
                 message: "the background push panicked (a bug); it starts again".into(),
@@ -155,12 +165,46 @@ fn run(root: &Path, spec: RemoteSpec, shared: &Shared) {
     }
 }
 
+/// The session files the pusher follows, each with when it last pushed it.
+#[derive(Default)]
+struct Followed {
+    sources: HashMap<PathBuf, (u64, PushSource)>,
+    rounds: u64,
+}
+
+impl Followed {
+    /// The source of `path`, followed from now on; the one pushed longest
+    /// ago is let go of when there are too many.
+    fn source(&mut self, path: &Path) -> &mut PushSource {
+        if !self.sources.contains_key(path) && self.sources.len() >= FOLLOWED {
+            let oldest = self
+                .sources
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(p, _)| p.clone());
+            if let Some(p) = oldest {
+                self.sources.remove(&p);
+            }
+        }
+        let at = self.rounds;
+        let (used, source) = self
+            .sources
+            .entry(path.to_path_buf())
+            .or_insert_with(|| (at, PushSource::new(path)));
+        *used = at;
+        source
+    }
+}
+
 /// Pushes every session file that grew since this pusher last pushed it.
 fn round(
     store: &Store,
     remote: &Remote,
     pushed: &mut HashMap<PathBuf, u64>,
+    followed: &mut Followed,
 ) -> Result<(), RemoteError> {
+    followed.rounds += 1;
+    let mut listed = std::collections::HashSet::new();
     let dir = store.layout().sessions_dir();
     let listing = match std::fs::read_dir(&dir) {
         Ok(l) => l,
@@ -173,10 +217,13 @@ fn round(
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
+        listed.insert(path.clone());
         if pushed.get(&path) == Some(&meta.len()) {
             continue;
         }
-        let report = push_session(store, remote, &path, Check::WhenSending)?;
+        let source = followed.source(&path);
+        let report = push_source(store, remote, source, Check::WhenSending)?;
+        tracing::trace!(session = %report.session_id, read = ?source.stats(), "read of the session file so far");
         if report.chunks_resent > 0 || report.manifest_resent {
             record_resent(store.layout(), &remote.spec, &report);
         }
@@ -185,6 +232,8 @@ fn round(
         }
         pushed.insert(path, report.file_bytes);
     }
+    // A file gone (a gc removed its session) is let go of, and its handle closed.
+    followed.sources.retain(|p, _| listed.contains(p));
     Ok(())
 }
 
@@ -236,7 +285,13 @@ pub fn behind(layout: &Layout, spec: &RemoteSpec) -> Result<Vec<Behind>, RemoteE
             continue;
         };
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        let pushed = state.pushed(&session_id)?;
+        // The file's name is where its id enters. One that is no session id
+        // was never pushed (a push refuses it), so all of it is behind; its
+        // name is shown as text, and names no state file.
+        let pushed = match SessionId::parse(&session_id) {
+            Ok(id) => state.pushed(&id)?,
+            Err(_) => Pushed::default(),
+        };
         // A pulled session's lines came from the remote: they are there,
         // under the writer that pushed them, whether or not this store
         // wrote a manifest of its own for them yet.
@@ -309,3 +364,6 @@ pub fn last_error(layout: &Layout, spec: &RemoteSpec) -> Option<(String, String)
         v.get("error")?.as_str()?.to_owned(),
     ))
 }
+
+#[cfg(test)]
+mod tests;

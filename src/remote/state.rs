@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::error::RemoteError;
 use super::manifest::Chunk;
 use crate::durability::atomic_write;
+use crate::session::SessionId;
 use crate::store::ObjectId;
 
 const PACKS_DIR: &str = "packs";
@@ -65,11 +66,12 @@ impl State {
         self.dir.join(PACKS_DIR)
     }
 
-    fn pushed_path(&self, session: &str) -> PathBuf {
+    /// A typed id names the file: it cannot leave the directory.
+    fn pushed_path(&self, session: &SessionId) -> PathBuf {
         self.dir.join(SESSIONS_DIR).join(format!("{session}.json"))
     }
 
-    pub fn pushed(&self, session: &str) -> Result<Pushed, RemoteError> {
+    pub fn pushed(&self, session: &SessionId) -> Result<Pushed, RemoteError> {
         let path = self.pushed_path(session);
         match fs::read(&path) {
             // An unreadable state only costs a fresh upload of the log.
@@ -79,7 +81,7 @@ impl State {
         }
     }
 
-    pub fn save_pushed(&self, session: &str, pushed: &Pushed) -> Result<(), RemoteError> {
+    pub fn save_pushed(&self, session: &SessionId, pushed: &Pushed) -> Result<(), RemoteError> {
         let path = self.pushed_path(session);
         let bytes = serde_json::to_vec(pushed).map_err(|e| {
             RemoteError::io(

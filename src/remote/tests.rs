@@ -8,13 +8,18 @@ use std::path::PathBuf;
 use super::*;
 use crate::remote::push::Check;
 use crate::session::records::{Record, StepSnapshot};
-use crate::session::{EntryId, Header, SessionLog};
+use crate::session::{EntryId, Header, SessionId, SessionLog};
 use crate::store::{build_tree, flatten, EntryKind, Store, TreeEntry};
 
 pub(super) struct Side {
     pub(super) _dir: tempfile::TempDir,
     pub(super) store: Store,
     pub(super) remote: Remote,
+}
+
+/// A test's session id, typed as a command line's would be.
+pub(super) fn typed_id(text: &str) -> SessionId {
+    SessionId::parse(text).unwrap()
 }
 
 /// A store of its own with `url` as its remote.
@@ -135,7 +140,7 @@ fn a_pushed_session_pulls_into_an_empty_store_whole_and_verified() {
     assert!(r2.requests <= 6 && r2.objects < 20, "{r2:?}");
 
     let b = side(&url);
-    let pulled = pull_session(&b.store, &b.remote, &sid).unwrap();
+    let pulled = pull_session(&b.store, &b.remote, &typed_id(&sid)).unwrap();
     assert!(pulled.created);
     let copy = SessionLog::open_read_only(&pulled.session_file).unwrap();
     assert_eq!(
@@ -164,7 +169,7 @@ fn an_interrupted_push_resumes_without_sending_objects_again() {
     let b = side(&url);
     assert!(
         matches!(
-            pull_session(&b.store, &b.remote, &sid),
+            pull_session(&b.store, &b.remote, &typed_id(&sid)),
             Err(RemoteError::NoSuchSession { .. })
         ),
         "without its manifest the session is not there for readers"
@@ -172,7 +177,7 @@ fn an_interrupted_push_resumes_without_sending_objects_again() {
     let r = push_session(&a.store, &a.remote, &path, Check::Remote).unwrap();
     assert_eq!((r.objects, r.packs), (0, 0), "{r:?}");
     assert!(r.log_bytes > 0);
-    pull_session(&b.store, &b.remote, &sid).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&sid)).unwrap();
 }
 
 #[test]
@@ -188,13 +193,13 @@ fn an_object_missing_on_the_remote_names_the_checkpoint_and_writes_nothing() {
         std::fs::remove_file(f.unwrap().path()).unwrap();
     }
     let b = side(&url);
-    let err = pull_session(&b.store, &b.remote, &sid).unwrap_err();
+    let err = pull_session(&b.store, &b.remote, &typed_id(&sid)).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains(&sid) && text.contains(c1.as_str()) && text.contains("not on the remote"),
         "{text}"
     );
-    assert!(super::pull::find_local(b.store.layout(), &sid)
+    assert!(super::pull::find_local(b.store.layout(), &typed_id(&sid))
         .unwrap()
         .is_none());
 }
@@ -210,7 +215,7 @@ fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
     push_session(&a.store, &a.remote, &path_a, Check::Remote).unwrap();
 
     let b = side(&url);
-    let path_b = pull_session(&b.store, &b.remote, &sid)
+    let path_b = pull_session(&b.store, &b.remote, &typed_id(&sid))
         .unwrap()
         .session_file;
     let (mut log_b, _) = SessionLog::open(&path_b, false).unwrap();
@@ -222,7 +227,7 @@ fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
     push_session(&b.store, &b.remote, &path_b, Check::Remote).unwrap();
     push_session(&a.store, &a.remote, &path_a, Check::Remote).unwrap();
 
-    let r = pull_session(&a.store, &a.remote, &sid).unwrap();
+    let r = pull_session(&a.store, &a.remote, &typed_id(&sid)).unwrap();
     assert_eq!(r.entries_added, 1, "{r:?}");
     let log = SessionLog::open_read_only(&path_a).unwrap();
     let ix = log.index();
@@ -236,7 +241,7 @@ fn two_stores_pushing_one_session_make_two_branches_and_keep_each_leaf() {
     );
     // Pulling again adds nothing.
     assert_eq!(
-        pull_session(&a.store, &a.remote, &sid)
+        pull_session(&a.store, &a.remote, &typed_id(&sid))
             .unwrap()
             .entries_added,
         0
@@ -268,7 +273,7 @@ fn a_session_spanning_many_packs_pulls_every_object() {
     let r = push_session(&a.store, &remote_a, &path, Check::Remote).unwrap();
     assert!(r.packs >= 20, "{r:?}");
     let b = side(&url);
-    let pulled = pull_session(&b.store, &b.remote, &sid).unwrap();
+    let pulled = pull_session(&b.store, &b.remote, &typed_id(&sid)).unwrap();
     assert_eq!(pulled.objects, r.objects, "{pulled:?}");
     assert_eq!(files_of(&b.store, t), files_of(&a.store, t));
 }
@@ -318,7 +323,7 @@ fn remote_gc_keeps_the_newest_and_deletes_packs_in_two_runs() {
         },
     )
     .unwrap();
-    assert_eq!(dry.sessions_removed, vec![old_id.clone()]);
+    assert_eq!(dry.sessions_removed, vec![typed_id(&old_id)]);
     assert_eq!(packs(), 4, "a dry run changes nothing");
     let first = gc::run(&a.remote, &gc_params(1)).unwrap();
     assert_eq!((first.marked, first.deleted), (1, 0), "{first:?}");
@@ -333,11 +338,11 @@ fn remote_gc_keeps_the_newest_and_deletes_packs_in_two_runs() {
     assert_eq!(packs(), 2);
 
     let b = side(&url);
-    let pulled = pull_session(&b.store, &b.remote, &new_id).unwrap();
+    let pulled = pull_session(&b.store, &b.remote, &typed_id(&new_id)).unwrap();
     assert!(pulled.created);
     assert_eq!(files_of(&b.store, t), files_of(&a.store, t));
     assert!(matches!(
-        pull_session(&b.store, &b.remote, &old_id),
+        pull_session(&b.store, &b.remote, &typed_id(&old_id)),
         Err(RemoteError::NoSuchSession { .. })
     ));
 }
@@ -379,7 +384,7 @@ fn a_push_beside_remote_gc_never_counts_on_a_marked_pack() {
     let second = gc::run(&a.remote, &gc_params(2)).unwrap();
     assert_eq!(second.deleted, 1, "{second:?}");
     let b = side(&url);
-    pull_session(&b.store, &b.remote, &new_id).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&new_id)).unwrap();
     assert_eq!(files_of(&b.store, shared), files_of(&a.store, shared));
 }
 
@@ -408,7 +413,7 @@ fn remote_gc_unmarks_a_pack_a_push_counted_on_before_the_mark() {
     let next = gc::run(&a.remote, &gc_params(10)).unwrap();
     assert_eq!((next.unmarked, next.deleted), (1, 0), "{next:?}");
     let b = side(&url);
-    pull_session(&b.store, &b.remote, &new_id).unwrap();
+    pull_session(&b.store, &b.remote, &typed_id(&new_id)).unwrap();
     assert_eq!(files_of(&b.store, shared), files_of(&a.store, shared));
 }
 

@@ -98,20 +98,134 @@ impl PartialEq<&str> for EntryId {
     }
 }
 
-/// A random UUID v4, formatted by hand so no uuid crate is needed.
+/// The id of one of rewind's sessions (docs/architecture.md "Glossary": session): what
+/// names its file, its remote keys (`sessions/<id>/…`) and its state under `remote/`.
+///
+/// Only [`SessionId::parse`] and [`SessionId::generate`] make one, so a `SessionId` is
+/// always of the id grammar ([`is_safe_component`]) and can name a file or a key as it is:
+/// whatever reads an id from outside (a command line, a remote's listing or manifest, a
+/// session file's header, a file name) parses it there, and what it hands on needs no
+/// further check. It (de)serializes as its string, refusing a string that is not one, so
+/// every format holding it reads and writes unchanged.
+///
+/// A session file's header keeps its `id` as text ([`super::Header`]): rewind reads
+/// session files pi and hosts wrote, whose ids are theirs; it parses one where it names
+/// something with it (a remote push).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionId(String);
+
+/// Text that is not a session id, quoted through `printable` when shown (it came from
+/// outside).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} is not a session id (1 to 64 of a-z, A-Z, 0-9, '-' and '_')", crate::printable::printable(.0))]
+pub struct InvalidSessionId(pub String);
+
+impl SessionId {
+    /// `text` as a session id, when it is of the grammar.
+    pub fn parse(text: &str) -> Result<SessionId, InvalidSessionId> {
+        if is_safe_component(text) {
+            Ok(SessionId(text.to_owned()))
+        } else {
+            Err(InvalidSessionId(text.to_owned()))
+        }
+    }
+
+    /// A random UUID v4, formatted by hand so no uuid crate is needed.
+    pub fn generate() -> SessionId {
+        let mut b: [u8; 16] = rand::random();
+        b[6] = (b[6] & 0x0f) | 0x40; // version 4
+        b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        SessionId(format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        ))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl TryFrom<String> for SessionId {
+    type Error = InvalidSessionId;
+
+    fn try_from(text: String) -> Result<SessionId, InvalidSessionId> {
+        if is_safe_component(&text) {
+            Ok(SessionId(text))
+        } else {
+            Err(InvalidSessionId(text))
+        }
+    }
+}
+
+impl From<SessionId> for String {
+    fn from(id: SessionId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// As the string's, so messages quoting an id read as they did.
+impl fmt::Debug for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl AsRef<str> for SessionId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Sets of ids are looked up with a `&str` (a name a listing or a file holds); `String`'s
+/// `Hash`, `Eq` and `Ord` are `str`'s, so the two agree as `Borrow` requires.
+impl Borrow<str> for SessionId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for SessionId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SessionId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// A session id or a store's writer id as it may name a file or a remote key: the
+/// characters an entry id may have, minus '/' and anything a URL would escape (so never
+/// `.` or `..` either), at most 64.
+pub fn is_safe_component(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A new session's id, as its header holds it.
 pub fn new_session_id() -> String {
-    let mut b: [u8; 16] = rand::random();
-    b[6] = (b[6] & 0x0f) | 0x40; // version 4
-    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    SessionId::generate().into_string()
 }
 
 /// Now, in UTC, as `2026-11-21T19:12:00.123Z` (what JavaScript's `toISOString` gives, so
@@ -204,6 +318,57 @@ mod tests {
         assert!(parts[2].starts_with('4'));
         assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"));
         assert_ne!(id, new_session_id());
+    }
+
+    #[test]
+    fn session_ids_parse_only_the_key_grammar() {
+        for good in [
+            "0f8e4c1a-1111-4222-8333-444455556666",
+            "s1",
+            "A_b-9",
+            &"x".repeat(64),
+        ] {
+            let id = SessionId::parse(good).unwrap();
+            assert_eq!(id.as_str(), good);
+            assert_eq!(id.to_string(), good);
+            assert_eq!(format!("{id:?}"), format!("{good:?}"));
+        }
+        // What a hostile remote, header or file name could hold: nothing that
+        // leaves a directory, escapes in a URL or is empty.
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            "a\\b",
+            "a.b",
+            "a b",
+            "a%2Fb",
+            "\u{1b}[2J",
+            "é",
+            &"x".repeat(65),
+        ] {
+            assert!(SessionId::parse(bad).is_err(), "{bad:?}");
+            assert!(SessionId::try_from(bad.to_owned()).is_err(), "{bad:?}");
+        }
+        // The message shows the text escaped (it came from outside).
+        let err = SessionId::parse("a\u{1b}b").unwrap_err().to_string();
+        assert!(!err.contains('\u{1b}'), "{err}");
+        assert_eq!(SessionId::generate().as_str().len(), 36);
+    }
+
+    #[test]
+    fn session_ids_read_and_write_as_their_text() {
+        let id = SessionId::parse("4f0e-77aa").unwrap();
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(json, "\"4f0e-77aa\"");
+        assert_eq!(serde_json::from_str::<SessionId>(&json).unwrap(), id);
+        // A value that cannot be typed is an error where it is read.
+        assert!(serde_json::from_str::<SessionId>("\"../etc\"").is_err());
+        assert!(serde_json::from_str::<SessionId>("17").is_err());
+        let set = std::collections::HashSet::from([id]);
+        assert!(set.contains("4f0e-77aa"));
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub enum TornTail {
 }
 
 /// What reading the file decided about its last line, applied only once all of it parsed.
-enum Tail {
+pub(super) enum Tail {
     Clean,
     Complete,
     Truncate { keep: u64 },
@@ -438,7 +438,10 @@ pub fn parse_copy(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex), S
     Ok((header, index))
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), SessionError> {
+pub(super) fn parse(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Header, SessionIndex, Tail), SessionError> {
     if bytes.is_empty() {
         return Err(SessionError::NotASession {
             path: path.to_path_buf(),
@@ -468,7 +471,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, SessionIndex, Tail), Sess
 /// `line_no` is the number of the line before them (for messages; MAX when
 /// unknown). Returns what to do about an unterminated last line, its offset
 /// relative to `bytes`.
-fn parse_entries(
+pub(super) fn parse_entries(
     path: &Path,
     bytes: &[u8],
     index: &mut SessionIndex,

@@ -3,6 +3,7 @@
 
 mod entry;
 mod error;
+mod follow;
 mod ids;
 mod index;
 mod log;
@@ -10,6 +11,7 @@ pub mod records;
 
 pub use entry::*;
 pub use error::SessionError;
+pub use follow::{FollowStats, FollowedLog};
 pub use ids::*;
 pub use index::SessionIndex;
 pub use log::{parse_copy, OpenReport, ParkedLog, SessionLog, TornTail};

@@ -127,6 +127,7 @@ pub fn pull(at: Location, which: Option<String>, session_id: String) -> Result<(
     let layout = store_layout(&at)?;
     let store = Store::open(layout.root(), true)?;
     let remote = Remote::open(&layout, which.as_deref())?;
+    let session_id = remote::requested_session(&remote, &session_id)?;
     let r = remote::pull_session(&store, &remote, &session_id)?;
     println!(
         "session {}: {} {} from {} ({} object(s) from {} pack(s); {} request(s), {} bytes received){}",
