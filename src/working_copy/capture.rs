@@ -38,7 +38,7 @@ pub struct ScanRequest<'a> {
     /// Only these paths (files, or directories and everything below) are
     /// looked at; `None` scans the whole project.
     pub scope: Option<&'a [RepoPath]>,
-    /// The files the user's git index tracks ([`git::tracked_paths`]),
+    /// The files the user's git index tracks ([`git::tracked_of`]),
     /// captured even when ignored.
     pub tracked: &'a [String],
     /// Directory listings remembered from earlier scans (see

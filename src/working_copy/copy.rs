@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::checkout::{self, CheckoutError};
-pub(crate) use super::git_state::FileIdentity;
+pub(crate) use super::git_index::FileIdentity;
+use super::git_index::GitIndex;
 use super::scan_state::{LastScan, RulesFingerprint, ScanCounts};
 use super::{git, ScanOptions, StatCache};
 use crate::durability;
@@ -33,11 +34,12 @@ pub struct WorkingCopy {
     pub(super) stat_cache_path: PathBuf,
     stat_cache_saved: Instant,
     pub(super) staged: BTreeSet<String>,
-    /// The paths the user's git index tracks, kept while `.git/index` is
-    /// unchanged (size, mtime, inode), so a scan does not re-parse it.
-    git_index: Option<(FileIdentity, Arc<Vec<String>>)>,
-    /// The git index's entries and listing, for the git state checkpoints
-    /// record (`git_state.rs`).
+    /// The user's git index, parsed once while `.git/index` is unchanged
+    /// (size, mtime, inode): its entries, and the paths it tracks derived
+    /// from them, for both the scans and the git state.
+    git_index: GitIndex,
+    /// What the git state checkpoints record keeps of the index beyond its
+    /// entries: the stored listing, the dirty answer (`git_state.rs`).
     git_state: Option<super::git_state::IndexCache>,
     /// The tree of the last scan and its files: what the watcher's changes
     /// are relative to.
@@ -130,7 +132,7 @@ impl WorkingCopy {
             stat_cache_path,
             stat_cache_saved: Instant::now(),
             staged,
-            git_index: None,
+            git_index: GitIndex::default(),
             git_state: None,
             last_scan: None,
             rules_seen: None,
@@ -229,21 +231,18 @@ impl WorkingCopy {
         }
     }
 
-    /// [`git::tracked_paths`], cached by the index file's identity `index`
-    /// (stat'ed once per scan, in [`RulesFingerprint`]).
+    /// The paths the git index tracks ([`git::tracked_of`]), for the index
+    /// file's identity `index` (stat'ed once per scan, in
+    /// [`RulesFingerprint`]); read and parsed only when it changed, and
+    /// that parse also serves [`WorkingCopy::git_state`].
     pub(super) fn tracked_paths(&mut self, index: Option<FileIdentity>) -> Arc<Vec<String>> {
-        let Some(key) = index else {
-            self.git_index = None;
-            return Arc::new(Vec::new());
-        };
-        if let Some((k, paths)) = &self.git_index {
-            if *k == key {
-                return paths.clone();
-            }
-        }
-        let paths = Arc::new(git::tracked_paths(&self.root));
-        self.git_index = Some((key, paths.clone()));
-        paths
+        self.git_index.tracked(&self.root, index)
+    }
+
+    /// How many times `.git/index` was read and parsed.
+    #[cfg(test)]
+    pub(crate) fn git_index_reads(&self) -> u64 {
+        self.git_index.reads()
     }
 
     /// The directory above `path` that is not a real directory (a symlink
@@ -305,7 +304,8 @@ impl WorkingCopy {
         let Some(dir) = git::git_dir(&self.root) else {
             return Some(state);
         };
-        self.git_state = super::git_state::IndexCache::refresh(self.git_state.take(), &dir);
+        self.git_state =
+            super::git_state::IndexCache::refresh(self.git_state.take(), &dir, &mut self.git_index);
         if let Some(cache) = &mut self.git_state {
             match cache.listing(store) {
                 Ok(id) => state.index = Some(id),

@@ -27,26 +27,36 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Paths of regular files and symlinks in the index (stage 0 or any stage of
-/// a conflicted path, once each). Submodules (gitlinks) and sparse
-/// directory entries are left out: they are not files.
+/// Paths of regular files and symlinks in the index at `root` (see
+/// [`tracked_of`]), read and parsed afresh. Rewind itself asks the
+/// working copy's cache (`git_index.rs`), which parses once per change.
+#[cfg(test)]
 pub fn tracked_paths(root: &Path) -> Vec<String> {
-    let Some(dir) = git_dir(root) else {
-        return Vec::new();
-    };
-    match read_index(&dir) {
-        // Sorted and unique (git keeps them so, but a scoped scan's binary
-        // search must not depend on another program's care).
-        Some(bytes) => parse_index(&bytes).map(|mut paths| {
-            paths.sort_unstable();
-            paths.dedup();
-            paths
-        }).unwrap_or_else(|why| {
-            tracing::warn!(%why, "could not parse the git index; tracked-but-ignored files will follow the ignore rules");
-            Vec::new()
-        }),
-        None => Vec::new(),
+    git_dir(root)
+        .and_then(|dir| read_index_file(&dir).ok())
+        .and_then(|bytes| parse_index_entries(&bytes).ok())
+        .map(|entries| tracked_of(&entries))
+        .unwrap_or_default()
+}
+
+/// Paths of regular files and symlinks among `entries` (stage 0 or any
+/// stage of a conflicted path, once each), sorted. Submodules (gitlinks)
+/// and sparse directory entries are left out: they are not files.
+pub fn tracked_of(entries: &[IndexEntry]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(entries.len());
+    for e in entries.iter().filter(|e| e.is_file()) {
+        // Names that are not UTF-8 in their project-path form
+        // (repo_path::encode_name), like the walk reports them.
+        let s = crate::repo_path::encode_name(&e.path).into_owned();
+        if out.last() != Some(&s) {
+            out.push(s);
+        }
     }
+    // Sorted and unique (git keeps them so, but a scoped scan's binary
+    // search must not depend on another program's care).
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -246,36 +256,47 @@ pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
     Err("entries do not parse")
 }
 
-/// Parse git's index format, versions 2 to 4, into the paths of its
-/// regular files and symlinks (see [`tracked_paths`]).
-pub fn parse_index(b: &[u8]) -> Result<Vec<String>, &'static str> {
-    let entries = parse_index_entries(b)?;
-    let mut out: Vec<String> = Vec::with_capacity(entries.len());
-    for e in entries.iter().filter(|e| e.is_file()) {
-        // Names that are not UTF-8 in their project-path form
-        // (repo_path::encode_name), like the walk reports them.
-        let s = crate::repo_path::encode_name(&e.path).into_owned();
-        if out.last() != Some(&s) {
-            out.push(s);
-        }
-    }
-    Ok(out)
+/// Why there are no index entries to give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoIndex {
+    /// No `.git/index`, or it could not be read.
+    Unreadable,
+    /// Larger than [`MAX_INDEX_BYTES`].
+    TooLarge,
+    /// Not git's index format: why.
+    Unparsable(&'static str),
 }
 
-/// Read `.git/index` (at most [`MAX_INDEX_BYTES`]): `None` when there is
-/// none or it cannot be read.
-pub fn read_index(git_dir: &Path) -> Option<Vec<u8>> {
+/// The warning for an index larger than rewind reads.
+pub const TOO_LARGE: &str =
+    "the git index is larger than rewind reads; its git state is not recorded";
+
+/// Read `.git/index` (at most [`MAX_INDEX_BYTES`]), saying nothing: the
+/// caller words what a missing or oversized index means for it.
+pub fn read_index_file(git_dir: &Path) -> Result<Vec<u8>, NoIndex> {
     use std::io::Read;
-    let file = std::fs::File::open(git_dir.join("index")).ok()?;
+    let file = std::fs::File::open(git_dir.join("index")).map_err(|_| NoIndex::Unreadable)?;
     let mut bytes = Vec::new();
     file.take(MAX_INDEX_BYTES + 1)
         .read_to_end(&mut bytes)
-        .ok()?;
+        .map_err(|_| NoIndex::Unreadable)?;
     if bytes.len() as u64 > MAX_INDEX_BYTES {
-        tracing::warn!("the git index is larger than rewind reads; its git state is not recorded");
-        return None;
+        return Err(NoIndex::TooLarge);
     }
-    Some(bytes)
+    Ok(bytes)
+}
+
+/// Read `.git/index` (at most [`MAX_INDEX_BYTES`]): `None` when there is
+/// none or it cannot be read (warned when it is too large).
+pub fn read_index(git_dir: &Path) -> Option<Vec<u8>> {
+    match read_index_file(git_dir) {
+        Ok(bytes) => Some(bytes),
+        Err(NoIndex::TooLarge) => {
+            tracing::warn!("{TOO_LARGE}");
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// What git is in the middle of, when it is: a merge, a rebase, a
@@ -458,12 +479,12 @@ mod tests {
 
     #[test]
     fn garbage_index_is_an_error_not_a_panic() {
-        assert!(parse_index(b"").is_err());
-        assert!(parse_index(b"DIRC\0\0\0\x02\0\0\0\x05").is_err());
-        assert!(parse_index(b"DIRC\0\0\0\x09\0\0\0\0").is_err());
+        assert!(parse_index_entries(b"").is_err());
+        assert!(parse_index_entries(b"DIRC\0\0\0\x02\0\0\0\x05").is_err());
+        assert!(parse_index_entries(b"DIRC\0\0\0\x09\0\0\0\0").is_err());
         let mut b = b"DIRC\0\0\0\x04\0\0\0\x01".to_vec();
         b.extend(std::iter::repeat_n(0xffu8, 100));
-        assert!(parse_index(&b).is_err());
+        assert!(parse_index_entries(&b).is_err());
     }
 
     #[test]

@@ -20,11 +20,11 @@
 //! (`git_cmd.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::git::{self, IndexEntry};
+use super::git::{self, IndexEntry, NoIndex};
+use super::git_index::{FileIdentity, GitIndex};
 use super::stat_cache::StatCache;
 use crate::store::{EntryKind, FlatTree, ObjectId, Store, StoreError, Tree, TreeEntry};
 
@@ -127,18 +127,6 @@ fn same_entry(a: &IndexEntry, b: &IndexEntry) -> bool {
         && a.size == b.size
         && a.mtime == b.mtime
         && a.special == b.special
-}
-
-/// Size, mtime (ns) and inode of a file: git rewrites `.git/index` by
-/// rename, so any change to it shows here.
-pub(crate) type FileIdentity = (u64, i128, u64);
-
-fn identity(m: &std::fs::Metadata) -> FileIdentity {
-    (
-        m.size(),
-        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-        m.ino(),
-    )
 }
 
 /// One `--index-info` record: `<mode octal> SP <oid hex> SP <stage> TAB
@@ -398,19 +386,29 @@ impl Checker<'_> {
 
 impl IndexCache {
     /// The index as it is now, from `cache` when `.git/index` did not
-    /// change; `None` when there is no index that parses.
-    pub(super) fn refresh(cache: Option<IndexCache>, git_dir: &Path) -> Option<IndexCache> {
-        let meta = std::fs::metadata(git_dir.join("index")).ok()?;
-        let id = identity(&meta);
+    /// change; `None` when there is no index that parses. Its entries come
+    /// from `index`, the parse the working copy's scans share.
+    pub(super) fn refresh(
+        cache: Option<IndexCache>,
+        git_dir: &Path,
+        index: &mut GitIndex,
+    ) -> Option<IndexCache> {
+        let id = super::git_index::index_identity(git_dir)?;
         if let Some(c) = &cache {
             if c.identity == id {
                 return cache;
             }
         }
-        let bytes = git::read_index(git_dir)?;
-        let entries = match git::parse_index_entries(&bytes) {
+        // Said every time a checkpoint finds it so (only the reading and
+        // parsing are not repeated until the index changes).
+        let entries = match index.entries(git_dir, id) {
             Ok(e) => e,
-            Err(why) => {
+            Err(NoIndex::Unreadable) => return None,
+            Err(NoIndex::TooLarge) => {
+                tracing::warn!("{}", git::TOO_LARGE);
+                return None;
+            }
+            Err(NoIndex::Unparsable(why)) => {
                 tracing::warn!(%why, "could not parse the git index; no git index recorded");
                 return None;
             }
@@ -426,7 +424,7 @@ impl IndexCache {
         };
         Some(IndexCache {
             identity: id,
-            entries: Arc::new(entries),
+            entries,
             plain,
             mtime_ns: id.1,
             listing: None,

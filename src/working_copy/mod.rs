@@ -11,6 +11,7 @@ mod checkout;
 mod copy;
 mod git;
 mod git_cmd;
+mod git_index;
 mod git_state;
 mod ignored;
 mod options;

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::git;
-use super::git_state::FileIdentity;
+use super::git_index::{identity, index_identity, FileIdentity};
 use crate::store::{FlatTree, ObjectId};
 
 /// What decides which files are captured besides the files themselves: the
@@ -25,24 +25,13 @@ impl RulesFingerprint {
     /// Stats `.git/index` and `.git/info/exclude` (once per scan: the
     /// index's identity also keys the tracked paths).
     pub(super) fn of(root: &std::path::Path) -> RulesFingerprint {
-        use std::os::unix::fs::MetadataExt;
         let dir = git::git_dir(root);
-        let stamp = |m: std::fs::Metadata| {
-            (
-                m.size(),
-                m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-                m.ino(),
-            )
-        };
-        let index = dir
-            .as_ref()
-            .and_then(|d| std::fs::metadata(d.join("index")).ok())
-            .map(stamp);
+        let index = dir.as_deref().and_then(index_identity);
         let exclude = dir
             .as_ref()
             .and_then(|d| std::fs::metadata(d.join("info/exclude")).ok())
             .map(|m| {
-                let (size, mtime, _) = stamp(m);
+                let (size, mtime, _) = identity(&m);
                 (size, mtime)
             });
         RulesFingerprint(index, exclude)
@@ -54,7 +43,7 @@ impl RulesFingerprint {
     }
 }
 
-/// A digest of the tracked paths (the order `git::tracked_paths` gives).
+/// A digest of the tracked paths (the order `git::tracked_of` gives).
 pub(super) fn tracked_digest(paths: &[String]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     for p in paths {

@@ -26,10 +26,20 @@ pub(crate) fn left_out(engine: &mut Engine, at: &EntryId) -> Result<Vec<Uncaptur
         .filter_map(|u| {
             let reason = UncapturedReason::parse(&u.reason)?;
             // The others are in the tree, below.
-            (reason == UncapturedReason::IgnoredOverCap).then_some(Uncaptured {
-                path: RepoPath::parse(&u.path).ok()?,
-                reason,
-            })
+            if reason != UncapturedReason::IgnoredOverCap {
+                return None;
+            }
+            match RepoPath::parse(&u.path) {
+                Ok(path) => Some(Uncaptured { path, reason }),
+                // A recorded line is history, not input to refuse: a path
+                // this build cannot type (another build's, or a hand-edited
+                // file) is left out of the answer, said in the log, and the
+                // rest is still shown.
+                Err(err) => {
+                    tracing::warn!(%err, entry = %at, "a recorded left-out path is not a project path; not shown");
+                    None
+                }
+            }
         })
         .collect();
     let flat = engine.flat(Some(tree))?;

@@ -28,11 +28,11 @@ pub(crate) struct Plan {
     pub working: ObjectId,
     pub writes: Vec<(RepoPath, TreeEntry)>,
     pub deletes: Vec<RepoPath>,
-    pub skipped: Vec<String>,
+    pub skipped: Vec<RepoPath>,
     /// Paths the target did not capture, left as they are (also in
     /// `skipped`).
     pub not_captured: Vec<Uncaptured>,
-    pub dirty: Vec<String>,
+    pub dirty: Vec<RepoPath>,
     pub conflicts: Vec<Conflict>,
     /// What the restore changes in the working tree (path → new entry, or
     /// `None` when deleted): applied to `working`, the tree it leaves.
@@ -59,9 +59,9 @@ impl Plan {
             preview: true,
             restored: self.writes.iter().map(|(p, _)| p.clone()).collect(),
             deleted: self.deletes.clone(),
-            skipped: RepoPath::all_recorded(self.skipped.clone()),
+            skipped: self.skipped.clone(),
             not_captured: self.not_captured.clone(),
-            dirty: RepoPath::all_recorded(self.dirty.clone()),
+            dirty: self.dirty.clone(),
             conflicts: self.conflicts.clone(),
             unrevert_entry_id: None,
             warnings: Vec::new(),
@@ -279,7 +279,7 @@ impl Engine {
                     path: result_path(path),
                     reason,
                 });
-                plan.skipped.push(path.to_string());
+                plan.skipped.push(result_path(path));
                 continue;
             }
             if working_uncaptured.at(path).is_some() {
@@ -289,7 +289,7 @@ impl Engine {
                         path: result_path(path),
                         reason: ConflictReason::InTheWay,
                     });
-                    plan.skipped.push(path.to_string());
+                    plan.skipped.push(result_path(path));
                 }
                 continue;
             }
@@ -302,7 +302,7 @@ impl Engine {
                         path: result_path(path),
                         reason: ConflictReason::InTheWay,
                     });
-                    plan.skipped.push(path.to_string());
+                    plan.skipped.push(result_path(path));
                     continue;
                 }
             }
@@ -314,13 +314,13 @@ impl Engine {
             };
             let dirty = !from_working.contains(path) && !entry_eq(w, was.as_ref());
             if dirty {
-                plan.dirty.push(path.to_string());
+                plan.dirty.push(result_path(path));
                 if mode != OnConflict::Overwrite {
                     plan.conflicts.push(Conflict {
                         path: result_path(path),
                         reason: ConflictReason::Dirty,
                     });
-                    plan.skipped.push(path.to_string());
+                    plan.skipped.push(result_path(path));
                     continue;
                 }
             }
@@ -331,18 +331,18 @@ impl Engine {
             plan.expected_changes.insert(path.to_string(), t.copied());
         }
         // A skipped deletion keeps its file, so a write that needed that
-        // path to become a directory cannot happen either.
-        let kept: BTreeSet<String> = changes
+        // path to become a directory cannot happen either. (A path is only
+        // skipped when its old and new entries differ, so a skipped path the
+        // plan was deleting had a file to keep.)
+        let kept: BTreeSet<&RepoPath> = plan
+            .skipped
             .iter()
-            .filter(|c| c.old.is_some() && c.new.is_none() && plan.skipped.contains(&c.path))
-            .map(|c| c.path.clone())
+            .filter(|s| deleting.contains(s.as_str()))
             .collect();
         if !kept.is_empty() {
             let mut blocked = Vec::new();
             plan.writes.retain(|(p, _)| {
-                let hit = kept.iter().any(|k| {
-                    RepoPath::from_walk(k.clone()).is_prefix_of(p.as_str()) && k != p.as_str()
-                });
+                let hit = kept.iter().any(|k| k.is_prefix_of(p.as_str()) && *k != p);
                 if hit {
                     blocked.push(p.clone());
                 }
@@ -355,7 +355,7 @@ impl Engine {
                     path: p.clone(),
                     reason: ConflictReason::InTheWay,
                 });
-                plan.skipped.push(p.into_string());
+                plan.skipped.push(p);
             }
         }
         plan.conflicts.sort();
@@ -408,9 +408,9 @@ impl Engine {
     pub(crate) fn execute(&mut self, plan: Plan, op: Operation) -> Result<RestoreResult> {
         let mut result = RestoreResult {
             preview: false,
-            skipped: RepoPath::all_recorded(plan.skipped.clone()),
+            skipped: plan.skipped.clone(),
             not_captured: plan.not_captured.clone(),
-            dirty: RepoPath::all_recorded(plan.dirty.clone()),
+            dirty: plan.dirty.clone(),
             conflicts: plan.conflicts.clone(),
             ..Default::default()
         };

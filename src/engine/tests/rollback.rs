@@ -81,6 +81,53 @@ fn restore_undo_redo() {
     let _ = s1;
 }
 
+/// A dirty file the target has a directory in place of is kept, so the
+/// target's files below it cannot be written either: they are skipped as in
+/// the way, and the plan lists both (its `skipped` and `dirty`, typed as
+/// `RepoPath` since issue 40).
+#[test]
+fn a_kept_file_blocks_the_directory_the_target_has_there() {
+    let t = T::new();
+    t.write("x/child.txt", "in a directory");
+    t.write("b.txt", "b1");
+    let (mut e, init) = t.open();
+    std::fs::remove_dir_all(t.dir.path().join("x")).unwrap();
+    t.write("x", "a file now");
+    t.write("b.txt", "b2");
+    snap(&mut e);
+    // Edited outside since the last snapshot.
+    t.write("x", "edited outside");
+    let params = |preview| RestoreFilesParams {
+        target_entry_id: Some(init.baseline.entry_id.clone()),
+        preview: Some(preview),
+        ..Default::default()
+    };
+    let preview = e.restore_files(params(true)).unwrap();
+    let done = e.restore_files(params(false)).unwrap();
+    for r in [&preview, &done] {
+        assert_eq!(r.dirty, vec![rp("x")]);
+        assert_eq!(r.skipped, vec![rp("x"), rp("x/child.txt")]);
+        assert_eq!(
+            r.conflicts,
+            vec![
+                Conflict {
+                    path: rp("x"),
+                    reason: ConflictReason::Dirty
+                },
+                Conflict {
+                    path: rp("x/child.txt"),
+                    reason: ConflictReason::InTheWay
+                },
+            ]
+        );
+        assert!(r.deleted.is_empty());
+    }
+    assert_eq!(preview.restored, vec![rp("b.txt")]);
+    assert_eq!(done.restored, vec![rp("b.txt")]);
+    assert_eq!(read(&t, "x").as_deref(), Some("edited outside"));
+    assert_eq!(read(&t, "b.txt").as_deref(), Some("b1"));
+}
+
 #[test]
 fn dirty_files_follow_on_conflict() {
     let t = T::new();

@@ -87,6 +87,50 @@ fn a_rewritten_git_index_with_the_same_paths_needs_no_full_scan() {
     );
 }
 
+/// A checkpoint after `.git/index` changed reads and parses it once: the
+/// scan's tracked paths and the git state it records share the parse (issue
+/// 40; before, each parsed it). A checkpoint that finds it unchanged reads
+/// it not at all.
+#[test]
+fn a_changed_git_index_is_read_once_per_checkpoint() {
+    use crate::session::records::StepSnapshot;
+    let t = T::new();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(t.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    t.write("a.txt", "1");
+    t.write("b.txt", "1");
+    git(&["init", "-q"]);
+    git(&["add", "a.txt"]);
+    let (mut e, _) = t.open();
+    let reads = |e: &Engine| e.working_copy.git_index_reads();
+    let listing = |e: &Engine, id: &EntryId| {
+        let entry = e.log().index().get(id).unwrap().clone();
+        entry.record::<StepSnapshot>().unwrap().git_index_tree_hash
+    };
+    let first = reads(&e);
+    assert_eq!(first, 1, "the baseline's scan and git state: one read");
+
+    git(&["add", "b.txt"]);
+    t.write("a.txt", "2");
+    let s = snap(&mut e);
+    let changed = listing(&e, &s.entry_id.unwrap());
+    assert!(changed.is_some(), "the git state was recorded");
+    assert_eq!(reads(&e), first + 1);
+
+    t.write("a.txt", "3");
+    let s = snap(&mut e);
+    assert_eq!(listing(&e, &s.entry_id.unwrap()), changed);
+    assert_eq!(reads(&e), first + 1);
+}
+
 pub(super) mod watched_equals_full_scan {
     //! With the watcher, a snapshot merges only the changed paths into the
     //! last scan's files and tree. Whatever the changes, the result must be
