@@ -334,6 +334,12 @@ impl WorkingCopy {
         super::git_state::current_entries(&self.root)
     }
 
+    /// The paths git's index marks skip-worktree now (`None`: no index
+    /// that parses).
+    pub fn git_skip_worktree_now(&self) -> Option<std::collections::BTreeSet<Vec<u8>>> {
+        super::git_state::skip_worktree_now(&self.root)
+    }
+
     /// Does `path` hold exactly `expected` (`None`: nothing)? A stat-cache
     /// hit, else its content hashed (docs/architecture.md rule 11).
     pub fn holds(&self, path: &str, expected: Option<&TreeEntry>) -> bool {

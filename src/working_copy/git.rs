@@ -87,6 +87,10 @@ pub struct IndexEntry {
     pub mtime: (u32, u32),
     /// Skip-worktree or intent-to-add (v3+ extended flags).
     pub special: bool,
+    /// Skip-worktree alone: git keeps the entry without a file in the work
+    /// tree (a sparse checkout), a mark `git update-index --index-info`
+    /// does not write back.
+    pub skip_worktree: bool,
 }
 
 /// An object name as git stores it, 20 or 32 bytes, held without an
@@ -179,13 +183,16 @@ pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
             let flags = u16::from_be_bytes([fl[0], fl[1]]);
             let mut p = flags_at + 2;
             let mut special = false;
+            let mut skip_worktree = false;
             if version >= 3 && flags & 0x4000 != 0 {
                 let Some(ext) = b.get(p..p + 2) else {
                     ok = false;
                     break;
                 };
                 // 0x4000 skip-worktree, 0x2000 intent-to-add.
-                special = u16::from_be_bytes([ext[0], ext[1]]) & 0x6000 != 0;
+                let extended = u16::from_be_bytes([ext[0], ext[1]]);
+                special = extended & 0x6000 != 0;
+                skip_worktree = extended & 0x4000 != 0;
                 p += 2;
             }
             let path: Vec<u8> = if version == 4 {
@@ -247,6 +254,7 @@ pub fn parse_index_entries(b: &[u8]) -> Result<Vec<IndexEntry>, &'static str> {
                 size,
                 mtime: (mtime_s, mtime_ns),
                 special,
+                skip_worktree,
             });
         }
         if ok && pos <= b.len() {

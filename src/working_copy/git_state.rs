@@ -279,6 +279,21 @@ fn parse_record(rec: &[u8]) -> Option<ListedEntry> {
     })
 }
 
+/// The paths the index as it is now marks skip-worktree (`None`: no index
+/// that parses).
+pub fn skip_worktree_now(root: &Path) -> Option<std::collections::BTreeSet<Vec<u8>>> {
+    let dir = git::git_dir(root)?;
+    let bytes = git::read_index(&dir)?;
+    let entries = git::parse_index_entries(&bytes).ok()?;
+    Some(
+        entries
+            .into_iter()
+            .filter(|e| e.skip_worktree)
+            .map(|e| e.path)
+            .collect(),
+    )
+}
+
 /// The entries of the index as it is now (`None`: no index that parses).
 pub fn current_entries(root: &Path) -> Option<Vec<ListedEntry>> {
     let dir = git::git_dir(root)?;
@@ -600,6 +615,7 @@ mod tests {
             size: 1,
             mtime: (1, 0),
             special: false,
+            skip_worktree: false,
         }
     }
 

@@ -366,6 +366,24 @@ fn git_is_refused_in_one_line_when_it_cannot_be_done_whole() {
         &["staged version of b.txt", "no longer in git's objects"],
     );
 
+    // A path a sparse checkout keeps out of the work tree, which the
+    // restore would stage anew: the mark would be lost, and git would call
+    // the file deleted.
+    let fx = repo();
+    let then = turn(&fx, "echo b > b.txt; git add b.txt");
+    turn(&fx, "echo b2 > b.txt; git add b.txt");
+    git(&fx, &["update-index", "--skip-worktree", "b.txt"]);
+    refused(
+        &fx,
+        &then,
+        &[],
+        &[
+            "b.txt skip-worktree",
+            "--no-skip-worktree",
+            "restore without --git",
+        ],
+    );
+
     // No git on PATH.
     let fx = repo();
     let (then, _) = agent_committed_and_staged(&fx);

@@ -385,6 +385,24 @@ impl Engine {
             )));
         }
         let changes = index_changes(&now_index, &then_index);
+        // A sparse checkout's entry set anew would lose its skip-worktree
+        // mark (`--index-info` writes none), and git would then call its
+        // absent file deleted; one only removed loses nothing.
+        let sparse = self
+            .working_copy
+            .git_skip_worktree_now()
+            .unwrap_or_default();
+        if let Some(e) = changes
+            .iter()
+            .find(|e| e.mode != 0 && sparse.contains(&e.path))
+        {
+            let path = crate::repo_path::encode_name(&e.path).into_owned();
+            return Err(refused(format!(
+                "git marks {} skip-worktree (a sparse checkout), a mark --git cannot keep: \
+                 `git sparse-checkout disable` or `git update-index --no-skip-worktree` it first, or {without}",
+                printable(&path)
+            )));
+        }
         let blobs: Vec<&str> = changes
             .iter()
             .filter(|e| e.mode != 0 && e.mode & 0o170000 != 0o160000)
