@@ -28,6 +28,18 @@ struct T {
 }
 
 impl T {
+    /// Runs git in the project, with no user or system configuration.
+    fn git(&self, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    }
+
     fn new() -> T {
         T {
             dir: tempfile::tempdir().unwrap(),

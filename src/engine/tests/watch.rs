@@ -38,16 +38,7 @@ fn the_watcher_sees_what_the_host_did_not_announce() {
 fn a_rewritten_git_index_with_the_same_paths_needs_no_full_scan() {
     use crate::working_copy::FullScan;
     let t = T::new();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(t.dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| t.git(args);
     t.write(".gitignore", "build/\n");
     t.write("a.txt", "1");
     git(&["init", "-q"]);
@@ -95,16 +86,7 @@ fn a_rewritten_git_index_with_the_same_paths_needs_no_full_scan() {
 fn a_changed_git_index_is_read_once_per_checkpoint() {
     use crate::session::records::StepSnapshot;
     let t = T::new();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(t.dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| t.git(args);
     t.write("a.txt", "1");
     t.write("b.txt", "1");
     git(&["init", "-q"]);
