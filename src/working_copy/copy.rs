@@ -328,16 +328,9 @@ impl WorkingCopy {
         git::in_progress(&git::git_dir(&self.root)?)
     }
 
-    /// The git index's entries as they are now (`None`: no index that
-    /// parses).
-    pub fn git_index_now(&self) -> Option<Vec<super::ListedEntry>> {
-        super::git_state::current_entries(&self.root)
-    }
-
-    /// The paths git's index marks skip-worktree now (`None`: no index
-    /// that parses).
-    pub fn git_skip_worktree_now(&self) -> Option<std::collections::BTreeSet<Vec<u8>>> {
-        super::git_state::skip_worktree_now(&self.root)
+    /// The git index as it is now (`None`: no index that parses).
+    pub fn git_index_now(&self) -> Option<super::git_state::IndexNow> {
+        super::git_state::index_now(&self.root)
     }
 
     /// Does `path` hold exactly `expected` (`None`: nothing)? A stat-cache

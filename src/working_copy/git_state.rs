@@ -279,27 +279,27 @@ fn parse_record(rec: &[u8]) -> Option<ListedEntry> {
     })
 }
 
-/// The paths the index as it is now marks skip-worktree (`None`: no index
-/// that parses).
-pub fn skip_worktree_now(root: &Path) -> Option<std::collections::BTreeSet<Vec<u8>>> {
-    let dir = git::git_dir(root)?;
-    let bytes = git::read_index(&dir)?;
-    let entries = git::parse_index_entries(&bytes).ok()?;
-    Some(
-        entries
-            .into_iter()
-            .filter(|e| e.skip_worktree)
-            .map(|e| e.path)
-            .collect(),
-    )
+/// The index as it is now, read and parsed once for both of its uses.
+pub struct IndexNow {
+    /// Its entries, as a listing holds them.
+    pub entries: Vec<ListedEntry>,
+    /// The paths it marks skip-worktree, which a listing does not keep.
+    pub skip_worktree: BTreeSet<Vec<u8>>,
 }
 
-/// The entries of the index as it is now (`None`: no index that parses).
-pub fn current_entries(root: &Path) -> Option<Vec<ListedEntry>> {
+/// The index as it is now (`None`: no index that parses).
+pub fn index_now(root: &Path) -> Option<IndexNow> {
     let dir = git::git_dir(root)?;
     let bytes = git::read_index(&dir)?;
     let entries = git::parse_index_entries(&bytes).ok()?;
-    Some(entries.iter().map(listed).collect())
+    Some(IndexNow {
+        skip_worktree: entries
+            .iter()
+            .filter(|e| e.skip_worktree)
+            .map(|e| e.path.clone())
+            .collect(),
+        entries: entries.iter().map(listed).collect(),
+    })
 }
 
 /// What git's blob id of `content` is, as raw bytes (SHA-1 or SHA-256 by

@@ -36,7 +36,7 @@ pub use checkout::CheckoutError;
 pub use copy::{CachePaths, CheckoutOutcome, CheckoutPlan, WorkingCopy};
 pub use git::is_object_name;
 pub use git_cmd::{Commits, GitEntry, GitError, GitRepo, MAX_SUBJECTS};
-pub use git_state::{index_changes, read_listing, GitState, ListedEntry, ListingError};
+pub use git_state::{index_changes, read_listing, GitState, IndexNow, ListedEntry, ListingError};
 pub use options::{ScanOptions, DEFAULT_EXCLUDES, REWINDIGNORE};
 pub use scan::{scan, DirListings, ScanError};
 pub use scan_state::{FullScan, ScanCounts};

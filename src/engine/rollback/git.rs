@@ -270,7 +270,7 @@ impl Engine {
         head: Option<&str>,
     ) -> Option<String> {
         let then_index = read_listing(&self.store, &was.index?).ok()?;
-        let now_index = self.working_copy.git_index_now()?;
+        let now_index = self.working_copy.git_index_now()?.entries;
         if then_index == now_index {
             return None;
         }
@@ -375,26 +375,22 @@ impl Engine {
                 "the index recorded then had unresolved conflicts: {without}"
             )));
         }
-        let now_index = self
+        let now = self
             .working_copy
             .git_index_now()
             .ok_or_else(|| refused(format!("git's index cannot be read: {without}")))?;
-        if now_index.iter().any(|e| e.stage != 0) {
+        if now.entries.iter().any(|e| e.stage != 0) {
             return Err(refused(format!(
                 "git's index has unresolved conflicts: resolve them (`git status`) first, or {without}"
             )));
         }
-        let changes = index_changes(&now_index, &then_index);
+        let changes = index_changes(&now.entries, &then_index);
         // A sparse checkout's entry set anew would lose its skip-worktree
         // mark (`--index-info` writes none), and git would then call its
         // absent file deleted; one only removed loses nothing.
-        let sparse = self
-            .working_copy
-            .git_skip_worktree_now()
-            .unwrap_or_default();
         if let Some(e) = changes
             .iter()
-            .find(|e| e.mode != 0 && sparse.contains(&e.path))
+            .find(|e| e.mode != 0 && now.skip_worktree.contains(&e.path))
         {
             let path = crate::repo_path::encode_name(&e.path).into_owned();
             return Err(refused(format!(
