@@ -236,14 +236,12 @@ pub fn push_source(
     if from < whole {
         let piece = log.read_range(from as u64, whole as u64)?;
         let hash = ObjectId::of(&piece).to_hex();
+        let bytes = piece.len() as u64;
         remote
             .backend
-            .put(&keys::chunk(&session_id, &hash), piece.clone())?;
-        report.log_bytes = piece.len() as u64;
-        pushed.chunks.push(Chunk {
-            hash,
-            bytes: piece.len() as u64,
-        });
+            .put(&keys::chunk(&session_id, &hash), piece)?;
+        report.log_bytes = bytes;
+        pushed.chunks.push(Chunk { hash, bytes });
         // Made of the file's bytes, after chunks found to be its first:
         // the next push need not read them again to know the file begins so.
         verified.clone_from(&pushed.chunks);
