@@ -208,32 +208,28 @@ pub fn uninstall(agent: AgentChoice, project: Option<PathBuf>, mcp: bool) -> Res
 /// files in one directory that fared alike (Cline's script per event, Codex's
 /// two unchanged files).
 fn print_install_plan(plan: &Plan, unchanged: &str) {
-    let edits = &plan.edits;
-    let mut i = 0;
-    while i < edits.len() {
-        let e = &edits[i];
-        let alike = |x: &&install::Edit| {
-            x.agent == e.agent
-                && x.path.parent() == e.path.parent()
-                && x.changed() == e.changed()
-                && x.deletes() == e.deletes()
-        };
-        let run = edits[i..].iter().take_while(alike).count();
-        let group = &edits[i..i + run];
+    let alike = |a: &install::Edit, b: &install::Edit| {
+        a.agent == b.agent
+            && a.path.parent() == b.path.parent()
+            && a.changed() == b.changed()
+            && a.deletes() == b.deletes()
+    };
+    for group in plan.edits.chunk_by(alike) {
+        let e = &group[0];
         let changes: Vec<&str> = group
             .iter()
             .flat_map(|x| x.changes.iter().map(String::as_str))
             .collect();
         let what = if changes.is_empty() {
             unchanged.to_owned()
-        } else if e.deletes() && run > 1 {
+        } else if e.deletes() && group.len() > 1 {
             format!("{} (removed the files)", merged(&changes))
         } else if e.deletes() {
             format!("{} (the file is empty now: removed it)", changes.join("; "))
         } else {
             merged(&changes)
         };
-        let place = match (run, e.path.parent()) {
+        let place = match (group.len(), e.path.parent()) {
             (1, _) | (_, None) => e.path.display().to_string(),
             (_, Some(dir)) => {
                 let names: Vec<String> = group
@@ -245,7 +241,6 @@ fn print_install_plan(plan: &Plan, unchanged: &str) {
             }
         };
         println!("{}: {place}: {what}", e.agent.name());
-        i += run;
     }
 }
 
