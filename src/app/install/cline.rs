@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{is_rewind_hook_command, load, Action, Agent, Edit, Paths, Scope};
+use super::{is_rewind_hook_command, load, Agent, Edit, OwnFile, Paths, Scope};
 
 /// The events whose hook files rewind writes: a turn's start (a task run,
 /// or resumed), each tool before and after, and a turn's end however it
@@ -62,42 +62,35 @@ fn is_ours(text: &str) -> bool {
 
 pub fn install(scope: &Scope, paths: &Paths, command: &str) -> Result<Vec<Edit>> {
     let dir = hooks_dir(scope, paths)?;
-    let want = text(command);
-    let mut edits = Vec::new();
-    for event in EVENTS {
-        let loaded = load(&dir.join(event))?;
-        let (action, changes) = match loaded.text.as_deref() {
-            None => (
-                Action::Write(want.clone()),
-                vec![format!("added hook {event}")],
-            ),
-            Some(t) if t == want => (Action::Keep, Vec::new()),
-            Some(t) if is_ours(t) => (
-                Action::Write(want.clone()),
-                vec![format!("pointed hook {event} at this binary")],
-            ),
-            Some(_) => return Err(loaded.refuse("a hook file rewind did not write is in the way")),
-        };
-        edits.push(loaded.edit(Agent::Cline, action, changes));
-    }
-    Ok(edits)
+    EVENTS
+        .iter()
+        .map(|event| {
+            load(&dir.join(event))?.own_file(
+                Agent::Cline,
+                text(command),
+                is_ours,
+                OwnFile {
+                    added: format!("added hook {event}"),
+                    updated: format!("pointed hook {event} at this binary"),
+                    foreign: "a hook file rewind did not write is in the way",
+                },
+            )
+        })
+        .collect()
 }
 
 pub fn uninstall(scope: &Scope, paths: &Paths) -> Result<Vec<Edit>> {
     let dir = hooks_dir(scope, paths)?;
-    let mut edits = Vec::new();
-    for event in EVENTS {
-        let loaded = load(&dir.join(event))?;
-        edits.push(match loaded.text.as_deref() {
-            Some(t) if is_ours(t) => loaded.edit(
+    EVENTS
+        .iter()
+        .map(|event| {
+            Ok(load(&dir.join(event))?.remove_own_file(
                 Agent::Cline,
-                Action::Delete,
-                vec![format!("removed hook {event}")],
-            ),
-            _ => loaded.edit(Agent::Cline, Action::Keep, Vec::new()),
-        });
-    }
-    Ok(edits)
+                is_ours,
+                format!("removed hook {event}"),
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

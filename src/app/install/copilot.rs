@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::json_merge::Json;
-use super::{is_rewind_hook_command, load, Action, Agent, Edit, Paths, Scope};
+use super::{is_rewind_hook_command, load, Agent, Edit, OwnFile, Paths, Scope};
 
 /// Claude Code's events, by the names Copilot CLI sends Claude-shaped
 /// payloads for (above).
@@ -75,30 +75,23 @@ fn is_ours(text: &str) -> bool {
 }
 
 pub fn install(scope: &Scope, paths: &Paths, command: &str) -> Result<Edit> {
-    let loaded = load(&hooks_file(scope, paths)?)?;
-    let want = text(command);
-    let (action, change) = match loaded.text.as_deref() {
-        None => (Action::Write(want), "added hooks"),
-        Some(t) if t == want => (Action::Keep, ""),
-        Some(t) if is_ours(t) => (Action::Write(want), "pointed the hooks at this binary"),
-        Some(_) => return Err(loaded.refuse("a hook file rewind did not write is in the way")),
-    };
-    let changes = if change.is_empty() {
-        Vec::new()
-    } else {
-        vec![format!("{change} {}", EVENTS.join(", "))]
-    };
-    Ok(loaded.edit(Agent::Copilot, action, changes))
+    let events = EVENTS.join(", ");
+    load(&hooks_file(scope, paths)?)?.own_file(
+        Agent::Copilot,
+        text(command),
+        is_ours,
+        OwnFile {
+            added: format!("added hooks {events}"),
+            updated: format!("pointed the hooks at this binary {events}"),
+            foreign: "a hook file rewind did not write is in the way",
+        },
+    )
 }
 
 pub fn uninstall(scope: &Scope, paths: &Paths) -> Result<Edit> {
-    let loaded = load(&hooks_file(scope, paths)?)?;
-    Ok(match loaded.text.as_deref() {
-        Some(t) if is_ours(t) => loaded.edit(
-            Agent::Copilot,
-            Action::Delete,
-            vec![format!("removed hooks {}", EVENTS.join(", "))],
-        ),
-        _ => loaded.edit(Agent::Copilot, Action::Keep, Vec::new()),
-    })
+    Ok(load(&hooks_file(scope, paths)?)?.remove_own_file(
+        Agent::Copilot,
+        is_ours,
+        format!("removed hooks {}", EVENTS.join(", ")),
+    ))
 }

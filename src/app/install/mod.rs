@@ -342,6 +342,14 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// A settings file as read: its text, or `None` if it does not exist.
+/// What installing a file of rewind's own says it did.
+struct OwnFile<'a> {
+    added: String,
+    updated: String,
+    /// What is in the way when the file is someone else's.
+    foreign: &'a str,
+}
+
 struct Loaded {
     path: PathBuf,
     target: PathBuf,
@@ -417,6 +425,41 @@ impl Loaded {
             Action::Write(text)
         };
         self.edit(agent, action, changes)
+    }
+
+    /// The edit that installs a file that is rewind's alone (a plugin, a
+    /// hook script): written when missing, kept when it is `want`,
+    /// rewritten when it is an older one of ours (`is_ours`, said as
+    /// `updated`), refused when it is someone else's (`foreign` says what
+    /// is in the way).
+    fn own_file(
+        self,
+        agent: Agent,
+        want: String,
+        is_ours: impl Fn(&str) -> bool,
+        said: OwnFile<'_>,
+    ) -> Result<Edit> {
+        let (action, change) = match self.text.as_deref() {
+            None => (Action::Write(want), Some(said.added)),
+            Some(t) if t == want => (Action::Keep, None),
+            Some(t) if is_ours(t) => (Action::Write(want), Some(said.updated)),
+            Some(_) => return Err(self.refuse(said.foreign)),
+        };
+        Ok(self.edit(agent, action, change.into_iter().collect()))
+    }
+
+    /// The edit that uninstalls a file that is rewind's alone: removed when
+    /// it is ours (said as `removed`), else left as it is.
+    fn remove_own_file(
+        self,
+        agent: Agent,
+        is_ours: impl Fn(&str) -> bool,
+        removed: String,
+    ) -> Edit {
+        match self.text.as_deref() {
+            Some(t) if is_ours(t) => self.edit(agent, Action::Delete, vec![removed]),
+            _ => self.edit(agent, Action::Keep, Vec::new()),
+        }
     }
 
     fn edit(self, agent: Agent, action: Action, changes: Vec<String>) -> Edit {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 
 use super::json_merge::Json;
-use super::{load, Action, Agent, Edit, Paths, Scope};
+use super::{load, Action, Agent, Edit, OwnFile, Paths, Scope};
 
 /// The plugin, before the command is filled in.
 const TEMPLATE: &str = include_str!("opencode_plugin.js");
@@ -77,32 +77,24 @@ fn is_ours(text: &str) -> bool {
 }
 
 pub fn install(agent: Agent, scope: &Scope, paths: &Paths, bin: &Path) -> Result<Edit> {
-    let loaded = load(&plugin_file(agent, scope, paths)?)?;
-    let want = plugin_text(agent, bin)?;
-    let (action, change) = match loaded.text.as_deref() {
-        None => (Action::Write(want), "added the rewind plugin"),
-        Some(t) if t == want => (Action::Keep, ""),
-        Some(t) if is_ours(t) => (Action::Write(want), "updated the rewind plugin"),
-        Some(_) => return Err(loaded.refuse("a plugin rewind did not write is in the way")),
-    };
-    let changes = if change.is_empty() {
-        Vec::new()
-    } else {
-        vec![change.to_owned()]
-    };
-    Ok(loaded.edit(agent, action, changes))
+    load(&plugin_file(agent, scope, paths)?)?.own_file(
+        agent,
+        plugin_text(agent, bin)?,
+        is_ours,
+        OwnFile {
+            added: "added the rewind plugin".into(),
+            updated: "updated the rewind plugin".into(),
+            foreign: "a plugin rewind did not write is in the way",
+        },
+    )
 }
 
 pub fn uninstall(agent: Agent, scope: &Scope, paths: &Paths) -> Result<Edit> {
-    let loaded = load(&plugin_file(agent, scope, paths)?)?;
-    Ok(match loaded.text.as_deref() {
-        Some(t) if is_ours(t) => loaded.edit(
-            agent,
-            Action::Delete,
-            vec!["removed the rewind plugin".into()],
-        ),
-        _ => loaded.edit(agent, Action::Keep, Vec::new()),
-    })
+    Ok(load(&plugin_file(agent, scope, paths)?)?.remove_own_file(
+        agent,
+        is_ours,
+        "removed the rewind plugin".into(),
+    ))
 }
 
 /// Whether `mcp.rewind` is the entry we write: a `local` server whose
