@@ -128,6 +128,29 @@ enum Shape {
     ClineTransport,
 }
 
+impl Shape {
+    /// Our entry, key by key, as the agent's own `mcp add` writes it.
+    fn entry(self, bin: &str) -> Vec<(String, Json)> {
+        let kind = |t: &str| ("type".to_owned(), Json::str(t));
+        let command = [
+            ("command".to_owned(), Json::str(bin)),
+            ("args".to_owned(), Json::Array(vec![Json::str("mcp")])),
+        ];
+        match self {
+            Shape::Plain => command.into(),
+            Shape::Stdio => std::iter::once(kind("stdio")).chain(command).collect(),
+            Shape::CopilotLocal => std::iter::once(kind("local"))
+                .chain(command)
+                .chain([("tools".to_owned(), Json::Array(vec![Json::str("*")]))])
+                .collect(),
+            Shape::ClineTransport => {
+                let transport = std::iter::once(kind("stdio")).chain(command).collect();
+                vec![("transport".to_owned(), Json::Object(transport))]
+            }
+        }
+    }
+}
+
 /// Install (`bin: Some`) or remove our entry in a JSON file's `mcpServers`.
 fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, shape: Shape) -> Result<Edit> {
     let loaded = load(file)?;
@@ -155,25 +178,7 @@ fn json_edit(agent: Agent, file: &Path, bin: Option<&str>, shape: Shape) -> Resu
     match bin {
         Some(bin) => {
             if ours.as_deref() != Some(bin) {
-                let mut entry = Vec::new();
-                match shape {
-                    Shape::Plain => {}
-                    Shape::Stdio => entry.push(("type".to_owned(), Json::str("stdio"))),
-                    Shape::CopilotLocal => entry.push(("type".to_owned(), Json::str("local"))),
-                    Shape::ClineTransport => {}
-                }
-                entry.push(("command".to_owned(), Json::str(bin)));
-                entry.push(("args".to_owned(), Json::Array(vec![Json::str("mcp")])));
-                match shape {
-                    Shape::CopilotLocal => {
-                        entry.push(("tools".to_owned(), Json::Array(vec![Json::str("*")])));
-                    }
-                    Shape::ClineTransport => {
-                        entry.insert(0, ("type".to_owned(), Json::str("stdio")));
-                        entry = vec![("transport".to_owned(), Json::Object(entry))];
-                    }
-                    Shape::Plain | Shape::Stdio => {}
-                }
+                let entry = shape.entry(bin);
                 if root.get("mcpServers").is_none() {
                     root.insert("mcpServers", Json::object());
                 }
